@@ -1,0 +1,72 @@
+# Every third-party dependency in one place. All come from Debian packages
+# or PyPI through scripts/install-deps; nothing is vendored.
+find_package(PkgConfig REQUIRED)
+find_package(Threads REQUIRED)
+find_package(SQLite3 REQUIRED)
+find_package(nlohmann_json 3 REQUIRED)
+find_package(CLI11 CONFIG REQUIRED)
+find_package(GTest)
+
+# LibTorch: the one inside PyTorch's wheel (same version as the python side),
+# or any LibTorch given with -DGCPROF_TORCH_DIR=<dir holding include/ and lib/>.
+# We link its libraries directly instead of find_package(Torch): TorchConfig
+# insists on a CUDA toolkit matching the wheel's, which we do not need to
+# compile CPU code or to call into libtorch_cuda.
+set(GCPROF_TORCH_DIR "" CACHE PATH "LibTorch root (include/, lib/); default: python3's torch")
+if(NOT GCPROF_TORCH_DIR)
+  execute_process(
+    COMMAND python3 -c "import torch, os; print(os.path.dirname(torch.__file__))"
+    OUTPUT_VARIABLE _torch_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
+    RESULT_VARIABLE _torch_rc)
+  if(_torch_rc EQUAL 0)
+    set(GCPROF_TORCH_DIR "${_torch_dir}" CACHE PATH "" FORCE)
+  endif()
+endif()
+set(GCPROF_HAVE_TORCH OFF)
+if(GCPROF_TORCH_DIR AND EXISTS "${GCPROF_TORCH_DIR}/include/torch/csrc/api/include/torch/torch.h")
+  set(GCPROF_HAVE_TORCH ON)
+  add_library(gcprof_libtorch INTERFACE)
+  target_include_directories(gcprof_libtorch SYSTEM INTERFACE
+    ${GCPROF_TORCH_DIR}/include ${GCPROF_TORCH_DIR}/include/torch/csrc/api/include)
+  set(_abi 1)
+  execute_process(
+    COMMAND python3 -c "import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
+    OUTPUT_VARIABLE _abi_out OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _abi_rc)
+  if(_abi_rc EQUAL 0)
+    set(_abi ${_abi_out})
+  endif()
+  target_compile_definitions(gcprof_libtorch INTERFACE _GLIBCXX_USE_CXX11_ABI=${_abi})
+  set(_torch_libs ${GCPROF_TORCH_DIR}/lib/libtorch.so ${GCPROF_TORCH_DIR}/lib/libtorch_cpu.so
+                  ${GCPROF_TORCH_DIR}/lib/libc10.so)
+  # CUDA support comes along when the LibTorch has it; --no-as-needed keeps
+  # libtorch_cuda loaded so that its device registers itself.
+  if(EXISTS ${GCPROF_TORCH_DIR}/lib/libtorch_cuda.so)
+    target_link_options(gcprof_libtorch INTERFACE -Wl,--no-as-needed
+      ${GCPROF_TORCH_DIR}/lib/libtorch_cuda.so ${GCPROF_TORCH_DIR}/lib/libc10_cuda.so
+      -Wl,--as-needed)
+  endif()
+  target_link_libraries(gcprof_libtorch INTERFACE ${_torch_libs} Threads::Threads)
+  target_link_options(gcprof_libtorch INTERFACE -Wl,-rpath,${GCPROF_TORCH_DIR}/lib)
+  message(STATUS "gcprof: LibTorch from ${GCPROF_TORCH_DIR} (cxx11 abi ${_abi})")
+else()
+  message(WARNING "gcprof: no LibTorch found (pip install torch); samples are not built")
+endif()
+
+# CUDA toolkit with CUPTI: the injector's CUDA backend (auto-detected).
+set(GCPROF_CUDA_ROOT "/usr/local/cuda" CACHE PATH "CUDA toolkit root")
+find_path(GCPROF_CUPTI_INCLUDE cupti.h
+  HINTS ${GCPROF_CUDA_ROOT}/include ${GCPROF_CUDA_ROOT}/extras/CUPTI/include)
+find_library(GCPROF_CUPTI_LIB cupti
+  HINTS ${GCPROF_CUDA_ROOT}/lib64 ${GCPROF_CUDA_ROOT}/lib ${GCPROF_CUDA_ROOT}/extras/CUPTI/lib64)
+if(GCPROF_CUPTI_INCLUDE AND GCPROF_CUPTI_LIB)
+  set(_cuda_default ON)
+else()
+  set(_cuda_default OFF)
+endif()
+option(GCPROF_WITH_CUDA "Build the CUDA (CUPTI) backend" ${_cuda_default})
+message(STATUS "gcprof: CUDA backend ${GCPROF_WITH_CUDA} (cupti: ${GCPROF_CUPTI_LIB})")
+
+# NVTX v3 is header-only; the CUDA toolkit ships it. We only need its types
+# for the injection entry point, so a missing toolkit falls back to our own
+# minimal declarations (see profiler/inject/nvtx_injection.cpp).
+find_path(GCPROF_NVTX_INCLUDE nvtx3/nvToolsExt.h HINTS ${GCPROF_CUDA_ROOT}/include)

@@ -1,0 +1,19 @@
+// The verbs of `gcprof`. Each adds its subcommand to the app and, when it is
+// chosen, runs and stores the process exit code in `exit_code`.
+// Exit codes: 0 ok; 1 a gate or check failed; 2 bad input (usage, damaged
+// trace, wrong plan); `record` and `verify` pass the job's own code through.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+namespace gcprof::cli {
+
+void addRecord(CLI::App& app, int& exit_code);   // profiler/cli/record_command.cpp
+void addShow(CLI::App& app, int& exit_code);     // profiler/cli/show_command.cpp
+void addCtl(CLI::App& app, int& exit_code);      // profiler/cli/ctl_command.cpp
+void addAdvise(CLI::App& app, int& exit_code);   // advisor/cli/advise_command.cpp
+void addVerify(CLI::App& app, int& exit_code);   // advisor/cli/verify_command.cpp
+void addReport(CLI::App& app, int& exit_code);   // advisor/cli/report_command.cpp
+void addExport(CLI::App& app, int& exit_code);   // advisor/cli/export_command.cpp
+
+}  // namespace gcprof::cli

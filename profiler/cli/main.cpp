@@ -1,0 +1,38 @@
+// gcprof: record a training job's memory per layer, advise checkpoints,
+// verify them by re-running, and report for CI.
+#include <cstdio>
+
+#include "commands.h"
+#include "schema.h"
+
+int main(int argc, char** argv) {
+  CLI::App app{
+      "gcprof: GPU memory profiler and gradient-checkpoint advisor.\n"
+      "  record -> trace.db -> advise -> plan.json -> verify -> report\n"};
+  app.require_subcommand(1);
+  app.set_version_flag("--version", "gcprof 0.1.0 (trace schema " +
+                                        std::to_string(gcprof::kSchemaVersion) + ")");
+  int exit_code = 0;
+  gcprof::cli::addRecord(app, exit_code);
+  gcprof::cli::addShow(app, exit_code);
+  gcprof::cli::addCtl(app, exit_code);
+#ifndef GCPROF_NO_ADVISOR
+  gcprof::cli::addAdvise(app, exit_code);
+  gcprof::cli::addVerify(app, exit_code);
+  gcprof::cli::addReport(app, exit_code);
+  gcprof::cli::addExport(app, exit_code);
+#endif
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    int rc = app.exit(e);
+    return rc == 0 ? 0 : 2;
+  } catch (const gcprof::StoreError& e) {
+    std::fprintf(stderr, "gcprof: %s\n", e.what());
+    return 2;
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gcprof: %s\n", e.what());
+    return 2;
+  }
+  return exit_code;
+}

@@ -1,0 +1,82 @@
+// gcprof record: run an unmodified training job with the injector attached.
+#include <limits.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <cstdio>
+
+#include "commands.h"
+#include "recorded_launch.h"
+#include "size_parse.h"
+#include "trace_store.h"
+
+namespace gcprof::cli {
+namespace {
+
+struct RecordArgs {
+  std::string output = "gcprof.db";
+  std::string backend = "auto";
+  std::string min_bytes = "1KiB";
+  std::string steps;
+  std::string name;
+  bool paused = false;
+  std::vector<std::string> command;
+};
+
+std::string absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[PATH_MAX];
+  return std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + p;
+}
+
+int runRecord(const RecordArgs& a) {
+  LaunchOptions o;
+  o.trace = absolute(a.output);
+  o.argv = a.command;
+  o.backend = a.backend;
+  o.min_bytes = parseBytes(a.min_bytes);
+  o.steps = a.steps;
+  o.name = a.name;
+  o.paused = a.paused;
+  LaunchResult r = launchRecorded(o);
+  TraceStore store(o.trace, TraceStore::Mode::ReadOnly);
+  for (long long id : r.runs) {
+    RunInfo run = store.run(id);
+    std::fprintf(stderr, "gcprof: run %lld (%s, pid %lld) recorded into %s\n", id,
+                 run.status.c_str(), static_cast<long long>(run.pid), a.output.c_str());
+  }
+  if (r.runs.empty())
+    std::fprintf(stderr, "gcprof: the job created no run in %s (did it start?)\n", a.output.c_str());
+  return r.exit_code;
+}
+
+}  // namespace
+
+void addRecord(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<RecordArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "record",
+      "Run COMMAND with gcprof attached and record its memory per layer.\n"
+      "The job runs unmodified; its exit code, stdin, stdout and stderr pass through.");
+  sub->add_option("-o,--output", args->output, "Trace file (appended to when it exists)")
+      ->capture_default_str();
+  sub->add_option("--backend", args->backend, "auto | host | cuda")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}))
+      ->capture_default_str();
+  sub->add_option("--min-bytes", args->min_bytes,
+                  "Smaller host allocations are only counted, not recorded one by one")
+      ->capture_default_str();
+  sub->add_option("--steps", args->steps,
+                  "Record only steps A..B-1 (A:B, A: for open-ended); outside, no ranges are kept");
+  sub->add_option("--name", args->name, "A tag for this run");
+  sub->add_flag("--paused", args->paused,
+                "Start with recording paused; resume with `gcprof ctl TRACE resume`");
+  sub->add_option("command", args->command, "The job to record, after --")->required();
+  sub->footer(
+      "Examples:\n"
+      "  gcprof record -o gpt.db -- python3 train.py --steps 4\n"
+      "  gcprof record -o gpt.db --steps 10:12 -- ./train   # only steps 10 and 11");
+  sub->callback([args, &exit_code] { exit_code = runRecord(*args); });
+}
+
+}  // namespace gcprof::cli

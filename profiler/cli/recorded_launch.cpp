@@ -1,0 +1,170 @@
+#include "recorded_launch.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+
+#include "run_environment.h"
+#include "trace_store.h"
+
+extern char** environ;
+
+namespace gcprof::cli {
+namespace {
+
+std::string exeDir() {
+  char buf[PATH_MAX];
+  ssize_t n = readlink("/proc/self/exe", buf, sizeof buf - 1);
+  if (n <= 0) return ".";
+  buf[n] = 0;
+  std::string p = buf;
+  return p.substr(0, p.rfind('/'));
+}
+
+bool exists(const std::string& p) {
+  struct stat st;
+  return stat(p.c_str(), &st) == 0;
+}
+
+void prependPath(const char* var, const std::string& value, char sep) {
+  const char* old = getenv(var);
+  std::string v = old && *old ? value + sep + old : value;
+  setenv(var, v.c_str(), 1);
+}
+
+// In the child, between fork and exec.
+[[noreturn]] void execJob(const LaunchOptions& o, const std::string& inject, long long run_id) {
+  if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
+    std::fprintf(stderr, "gcprof: cannot enter %s: %s\n", o.cwd.c_str(), strerror(errno));
+    _exit(127);
+  }
+  prependPath("LD_PRELOAD", inject, ':');
+  setenv("NVTX_INJECTION64_PATH", inject.c_str(), 1);
+  if (o.backend != "host") setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
+  std::string shim = pythonShimDir();
+  if (!shim.empty()) prependPath("PYTHONPATH", shim, ':');
+  setenv("GCPROF_DB", o.trace.c_str(), 1);
+  setenv("GCPROF_MIN_BYTES", std::to_string(o.min_bytes).c_str(), 1);
+  setenv("GCPROF_BACKEND", o.backend.c_str(), 1);
+  if (!o.steps.empty()) setenv("GCPROF_STEPS", o.steps.c_str(), 1);
+  if (o.paused) setenv("GCPROF_PAUSED", "1", 1);
+  if (!o.name.empty()) setenv("GCPROF_RUN_NAME", o.name.c_str(), 1);
+  setenv("GCPROF_ROOT_PID", std::to_string(getpid()).c_str(), 1);
+  setenv("GCPROF_RUN_ID", std::to_string(run_id).c_str(), 1);
+  for (const auto& [k, v] : o.extra_env) setenv(k.c_str(), v.c_str(), 1);
+  std::vector<char*> args;
+  for (const std::string& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  execvp(args[0], args.data());
+  std::fprintf(stderr, "gcprof: cannot run '%s': %s\n", args[0], strerror(errno));
+  _exit(errno == ENOENT ? 127 : 126);
+}
+
+pid_t g_child = 0;
+void forward(int sig) {
+  if (g_child > 0) kill(g_child, sig);
+}
+
+}  // namespace
+
+std::string injectorPath() {
+  for (const std::string& p : {exeDir() + "/../lib/libgcprof_inject.so",
+                               exeDir() + "/libgcprof_inject.so"})
+    if (exists(p)) {
+      char real[PATH_MAX];
+      return realpath(p.c_str(), real) ? real : p;
+    }
+  return "";
+}
+
+std::string pythonShimDir() {
+  for (const std::string& p : {exeDir() + "/../share/gcprof/python", std::string(GCPROF_PYTHON_DIR)})
+    if (exists(p + "/sitecustomize.py")) return p;
+  return "";
+}
+
+LaunchResult launchRecorded(const LaunchOptions& o) {
+  if (o.argv.empty()) throw std::runtime_error("no command to record (give it after --)");
+  std::string inject = injectorPath();
+  if (inject.empty())
+    throw std::runtime_error("libgcprof_inject.so not found next to " + exeDir() +
+                             " (build it: cmake --build build)");
+  // The root process's run is made here, before the job starts, so that it
+  // exists whatever happens to the job; the injector fills it in.
+  long long before = 0, root_run = 0;
+  {
+    TraceStore store(o.trace, TraceStore::Mode::ReadWrite);  // creates and checks the schema
+    before = store.maxRunId();
+    RunInfo run;
+    run.command = nlohmann::json(o.argv).dump();
+    char cwd[PATH_MAX];
+    run.cwd = !o.cwd.empty() ? o.cwd : (getcwd(cwd, sizeof cwd) ? cwd : "");
+    run.env = relevantEnvironmentJson(environ);
+    run.name = o.name;
+    run.backend = o.backend == "cuda" ? "cuda" : "host";
+    run.started = monotonicNs();
+    run.min_bytes = o.min_bytes;
+    run.baseline_run = o.baseline_run;
+    run.plan_id = o.plan_id;
+    root_run = store.createRun(run);
+  }
+  std::fflush(nullptr);
+  pid_t pid = fork();
+  if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
+  if (pid == 0) execJob(o, inject, root_run);
+
+  // Like a shell: the terminal's SIGINT reaches the job directly (same process
+  // group); we only pass on what is sent to us alone.
+  g_child = pid;
+  struct sigaction ign{}, fwd{}, old_int{}, old_term{}, old_quit{};
+  ign.sa_handler = SIG_IGN;
+  fwd.sa_handler = forward;
+  sigaction(SIGINT, &ign, &old_int);
+  sigaction(SIGQUIT, &ign, &old_quit);
+  sigaction(SIGTERM, &fwd, &old_term);
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGQUIT, &old_quit, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  g_child = 0;
+
+  LaunchResult r;
+  if (WIFSIGNALED(status)) {
+    r.signal = WTERMSIG(status);
+    r.exit_code = 128 + r.signal;
+  } else {
+    r.exit_code = WEXITSTATUS(status);
+  }
+  // The injector marks its runs complete on a normal exit; here we add what
+  // only the parent knows: the exit code, and runs cut short.
+  TraceStore store(o.trace, TraceStore::Mode::ReadWrite);
+  for (RunInfo run : store.runs()) {
+    if (run.id <= before) continue;
+    r.runs.push_back(run.id);
+    if (run.id == root_run) {
+      run.pid = pid;
+      run.exit_code = r.exit_code;
+      if (r.signal) run.status = "interrupted";
+      else if (r.exit_code != 0) run.status = "failed";
+      else if (run.status == "running") run.status = "complete";
+    } else if (run.status == "running") {
+      run.status = "interrupted";
+    }
+    if (run.ended == 0) run.ended = monotonicNs();
+    store.updateRun(run);
+  }
+  return r;
+}
+
+}  // namespace gcprof::cli

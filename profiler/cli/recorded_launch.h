@@ -1,0 +1,40 @@
+// Runs a command with the injector attached (LD_PRELOAD, NVTX and CUDA
+// injection, the python shim on PYTHONPATH) and waits for it. Shared by
+// `gcprof record` and `gcprof verify`.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gcprof::cli {
+
+struct LaunchOptions {
+  std::string trace;                  // absolute path of the trace file
+  std::vector<std::string> argv;
+  std::string cwd;                    // empty: ours
+  std::string backend = "auto";       // auto | host | cuda
+  long long min_bytes = 1024;
+  std::string steps;                  // "A:B" or empty
+  std::string name;
+  bool paused = false;
+  long long baseline_run = 0;  // verify: the run this one re-runs
+  long long plan_id = 0;       // verify: the plan applied
+  std::map<std::string, std::string> extra_env;  // e.g. GCPROF_PLAN for verify
+};
+
+struct LaunchResult {
+  int exit_code = 0;       // the job's, or 128 + signal
+  int signal = 0;          // the signal that ended it, 0 if it exited
+  std::vector<long long> runs;  // runs the job's processes created
+};
+
+// Throws std::runtime_error when the injector is missing or the trace cannot
+// be opened; the job's own failures are in the result.
+LaunchResult launchRecorded(const LaunchOptions& options);
+
+// Where the injector and the python shim of this installation are.
+std::string injectorPath();
+std::string pythonShimDir();
+
+}  // namespace gcprof::cli

@@ -1,0 +1,98 @@
+#include "address_set.h"
+
+#include <sched.h>
+#include <sys/mman.h>
+
+#include <cstring>
+#include <new>
+
+namespace gcprof::inject {
+namespace {
+
+uint64_t hashOf(uint64_t addr) {
+  // Allocations are at least 16-byte aligned: drop the always-zero bits.
+  return (addr >> 4) * 0x9E3779B97F4A7C15ull;
+}
+
+class Guard {
+ public:
+  explicit Guard(std::atomic<bool>& l) : l_(l) {
+    while (l_.exchange(true, std::memory_order_acquire)) sched_yield();
+  }
+  ~Guard() { l_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool>& l_;
+};
+
+}  // namespace
+
+bool AddressSet::reserve(Shard& s) {
+  if (s.slots) return true;
+  void* mem = mmap(nullptr, kSlots * sizeof(uint64_t), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return false;
+  s.slots = static_cast<uint64_t*>(mem);
+  return true;
+}
+
+bool AddressSet::insert(uint64_t addr) {
+  uint64_t h = hashOf(addr);
+  Shard& s = shard(h);
+  Guard g(s.lock);
+  // Keep the load under 3/4 so probes stay short.
+  if (!reserve(s) || s.used >= kSlots / 4 * 3) return false;
+  for (uint32_t i = static_cast<uint32_t>(h) % kSlots;; i = (i + 1) % kSlots) {
+    if (s.slots[i] == addr) return true;
+    if (s.slots[i] == 0) {
+      s.slots[i] = addr;
+      ++s.used;
+      size_.fetch_add(1, std::memory_order_relaxed);
+      return true;
+    }
+  }
+}
+
+bool AddressSet::erase(uint64_t addr) {
+  uint64_t h = hashOf(addr);
+  Shard& s = shard(h);
+  Guard g(s.lock);
+  if (!s.slots) return false;
+  uint32_t i = static_cast<uint32_t>(h) % kSlots;
+  while (s.slots[i] != addr) {
+    if (s.slots[i] == 0) return false;
+    i = (i + 1) % kSlots;
+  }
+  // Backward-shift deletion: no tombstones, so misses stay one or two probes.
+  uint32_t hole = i;
+  for (uint32_t j = (i + 1) % kSlots; s.slots[j] != 0; j = (j + 1) % kSlots) {
+    uint32_t home = static_cast<uint32_t>(hashOf(s.slots[j])) % kSlots;
+    bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
+    if (movable) {
+      s.slots[hole] = s.slots[j];
+      hole = j;
+    }
+  }
+  s.slots[hole] = 0;
+  --s.used;
+  size_.fetch_sub(1, std::memory_order_relaxed);
+  return true;
+}
+
+void AddressSet::clear() {
+  for (Shard& s : shards_) {
+    s.lock.store(false);
+    if (s.slots) std::memset(s.slots, 0, kSlots * sizeof(uint64_t));
+    s.used = 0;
+  }
+  size_.store(0);
+}
+
+AddressSet& liveAddresses() {
+  // Never destroyed: frees can arrive after static destructors have run.
+  alignas(AddressSet) static char storage[sizeof(AddressSet)];
+  static AddressSet* set = new (storage) AddressSet();
+  return *set;
+}
+
+}  // namespace gcprof::inject

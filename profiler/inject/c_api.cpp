@@ -1,0 +1,39 @@
+// The exported C API (profiler/include/gcprof/gcprof.h) and the flat symbols
+// the python shim binds with ctypes.
+#define GCPROF_INJECTOR_BUILD 1
+#include "gcprof/gcprof.h"
+#include "recorder.h"
+#include "trace.h"
+
+using namespace gcprof::inject;
+
+namespace {
+int domainOf(int phase) {
+  return static_cast<int>(phase == GCPROF_USER ? gcprof::RangeDomain::User
+                                               : gcprof::RangeDomain::Module);
+}
+}  // namespace
+
+extern "C" {
+#define GCPROF_EXPORT __attribute__((visibility("default")))
+
+GCPROF_EXPORT uint64_t gcprof_inject_range_start(const char* name, int phase) {
+  return rangeStart(name, phase, domainOf(phase));
+}
+GCPROF_EXPORT void gcprof_inject_range_end(uint64_t id) { rangeEnd(id); }
+GCPROF_EXPORT void gcprof_inject_range_io(uint64_t id, int64_t in, int64_t out) {
+  rangeIO(id, in, out);
+}
+GCPROF_EXPORT void gcprof_inject_step_begin(int64_t step) { stepBegin(step); }
+GCPROF_EXPORT void gcprof_inject_step_end(void) { stepEnd(); }
+GCPROF_EXPORT void gcprof_inject_scalar(const char* name, double value) { scalar(name, value); }
+GCPROF_EXPORT void gcprof_inject_set_runtime(const char* name) { setRuntime(name); }
+GCPROF_EXPORT int gcprof_inject_active(void) { return active() ? 1 : 0; }
+
+GCPROF_EXPORT const gcprof_api_v1* gcprof_get_api_v1(void) {
+  static const gcprof_api_v1 api = {gcprof_inject_range_start, gcprof_inject_range_end,
+                                    gcprof_inject_step_begin, gcprof_inject_step_end,
+                                    gcprof_inject_scalar};
+  return &api;
+}
+}

@@ -1,0 +1,40 @@
+#include "config.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <cstring>
+
+namespace gcprof::inject {
+namespace {
+Config g_config;
+}
+
+const Config& config() { return g_config; }
+
+void loadConfig() {
+  Config c;
+  const char* db = getenv("GCPROF_DB");
+  if (!db || !*db || strlen(db) >= sizeof(c.db)) {
+    g_config = c;
+    return;
+  }
+  c.enabled = true;
+  strcpy(c.db, db);
+  if (const char* v = getenv("GCPROF_MIN_BYTES")) c.min_bytes = strtoll(v, nullptr, 10);
+  if (const char* v = getenv("GCPROF_STEPS")) {
+    char* end = nullptr;
+    c.steps_from = strtoll(v, &end, 10);
+    if (end && *end == ':') c.steps_to = end[1] ? strtoll(end + 1, nullptr, 10) : -1;
+    if (c.steps_from < 0) c.steps_from = 0;
+  }
+  if (const char* v = getenv("GCPROF_PAUSED")) c.start_paused = strcmp(v, "1") == 0;
+  if (const char* v = getenv("GCPROF_ROOT_PID")) c.root = strtoll(v, nullptr, 10) == getpid();
+  if (const char* v = getenv("GCPROF_RUN_ID")) c.run_id = strtoll(v, nullptr, 10);
+  if (const char* v = getenv("GCPROF_BACKEND")) {
+    strncpy(c.backend, v, sizeof(c.backend) - 1);
+  }
+  g_config = c;
+}
+
+}  // namespace gcprof::inject

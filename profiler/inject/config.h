@@ -1,0 +1,24 @@
+// What `gcprof record` asked for, read once from the environment at start-up
+// (plain C strings and numbers: this runs before main, inside malloc's reach).
+#pragma once
+
+#include <cstdint>
+
+namespace gcprof::inject {
+
+struct Config {
+  bool enabled = false;        // GCPROF_DB set: this process is recorded
+  char db[4096] = {0};         // GCPROF_DB: the trace file
+  int64_t min_bytes = 1024;    // GCPROF_MIN_BYTES: smaller allocations are only counted
+  int64_t steps_from = -1;     // GCPROF_STEPS=A:B records steps A..B-1 (-1 = all)
+  int64_t steps_to = -1;       //   (B = -1: to the end)
+  bool start_paused = false;   // GCPROF_PAUSED=1: wait for `gcprof ctl resume`
+  bool root = false;           // the process `gcprof record` started (GCPROF_ROOT_PID)
+  int64_t run_id = 0;          // GCPROF_RUN_ID: the run `gcprof record` made for the root
+  char backend[16] = "auto";   // GCPROF_BACKEND: auto | host | cuda
+};
+
+const Config& config();
+void loadConfig();  // from the environment; once, at start-up
+
+}  // namespace gcprof::inject

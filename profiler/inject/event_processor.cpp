@@ -1,0 +1,219 @@
+#include "event_processor.h"
+
+#include <unistd.h>
+
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "config.h"
+#include "recorder.h"
+#include "run_metadata.h"
+
+namespace gcprof::inject {
+namespace {
+
+constexpr size_t kMaxPending = 1 << 20;
+
+// Host and device address spaces overlap: key live memory by both.
+uint64_t key(uint64_t addr, int device) { return addr ^ (uint64_t(uint8_t(device)) << 56); }
+
+int moduleDepth(const char* name) {
+  if (!*name) return 0;
+  int d = 1;
+  for (const char* p = name; *p; ++p) d += *p == '.';
+  return d;
+}
+
+}  // namespace
+
+EventProcessor::EventProcessor(const std::string& db, bool root) : writer_(db), root_(root) {
+  // Until a --steps window or `gcprof ctl pause` says otherwise, we record
+  // from the start.
+  const Config& c = config();
+  if (c.steps_from < 0 && !c.start_paused) windows_.push_back({INT64_MIN, INT64_MAX});
+}
+
+void EventProcessor::ensureRun() {
+  if (has_run_) return;
+  // The root's run was made by `gcprof record` (so that it exists even when
+  // the job dies early); the same process after an exec keeps using it.
+  if (root_ && config().run_id > 0) writer_.selectRun(config().run_id);
+  else writer_.createRun(describeThisProcess());
+  has_run_ = true;
+  for (const gcprof::Allocation& a : pending_) writer_.add(a);
+  pending_.clear();
+  pending_.shrink_to_fit();
+}
+
+void EventProcessor::commit() {
+  if (!has_run_) return;
+  writer_.commit();
+}
+
+bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
+  for (const auto& w : windows_)
+    if (alloc < w.second && (free < 0 || free > w.first)) return true;
+  return false;
+}
+
+void EventProcessor::keep(const gcprof::Allocation& a) {
+  if (!inSomeWindow(a.alloc, a.free)) return;
+  if (has_run_) {
+    writer_.add(a);
+  } else if (pending_.size() < kMaxPending) {
+    pending_.push_back(a);
+  } else if (root_) {
+    ensureRun();  // a long job that marks nothing: write as we go
+    writer_.add(a);
+  } else {
+    ++dropped_pending_;
+  }
+}
+
+void EventProcessor::onAlloc(const Stamped& s) {
+  gcprof::Allocation a;
+  a.addr = s.e.a;
+  a.bytes = s.e.b;
+  a.range = s.e.c;
+  a.stream = s.e.d;
+  a.api = s.e.api;
+  a.kind = s.e.kind;
+  a.device = s.e.device;
+  a.thread = s.tid;
+  a.alloc = s.e.time;
+  a.step = step_;
+  auto [it, fresh] = live_.try_emplace(key(a.addr, a.device), a);
+  if (!fresh) {
+    // Its free is still in flight from another thread: close the old one here.
+    it->second.free = a.alloc;
+    keep(it->second);
+    it->second = a;
+  }
+}
+
+void EventProcessor::onFree(const Stamped& s) {
+  auto it = live_.find(key(s.e.a, s.e.device));
+  if (it == live_.end()) {
+    ++unmatched_frees_;
+    return;
+  }
+  it->second.free = s.e.time;
+  keep(it->second);
+  live_.erase(it);
+}
+
+void EventProcessor::onRangeStart(const Stamped& s) {
+  ensureRun();
+  gcprof::Range r;
+  r.id = static_cast<int64_t>(s.e.a);
+  r.name = reinterpret_cast<const char*>(s.e.b);
+  r.phase = static_cast<gcprof::Phase>(s.e.c & 0xff);
+  r.domain = static_cast<gcprof::RangeDomain>((s.e.c >> 8) & 0xff);
+  r.thread = s.tid;
+  r.parent = s.e.d;
+  r.start = r.end = s.e.time;
+  r.step = step_;
+  r.depth = r.domain == gcprof::RangeDomain::Module ? moduleDepth(r.name.c_str()) : 0;
+  open_ranges_.emplace(s.e.a, std::move(r));
+}
+
+void EventProcessor::onRangeEnd(const Stamped& s) {
+  auto it = open_ranges_.find(s.e.a);
+  if (it == open_ranges_.end()) return;  // started before the window
+  it->second.end = s.e.time;
+  writer_.add(it->second);
+  open_ranges_.erase(it);
+}
+
+void EventProcessor::process(It begin, It end) {
+  for (It i = begin; i != end; ++i) {
+    const Stamped& s = *i;
+    last_time_ = s.e.time;
+    switch (s.e.type) {
+      case EventType::Alloc: onAlloc(s); break;
+      case EventType::Free: onFree(s); break;
+      case EventType::RangeStart: onRangeStart(s); break;
+      case EventType::RangeEnd: onRangeEnd(s); break;
+      case EventType::RangeIO: {
+        auto it = open_ranges_.find(s.e.a);
+        if (it != open_ranges_.end()) {
+          it->second.input_bytes = s.e.b;
+          it->second.output_bytes = s.e.c;
+        }
+        break;
+      }
+      case EventType::StepBegin:
+        ensureRun();
+        step_ = static_cast<int64_t>(s.e.a);
+        step_start_ = s.e.time;
+        in_step_ = true;
+        break;
+      case EventType::StepEnd:
+        if (in_step_ && has_run_) writer_.add(gcprof::Step{step_, step_start_, s.e.time});
+        in_step_ = false;
+        break;
+      case EventType::Scalar: {
+        ensureRun();
+        double v;
+        std::memcpy(&v, &s.e.c, sizeof v);
+        writer_.add(gcprof::Scalar{step_, reinterpret_cast<const char*>(s.e.b), v});
+        break;
+      }
+      case EventType::Kernel: {
+        if (!has_run_) break;
+        gcprof::Kernel k;
+        k.name = reinterpret_cast<const char*>(s.e.b);
+        k.device = s.e.device;
+        k.stream = s.e.stream32;
+        k.start = s.e.time;
+        k.end = static_cast<Ns>(s.e.a);
+        k.correlation = s.e.c;
+        k.range = s.e.d;
+        writer_.add(k);
+        break;
+      }
+      case EventType::WindowOpen:
+        if (windows_.empty() || windows_.back().second != INT64_MAX)
+          windows_.push_back({s.e.time, INT64_MAX});
+        break;
+      case EventType::WindowClose:
+        if (!windows_.empty() && windows_.back().second == INT64_MAX)
+          windows_.back().second = s.e.time;
+        break;
+    }
+  }
+}
+
+void EventProcessor::finish(const char* status, const Counters& c, const char* backend,
+                            const char* runtime) {
+  if (!has_run_) {
+    if (!root_) return;  // a shell or launcher that marked nothing: no run
+    ensureRun();
+  }
+  Ns end = std::max(last_time_, nowNs());
+  for (auto& [id, r] : open_ranges_) {
+    r.end = end;
+    writer_.add(r);
+  }
+  open_ranges_.clear();
+  if (in_step_) writer_.add(gcprof::Step{step_, step_start_, end});
+  for (auto& [addr, a] : live_) keep(a);  // still live at exit: free = -1
+  live_.clear();
+  writer_.commit();
+  writer_.attributeKernelTime();
+  gcprof::RunInfo info;
+  info.status = status;
+  info.ended = end;
+  info.small_allocs = c.small_allocs;
+  info.small_bytes = c.small_bytes;
+  info.dropped_events = c.dropped + dropped_pending_;
+  info.unmatched_frees = unmatched_frees_;
+  info.backend = backend;
+  info.runtime = runtime;
+  writer_.finish(info);
+}
+
+}  // namespace gcprof::inject

@@ -1,0 +1,68 @@
+// Turns time-ordered events into trace rows: pairs each allocation with its
+// free, each range start with its end, tracks steps and recording windows,
+// and decides when this process gets a run of its own. Single-threaded (the
+// writer thread); unit-tested directly on hand-made event sequences.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "event.h"
+#include "run_writer.h"
+#include "trace.h"
+
+namespace gcprof::inject {
+
+struct Stamped {
+  Event e;
+  int64_t tid;
+};
+
+struct Counters {
+  int64_t small_allocs = 0;
+  int64_t small_bytes = 0;
+  int64_t dropped = 0;
+};
+
+class EventProcessor {
+ public:
+  // `root`: the process `gcprof record` started. It always gets a run; any
+  // other process (a shell, a launcher, a DataLoader worker that exec'd) gets
+  // one only when it marks a range or a step, i.e. when it is a training process.
+  EventProcessor(const std::string& db, bool root);
+
+  using It = std::vector<Stamped>::iterator;
+  void process(It begin, It end);  // events in time order
+  void commit();                   // end the current transaction
+  // Closes what is open, writes what is live, sets the run's final status.
+  void finish(const char* status, const Counters& c, const char* backend, const char* runtime);
+
+  int64_t run() const { return writer_.run(); }
+
+ private:
+  void ensureRun();
+  void onAlloc(const Stamped& s);
+  void onFree(const Stamped& s);
+  void onRangeStart(const Stamped& s);
+  void onRangeEnd(const Stamped& s);
+  void keep(const gcprof::Allocation& a);
+  bool inSomeWindow(Ns alloc, Ns free) const;
+
+  gcprof::RunWriter writer_;
+  bool root_;
+  bool has_run_ = false;
+  std::unordered_map<uint64_t, gcprof::Allocation> live_;
+  std::unordered_map<uint64_t, gcprof::Range> open_ranges_;
+  std::vector<gcprof::Allocation> pending_;  // finished before this process had a run
+  std::vector<std::pair<Ns, Ns>> windows_;   // [open, close); close = INT64_MAX while open
+  int64_t step_ = -1;
+  Ns step_start_ = 0;
+  bool in_step_ = false;
+  Ns last_time_ = 0;
+  int64_t unmatched_frees_ = 0;
+  int64_t dropped_pending_ = 0;
+};
+
+}  // namespace gcprof::inject

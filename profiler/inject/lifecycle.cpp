@@ -1,0 +1,74 @@
+// Start-up and shut-down of the injector in a recorded process: read the
+// configuration, start the writer, and make sure everything buffered reaches
+// the trace on exit, SIGINT and SIGTERM, while a forked child (a DataLoader
+// worker) never writes into its parent's run.
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "config.h"
+#include "hook_guard.h"
+#include "recorder.h"
+#include "recording_state.h"
+#include "writer.h"
+
+namespace gcprof::inject {
+// Provided by the CUDA backend when built with it (profiler/inject/cuda).
+void attachCudaBackend() __attribute__((weak));
+
+namespace {
+
+void onExit() {
+  if (recordingState().disabled.load()) return;
+  stopWriter("complete", 30000);
+  recordingState().disabled.store(true);
+}
+
+void onForkChild() {
+  // The writer thread does not exist in the child; its events would never be
+  // written, and its memory is the parent's copy anyway.
+  recordingState().disabled.store(true);
+  forgetWriterInChild();
+}
+
+void onTerminatingSignal(int sig) {
+  // Flush, then die of the same signal so the job's exit status is unchanged.
+  stopWriter("interrupted", 5000);
+  recordingState().disabled.store(true);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
+// Only where the job keeps the default action: a handler of its own (Python's
+// SIGINT) wins, and then exit runs through onExit anyway.
+void catchIfDefault(int sig) {
+  struct sigaction old;
+  if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
+  struct sigaction sa;
+  memset(&sa, 0, sizeof sa);
+  sa.sa_handler = onTerminatingSignal;
+  sigemptyset(&sa.sa_mask);
+  sa.sa_flags = SA_RESTART;
+  sigaction(sig, &sa, nullptr);
+}
+
+__attribute__((constructor)) void startUp() {
+  HookGuard guard;
+  loadConfig();
+  const Config& c = config();
+  if (!c.enabled) return;
+  RecordingState& s = recordingState();
+  s.paused = c.start_paused;
+  s.window.store(c.steps_from < 0 && !c.start_paused);
+  pthread_atfork(nullptr, nullptr, onForkChild);
+  if (!startWriter()) return;
+  s.ready.store(true);
+  atexit(onExit);
+  catchIfDefault(SIGTERM);
+  catchIfDefault(SIGINT);
+  if (attachCudaBackend && strcmp(c.backend, "host") != 0) attachCudaBackend();
+}
+
+}  // namespace
+}  // namespace gcprof::inject

@@ -1,0 +1,13 @@
+// Interned range and scalar names: events carry a pointer into an append-only
+// arena instead of copying strings, so the hot path never allocates.
+#pragma once
+
+#include <cstdint>
+
+namespace gcprof::inject {
+
+// Returns a stable NUL-terminated copy of `name` (the same pointer for equal
+// names). Falls back to a fixed "<names full>" when the arena is exhausted.
+const char* internName(const char* name);
+
+}  // namespace gcprof::inject

@@ -1,0 +1,203 @@
+// The recording entry points (recorder.h): turn hook calls into events in the
+// calling thread's buffer. No locks, no allocation, no syscalls here.
+#include "recorder.h"
+
+#include <time.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "address_set.h"
+#include "config.h"
+#include "event.h"
+#include "name_table.h"
+#include "recording_state.h"
+#include "thread_state.h"
+
+namespace gcprof::inject {
+namespace {
+
+std::atomic<uint64_t> g_next_range{1};
+std::atomic<int64_t> g_step{-1};
+
+bool push(ThreadState* ts, EventType type, uint64_t a = 0, int64_t b = 0, int64_t c = 0,
+          int64_t d = 0, Ns time = 0) {
+  Event e;
+  e.time = time ? time : nowNs();
+  e.a = a;
+  e.b = b;
+  e.c = c;
+  e.d = d;
+  e.type = type;
+  e.api = 0;
+  e.kind = 0;
+  e.device = -1;
+  e.stream32 = 0;
+  return ts->push(e);
+}
+
+bool inStepsWindow(int64_t step) {
+  const Config& c = config();
+  if (c.steps_from < 0) return true;
+  return step >= c.steps_from && (c.steps_to < 0 || step < c.steps_to);
+}
+
+}  // namespace
+
+Ns nowNs() {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<Ns>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
+}
+
+bool active() { return recordingState().window.load(std::memory_order_relaxed) && recording(); }
+
+void recordAlloc(uint64_t addr, int64_t bytes, int api, int device, int64_t stream, int kind,
+                 bool force, Ns time) {
+  if (!recording() || addr == 0) return;
+  ThreadState* ts = threadState();
+  if (!ts) return;
+  if (bytes < config().min_bytes && !force) {
+    ts->small_allocs.fetch_add(1, std::memory_order_relaxed);
+    ts->small_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    return;
+  }
+  if (!liveAddresses().insert(addr)) {
+    ts->dropped.fetch_add(1, std::memory_order_relaxed);
+    return;
+  }
+  Event e;
+  e.time = time ? time : nowNs();
+  e.a = addr;
+  e.b = bytes;
+  e.c = static_cast<int64_t>(ts->currentRange());
+  e.d = stream;
+  e.type = EventType::Alloc;
+  e.api = static_cast<uint8_t>(api);
+  e.kind = static_cast<uint8_t>(kind);
+  e.device = static_cast<int8_t>(device);
+  e.stream32 = 0;
+  ts->push(e);
+}
+
+void recordFree(uint64_t addr, int device, Ns time) {
+  if (!recording() || addr == 0 || liveAddresses().empty()) return;
+  if (!liveAddresses().erase(addr)) return;
+  ThreadState* ts = threadState();
+  if (!ts) return;
+  Event e{};
+  e.time = time ? time : nowNs();
+  e.a = addr;
+  e.type = EventType::Free;
+  e.device = static_cast<int8_t>(device);
+  ts->push(e);
+}
+
+uint64_t rangeStart(const char* name, int phase, int domain) {
+  if (!active()) return 0;
+  ThreadState* ts = threadState();
+  if (!ts) return 0;
+  uint64_t id = g_next_range.fetch_add(1, std::memory_order_relaxed);
+  uint64_t parent = ts->currentRange();
+  if (ts->depth < kMaxRangeDepth) ts->ranges[ts->depth++] = id;
+  push(ts, EventType::RangeStart, id, reinterpret_cast<int64_t>(internName(name)),
+       (phase & 0xff) | (domain << 8), static_cast<int64_t>(parent));
+  return id;
+}
+
+void rangeEnd(uint64_t id) {
+  if (id == 0 || !recording()) return;
+  ThreadState* ts = threadState();
+  if (!ts) return;
+  for (int i = ts->depth - 1; i >= 0; --i) {
+    if (ts->ranges[i] == id) {
+      std::memmove(&ts->ranges[i], &ts->ranges[i + 1], (ts->depth - i - 1) * sizeof(uint64_t));
+      --ts->depth;
+      break;
+    }
+  }
+  push(ts, EventType::RangeEnd, id);
+}
+
+void rangeIO(uint64_t id, int64_t input_bytes, int64_t output_bytes) {
+  if (id == 0 || !recording()) return;
+  if (ThreadState* ts = threadState()) push(ts, EventType::RangeIO, id, input_bytes, output_bytes);
+}
+
+uint64_t currentRange() {
+  ThreadState* ts = recording() ? threadState() : nullptr;
+  return ts ? ts->currentRange() : 0;
+}
+
+void stepBegin(int64_t step) {
+  if (!recording()) return;
+  g_step.store(step, std::memory_order_relaxed);
+  // The --steps window opens at its first step: events before it stay out.
+  if (config().steps_from >= 0) setWindow(inStepsWindow(step) && !recordingState().paused);
+  if (!active()) return;
+  if (ThreadState* ts = threadState()) push(ts, EventType::StepBegin, static_cast<uint64_t>(step));
+}
+
+void stepEnd() {
+  if (!active()) return;
+  int64_t step = g_step.load(std::memory_order_relaxed);
+  if (ThreadState* ts = threadState()) push(ts, EventType::StepEnd, static_cast<uint64_t>(step));
+  const Config& c = config();
+  if (c.steps_to >= 0 && step + 1 >= c.steps_to) setWindow(false);
+}
+
+void scalar(const char* name, double value) {
+  if (!active()) return;
+  ThreadState* ts = threadState();
+  if (!ts) return;
+  int64_t bits;
+  std::memcpy(&bits, &value, sizeof bits);
+  push(ts, EventType::Scalar, 0, reinterpret_cast<int64_t>(internName(name)), bits);
+}
+
+void recordKernel(const char* name, int device, int64_t stream, Ns start, Ns end,
+                  int64_t correlation, uint64_t range) {
+  if (!recording()) return;
+  ThreadState* ts = threadState();
+  if (!ts) return;
+  Event e{};
+  e.time = start;
+  e.a = static_cast<uint64_t>(end);
+  e.b = reinterpret_cast<int64_t>(internName(name));
+  e.c = correlation;
+  e.d = static_cast<int64_t>(range);
+  e.type = EventType::Kernel;
+  e.device = static_cast<int8_t>(device);
+  e.stream32 = static_cast<uint32_t>(stream);
+  ts->push(e);
+}
+
+void countDropped(int64_t n) {
+  if (ThreadState* ts = threadState()) ts->dropped.fetch_add(n, std::memory_order_relaxed);
+}
+
+void setWindow(bool open) {
+  RecordingState& s = recordingState();
+  if (s.window.exchange(open) == open) return;
+  if (ThreadState* ts = threadState())
+    push(ts, open ? EventType::WindowOpen : EventType::WindowClose);
+}
+
+}  // namespace gcprof::inject
+
+namespace gcprof::inject {
+
+RecordingState& recordingState() {
+  static RecordingState s;
+  return s;
+}
+
+void setBackend(const char* name) {
+  std::strncpy(recordingState().backend, name, sizeof(RecordingState::backend) - 1);
+}
+
+void setRuntime(const char* name) {
+  std::strncpy(recordingState().runtime, name, sizeof(RecordingState::runtime) - 1);
+}
+
+}  // namespace gcprof::inject

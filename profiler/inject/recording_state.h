@@ -1,0 +1,31 @@
+// Process-wide switches the hooks read on every call (relaxed atomics).
+#pragma once
+
+#include <atomic>
+#include <cstring>
+
+namespace gcprof::inject {
+
+struct RecordingState {
+  std::atomic<bool> ready{false};     // set up, writer running
+  std::atomic<bool> disabled{false};  // forked child, or the writer failed
+  // Recording window (--steps, gcprof ctl): ranges, steps and scalars are
+  // recorded only inside it; allocations always are, and the writer keeps
+  // those alive during some window.
+  std::atomic<bool> window{true};
+  bool paused = false;                // by `gcprof ctl pause`
+  char backend[16] = "host";
+  char runtime[16] = "native";
+};
+
+RecordingState& recordingState();
+
+inline bool recording() {
+  RecordingState& s = recordingState();
+  return s.ready.load(std::memory_order_relaxed) && !s.disabled.load(std::memory_order_relaxed);
+}
+
+// Opens or closes the recording window (an event marks the change in time).
+void setWindow(bool open);
+
+}  // namespace gcprof::inject

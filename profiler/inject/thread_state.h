@@ -1,0 +1,50 @@
+// Per-thread event buffers: a single-producer/single-consumer ring that the
+// owning thread fills and the writer thread drains. Allocated with mmap so
+// that creating one never calls malloc (we are inside malloc when it happens),
+// and recycled when their thread exits so memory stays bounded.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+
+#include "event.h"
+
+namespace gcprof::inject {
+
+constexpr uint32_t kRingEvents = 16384;  // 768 KiB per thread
+constexpr int kMaxRangeDepth = 256;
+
+struct ThreadState {
+  // Ring: the producer owns `head`, the consumer owns `tail`.
+  alignas(64) std::atomic<uint64_t> head{0};
+  alignas(64) std::atomic<uint64_t> tail{0};
+  alignas(64) int64_t tid = 0;
+  // Counted-only allocations (below --min-bytes), summed by the writer.
+  std::atomic<int64_t> small_allocs{0};
+  std::atomic<int64_t> small_bytes{0};
+  std::atomic<int64_t> dropped{0};
+  // Open ranges of this thread, innermost last; start/end ranges may close
+  // out of order, so an end removes its id wherever it is.
+  uint64_t ranges[kMaxRangeDepth];
+  int depth = 0;
+  std::atomic<bool> exited{false};
+  std::atomic<ThreadState*> next{nullptr};
+  Event ring[kRingEvents];
+
+  // Producer side. Returns false (and counts a drop) when the ring stays full
+  // because the writer is gone.
+  bool push(const Event& e);
+  // Consumer side: copies out up to `max` events.
+  uint32_t drain(Event* out, uint32_t max);
+  uint64_t currentRange() const { return depth > 0 ? ranges[depth - 1] : 0; }
+};
+
+// The calling thread's state, created on first use; nullptr only when the
+// system refuses memory.
+ThreadState* threadState();
+// Head of the list of every state ever created (the writer walks it).
+ThreadState* allThreadStates();
+// Called in a forked child: the parent's threads do not exist there.
+void forgetThreadStates();
+
+}  // namespace gcprof::inject

@@ -1,0 +1,160 @@
+#include "writer.h"
+
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <memory>
+#include <string>
+
+#include "config.h"
+#include "event_processor.h"
+#include "hook_guard.h"
+#include "recorder.h"
+#include "recording_state.h"
+#include "thread_state.h"
+
+namespace gcprof::inject {
+namespace {
+
+constexpr int kRoundMs = 50;          // one drain + transaction per round
+constexpr Ns kWatermarkNs = 20000000; // events younger than this wait a round
+
+std::atomic<bool> g_running{false};
+std::atomic<bool> g_stop{false};
+std::atomic<bool> g_finished{false};
+char g_final_status[16] = "complete";
+pthread_t g_thread;
+
+void sleepMs(int ms) {
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  nanosleep(&ts, nullptr);
+}
+
+// `gcprof ctl trace.db pause|resume` writes "<trace>.ctl"; we poll its mtime.
+class ControlFile {
+ public:
+  void poll() {
+    std::string path = std::string(config().db) + ".ctl";
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0 || st.st_mtim.tv_nsec + st.st_mtim.tv_sec * 1000000000L == seen_)
+      return;
+    seen_ = st.st_mtim.tv_nsec + st.st_mtim.tv_sec * 1000000000L;
+    std::ifstream in(path);
+    std::string word;
+    in >> word;
+    RecordingState& s = recordingState();
+    if (word == "pause") s.paused = true;
+    if (word == "resume") s.paused = false;
+    setWindow(!s.paused);
+  }
+
+ private:
+  int64_t seen_ = 0;
+};
+
+void drainAll(std::vector<Stamped>& out) {
+  static Event chunk[4096];
+  for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
+    for (uint32_t n; (n = s->drain(chunk, 4096)) > 0;)
+      for (uint32_t i = 0; i < n; ++i) out.push_back({chunk[i], s->tid});
+  }
+}
+
+Counters sumCounters() {
+  Counters c;
+  for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
+    c.small_allocs += s->small_allocs.load();
+    c.small_bytes += s->small_bytes.load();
+    c.dropped += s->dropped.load();
+  }
+  return c;
+}
+
+void* writerMain(void*) {
+  t_in_gcprof = true;  // nothing this thread allocates is the job's
+  sigset_t all;
+  sigfillset(&all);
+  pthread_sigmask(SIG_BLOCK, &all, nullptr);
+  std::unique_ptr<EventProcessor> proc;
+  try {
+    proc = std::make_unique<EventProcessor>(config().db, config().root);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gcprof: %s; not recording, the job continues\n", e.what());
+    recordingState().disabled.store(true);
+    g_running.store(false);
+    g_finished.store(true);
+    return nullptr;
+  }
+  ControlFile ctl;
+  std::vector<Stamped> staged;
+  bool failed = false;
+  for (int round = 0;; ++round) {
+    bool stopping = g_stop.load();
+    if (!stopping) sleepMs(kRoundMs);
+    stopping = g_stop.load();
+    try {
+      if (round % 2 == 0) ctl.poll();
+      drainAll(staged);
+      std::stable_sort(staged.begin(), staged.end(),
+                       [](const Stamped& x, const Stamped& y) { return x.e.time < y.e.time; });
+      // A thread may have taken its timestamp but not yet published the
+      // event: keep the youngest events for the next round.
+      Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;
+      auto cut = std::partition_point(staged.begin(), staged.end(),
+                                      [&](const Stamped& s) { return s.e.time < watermark; });
+      proc->process(staged.begin(), cut);
+      staged.erase(staged.begin(), cut);
+      if (stopping) {
+        Counters c = sumCounters();
+        proc->finish(g_final_status, c, recordingState().backend, recordingState().runtime);
+        break;
+      }
+      proc->commit();
+    } catch (const std::exception& e) {
+      // A full disk or a damaged file: keep what is committed, stop recording.
+      std::fprintf(stderr, "gcprof: %s; recording stopped, the job continues\n", e.what());
+      failed = true;
+      break;
+    }
+  }
+  if (failed) recordingState().disabled.store(true);
+  g_running.store(false);
+  g_finished.store(true);
+  return nullptr;
+}
+
+}  // namespace
+
+bool startWriter() {
+  g_running.store(true);
+  if (pthread_create(&g_thread, nullptr, writerMain, nullptr) != 0) {
+    g_running.store(false);
+    std::fprintf(stderr, "gcprof: cannot start the writer thread; not recording\n");
+    return false;
+  }
+  return true;
+}
+
+void forgetWriterInChild() {
+  g_running.store(false);
+  g_finished.store(true);
+}
+
+bool writerRunning() { return g_running.load(std::memory_order_relaxed); }
+
+void stopWriter(const char* status, int wait_ms) {
+  if (!g_running.load() || g_stop.load()) return;
+  std::strncpy(g_final_status, status, sizeof(g_final_status) - 1);
+  g_stop.store(true);
+  for (int waited = 0; !g_finished.load() && waited < wait_ms; waited += 5) sleepMs(5);
+}
+
+}  // namespace gcprof::inject

@@ -1,0 +1,54 @@
+#include "run_environment.h"
+
+#include <cstdio>
+
+namespace gcprof {
+namespace {
+
+// Only what changes a training run's behaviour; never credentials.
+bool relevant(const std::string& name) {
+  static const char* kPrefixes[] = {"PYTORCH_", "TORCH", "CUDA_", "CUBLAS", "CUDNN", "NCCL_",
+                                    "OMP_", "MKL_", "OPENBLAS", "KMP_", "RANK", "LOCAL_RANK",
+                                    "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_", "HF_",
+                                    "TRANSFORMERS_", "TOKENIZERS_", "PYTHONHASHSEED"};
+  for (const char* bad : {"TOKEN", "SECRET", "PASSWORD", "KEY"})
+    if (name.find(bad) != std::string::npos && name != "TOKENIZERS_PARALLELISM") return false;
+  for (const char* p : kPrefixes)
+    if (name.rfind(p, 0) == 0) return true;
+  return false;
+}
+
+}  // namespace
+
+std::string jsonString(const std::string& s) {
+  std::string out = "\"";
+  for (unsigned char c : s) {
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20) {
+      char buf[8];
+      std::snprintf(buf, sizeof buf, "\\u%04x", c);
+      out += buf;
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + "\"";
+}
+
+std::string relevantEnvironmentJson(char** environ) {
+  std::string out = "{";
+  bool first = true;
+  for (char** e = environ; e && *e; ++e) {
+    std::string kv = *e;
+    size_t eq = kv.find('=');
+    if (eq == std::string::npos || !relevant(kv.substr(0, eq))) continue;
+    if (!first) out += ",";
+    first = false;
+    out += jsonString(kv.substr(0, eq)) + ":" + jsonString(kv.substr(eq + 1));
+  }
+  return out + "}";
+}
+
+}  // namespace gcprof

@@ -1,0 +1,201 @@
+#include "run_writer.h"
+
+#include "schema.h"
+
+namespace gcprof {
+
+RunWriter::RunWriter(const std::string& path) : path_(path) {
+  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+                      nullptr) != SQLITE_OK) {
+    std::string msg = path + ": cannot open for writing (" + sqlite3_errmsg(db_) + ")";
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw StoreError(msg);
+  }
+  // Several processes (ranks, a launcher's children) may append at once.
+  sqlite3_busy_timeout(db_, 30000);
+  try {
+    ensureSchema(db_, path, true);
+    exec(db_, path, "PRAGMA journal_mode=WAL");
+    // A crash of the job must not lose committed batches, but we do not need
+    // an fsync per batch either: NORMAL is durable across process crashes.
+    exec(db_, path, "PRAGMA synchronous=NORMAL");
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
+  range_ = prepare(
+      "INSERT INTO ranges (run, id, name, domain, phase, thread, depth, parent, start_ns,"
+      " end_ns, step, device_ns, input_bytes, output_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  alloc_ = prepare(
+      "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns,"
+      " free_ns, range, step, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  step_ = prepare("INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns) VALUES (?,?,?,?)");
+  scalar_ = prepare("INSERT INTO scalars (run, step, name, value) VALUES (?,?,?,?)");
+  kernel_ = prepare(
+      "INSERT INTO kernels (run, name, device, stream, start_ns, end_ns, correlation, range)"
+      " VALUES (?,?,?,?,?,?,?,?)");
+}
+
+RunWriter::~RunWriter() {
+  if (in_tx_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  for (sqlite3_stmt* st : {range_, alloc_, step_, scalar_, kernel_}) sqlite3_finalize(st);
+  sqlite3_close(db_);
+}
+
+sqlite3_stmt* RunWriter::prepare(const char* sql) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db_, sql, -1, &st, nullptr) != SQLITE_OK)
+    throw StoreError(path_ + ": " + sqlite3_errmsg(db_));
+  return st;
+}
+
+void RunWriter::done(sqlite3_stmt* st) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  sqlite3_clear_bindings(st);
+  if (rc != SQLITE_DONE) throw StoreError(path_ + ": write failed: " + sqlite3_errmsg(db_));
+}
+
+int64_t RunWriter::createRun(const RunInfo& r) {
+  sqlite3_stmt* st = prepare(
+      "INSERT INTO runs (command, cwd, env, name, backend, status, pid, rank, started_ns,"
+      " min_bytes, baseline_run, plan_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  sqlite3_bind_text(st, 1, r.command.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, r.cwd.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 3, r.env.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 4, r.name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 5, r.backend.empty() ? "host" : r.backend.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 6, r.status.empty() ? "running" : r.status.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 7, r.pid);
+  sqlite3_bind_int64(st, 8, r.rank);
+  sqlite3_bind_int64(st, 9, r.started);
+  sqlite3_bind_int64(st, 10, r.min_bytes);
+  sqlite3_bind_int64(st, 11, r.baseline_run);
+  sqlite3_bind_int64(st, 12, r.plan_id);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) throw StoreError(path_ + ": cannot create run: " + sqlite3_errmsg(db_));
+  run_ = sqlite3_last_insert_rowid(db_);
+  return run_;
+}
+
+void RunWriter::begin() {
+  if (in_tx_) return;
+  exec(db_, path_, "BEGIN IMMEDIATE");
+  in_tx_ = true;
+}
+
+void RunWriter::commit() {
+  if (!in_tx_) return;
+  in_tx_ = false;
+  exec(db_, path_, "COMMIT");
+}
+
+void RunWriter::add(const Range& r) {
+  begin();
+  sqlite3_bind_int64(range_, 1, run_);
+  sqlite3_bind_int64(range_, 2, r.id);
+  sqlite3_bind_text(range_, 3, r.name.c_str(), static_cast<int>(r.name.size()), SQLITE_TRANSIENT);
+  sqlite3_bind_int(range_, 4, static_cast<int>(r.domain));
+  sqlite3_bind_int(range_, 5, static_cast<int>(r.phase));
+  sqlite3_bind_int64(range_, 6, r.thread);
+  sqlite3_bind_int(range_, 7, r.depth);
+  sqlite3_bind_int64(range_, 8, r.parent);
+  sqlite3_bind_int64(range_, 9, r.start);
+  sqlite3_bind_int64(range_, 10, r.end);
+  sqlite3_bind_int64(range_, 11, r.step);
+  sqlite3_bind_int64(range_, 12, r.device_ns);
+  sqlite3_bind_int64(range_, 13, r.input_bytes);
+  sqlite3_bind_int64(range_, 14, r.output_bytes);
+  done(range_);
+}
+
+void RunWriter::add(const Allocation& a) {
+  begin();
+  sqlite3_bind_int64(alloc_, 1, run_);
+  sqlite3_bind_int64(alloc_, 2, static_cast<int64_t>(a.addr));
+  sqlite3_bind_int64(alloc_, 3, a.bytes);
+  sqlite3_bind_int(alloc_, 4, a.device);
+  sqlite3_bind_int64(alloc_, 5, a.stream);
+  sqlite3_bind_int64(alloc_, 6, a.thread);
+  sqlite3_bind_int(alloc_, 7, a.api);
+  sqlite3_bind_int64(alloc_, 8, a.alloc);
+  sqlite3_bind_int64(alloc_, 9, a.free);
+  sqlite3_bind_int64(alloc_, 10, a.range);
+  sqlite3_bind_int64(alloc_, 11, a.step);
+  sqlite3_bind_int(alloc_, 12, a.kind);
+  done(alloc_);
+}
+
+void RunWriter::add(const Step& s) {
+  begin();
+  sqlite3_bind_int64(step_, 1, run_);
+  sqlite3_bind_int64(step_, 2, s.index);
+  sqlite3_bind_int64(step_, 3, s.start);
+  sqlite3_bind_int64(step_, 4, s.end);
+  done(step_);
+}
+
+void RunWriter::add(const Scalar& s) {
+  begin();
+  sqlite3_bind_int64(scalar_, 1, run_);
+  sqlite3_bind_int64(scalar_, 2, s.step);
+  sqlite3_bind_text(scalar_, 3, s.name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_double(scalar_, 4, s.value);
+  done(scalar_);
+}
+
+void RunWriter::add(const Kernel& k) {
+  begin();
+  sqlite3_bind_int64(kernel_, 1, run_);
+  sqlite3_bind_text(kernel_, 2, k.name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int(kernel_, 3, k.device);
+  sqlite3_bind_int64(kernel_, 4, k.stream);
+  sqlite3_bind_int64(kernel_, 5, k.start);
+  sqlite3_bind_int64(kernel_, 6, k.end);
+  sqlite3_bind_int64(kernel_, 7, k.correlation);
+  sqlite3_bind_int64(kernel_, 8, k.range);
+  done(kernel_);
+}
+
+void RunWriter::attributeKernelTime() {
+  commit();
+  sqlite3_stmt* st = prepare(R"SQL(
+    WITH RECURSIVE owner(kernel, range) AS (
+      SELECT rowid, range FROM kernels WHERE run = ?1 AND range != 0
+      UNION ALL
+      SELECT owner.kernel, r.parent FROM owner JOIN ranges r ON r.run = ?1 AND r.id = owner.range
+      WHERE r.parent != 0),
+    total(range, ns) AS (
+      SELECT owner.range, sum(k.end_ns - k.start_ns) FROM owner JOIN kernels k ON k.rowid = owner.kernel
+      GROUP BY owner.range)
+    UPDATE ranges SET device_ns = (SELECT ns FROM total WHERE total.range = ranges.id)
+    WHERE run = ?1 AND id IN (SELECT range FROM total))SQL");
+  sqlite3_bind_int64(st, 1, run_);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) throw StoreError(path_ + ": kernel attribution failed: " + sqlite3_errmsg(db_));
+}
+
+void RunWriter::finish(const RunInfo& c) {
+  commit();
+  sqlite3_stmt* st = prepare(
+      "UPDATE runs SET status=?, ended_ns=?, small_allocs=?, small_bytes=?, dropped_events=?,"
+      " unmatched_frees=?, backend=?, runtime=? WHERE id=?");
+  sqlite3_bind_text(st, 1, c.status.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 2, c.ended);
+  sqlite3_bind_int64(st, 3, c.small_allocs);
+  sqlite3_bind_int64(st, 4, c.small_bytes);
+  sqlite3_bind_int64(st, 5, c.dropped_events);
+  sqlite3_bind_int64(st, 6, c.unmatched_frees);
+  sqlite3_bind_text(st, 7, c.backend.empty() ? "host" : c.backend.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 8, c.runtime.empty() ? "native" : c.runtime.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_int64(st, 9, run_);
+  int rc = sqlite3_step(st);
+  sqlite3_finalize(st);
+  if (rc != SQLITE_DONE) throw StoreError(path_ + ": cannot finish run: " + sqlite3_errmsg(db_));
+}
+
+}  // namespace gcprof

@@ -1,0 +1,58 @@
+// Appends one run's events to a trace file in batched transactions. Used by
+// the injector's writer thread (the only thread that touches SQLite in a
+// recorded process) and by tests that build traces by hand.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <string>
+
+#include "trace.h"
+
+namespace gcprof {
+
+class RunWriter {
+ public:
+  // Opens `path` (creating the schema when empty). Throws StoreError.
+  explicit RunWriter(const std::string& path);
+  ~RunWriter();
+  RunWriter(const RunWriter&) = delete;
+  RunWriter& operator=(const RunWriter&) = delete;
+
+  int64_t createRun(const RunInfo& info);  // also selects it for the appends below
+  void selectRun(int64_t run) { run_ = run; }
+  int64_t run() const { return run_; }
+
+  // Appends open a transaction when none is open; commit() ends it, so the
+  // write lock is held only while a batch is written.
+  void begin();
+  void commit();
+  void add(const Range& r);
+  void add(const Allocation& a);
+  void add(const Step& s);
+  void add(const Scalar& s);
+  void add(const Kernel& k);
+  // Sets each range's device_ns to the device time of the kernels launched
+  // inside it or inside its children (CUDA runs; a no-op without kernels).
+  void attributeKernelTime();
+  // Final counters and status of the run ("complete", "interrupted", ...).
+  void finish(const RunInfo& counters);
+
+  const std::string& path() const { return path_; }
+
+ private:
+  sqlite3_stmt* prepare(const char* sql);
+  void done(sqlite3_stmt* st);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  int64_t run_ = 0;
+  bool in_tx_ = false;
+  sqlite3_stmt* range_ = nullptr;
+  sqlite3_stmt* alloc_ = nullptr;
+  sqlite3_stmt* step_ = nullptr;
+  sqlite3_stmt* scalar_ = nullptr;
+  sqlite3_stmt* kernel_ = nullptr;
+};
+
+}  // namespace gcprof

@@ -1,0 +1,189 @@
+#include "schema.h"
+
+namespace gcprof {
+namespace {
+
+// Version 1. docs/schema.md documents every column; keep the two in step.
+const char* kCreateV1 = R"SQL(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY,
+  command TEXT NOT NULL DEFAULT '[]',
+  cwd TEXT NOT NULL DEFAULT '',
+  env TEXT NOT NULL DEFAULT '{}',
+  name TEXT NOT NULL DEFAULT '',
+  backend TEXT NOT NULL DEFAULT 'host',
+  runtime TEXT NOT NULL DEFAULT 'native',
+  status TEXT NOT NULL DEFAULT 'running',
+  exit_code INTEGER NOT NULL DEFAULT 0,
+  pid INTEGER NOT NULL DEFAULT 0,
+  rank INTEGER NOT NULL DEFAULT -1,
+  started_ns INTEGER NOT NULL DEFAULT 0,
+  ended_ns INTEGER NOT NULL DEFAULT 0,
+  min_bytes INTEGER NOT NULL DEFAULT 0,
+  small_allocs INTEGER NOT NULL DEFAULT 0,
+  small_bytes INTEGER NOT NULL DEFAULT 0,
+  dropped_events INTEGER NOT NULL DEFAULT 0,
+  unmatched_frees INTEGER NOT NULL DEFAULT 0,
+  baseline_run INTEGER NOT NULL DEFAULT 0,
+  plan_id INTEGER NOT NULL DEFAULT 0
+);
+CREATE TABLE IF NOT EXISTS ranges (
+  run INTEGER NOT NULL,
+  id INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  domain INTEGER NOT NULL,
+  phase INTEGER NOT NULL,
+  thread INTEGER NOT NULL,
+  depth INTEGER NOT NULL,
+  parent INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  device_ns INTEGER NOT NULL DEFAULT -1,
+  input_bytes INTEGER NOT NULL DEFAULT 0,
+  output_bytes INTEGER NOT NULL DEFAULT 0,
+  PRIMARY KEY (run, id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS ranges_time ON ranges (run, start_ns);
+CREATE TABLE IF NOT EXISTS allocations (
+  run INTEGER NOT NULL,
+  addr INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  device INTEGER NOT NULL,
+  stream INTEGER NOT NULL,
+  thread INTEGER NOT NULL,
+  api INTEGER NOT NULL,
+  alloc_ns INTEGER NOT NULL,
+  free_ns INTEGER NOT NULL,
+  range INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  kind INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS allocations_time ON allocations (run, alloc_ns);
+CREATE TABLE IF NOT EXISTS steps (
+  run INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  PRIMARY KEY (run, step)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS scalars (
+  run INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  value REAL NOT NULL
+);
+CREATE INDEX IF NOT EXISTS scalars_run ON scalars (run, step);
+CREATE TABLE IF NOT EXISTS kernels (
+  run INTEGER NOT NULL,
+  name TEXT NOT NULL,
+  device INTEGER NOT NULL,
+  stream INTEGER NOT NULL,
+  start_ns INTEGER NOT NULL,
+  end_ns INTEGER NOT NULL,
+  correlation INTEGER NOT NULL,
+  range INTEGER NOT NULL
+);
+CREATE INDEX IF NOT EXISTS kernels_time ON kernels (run, start_ns);
+CREATE TABLE IF NOT EXISTS plans (
+  id INTEGER PRIMARY KEY,
+  run INTEGER NOT NULL,
+  created_ns INTEGER NOT NULL,
+  strategy TEXT NOT NULL,
+  budget_bytes INTEGER NOT NULL,
+  json TEXT NOT NULL
+);
+CREATE TABLE IF NOT EXISTS verifications (
+  id INTEGER PRIMARY KEY,
+  plan INTEGER NOT NULL,
+  baseline_run INTEGER NOT NULL,
+  run INTEGER NOT NULL,
+  verdict TEXT NOT NULL,
+  created_ns INTEGER NOT NULL,
+  json TEXT NOT NULL
+);
+INSERT OR IGNORE INTO meta (key, value) VALUES ('application', 'gcprof');
+)SQL";
+
+int userVersion(sqlite3* db, const std::string& path) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK) {
+    throw StoreError(path + ": not a readable SQLite file (" + sqlite3_errmsg(db) +
+                     "); is this a gcprof trace?");
+  }
+  int rc = sqlite3_step(st);
+  int v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW) {
+    throw StoreError(path + ": not a readable SQLite file (" + sqlite3_errmsg(db) +
+                     "); is this a gcprof trace?");
+  }
+  return v;
+}
+
+bool tableCount(sqlite3* db, int* n) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT count(*) FROM sqlite_master", -1, &st, nullptr) != SQLITE_OK)
+    return false;
+  bool ok = sqlite3_step(st) == SQLITE_ROW;
+  if (ok) *n = sqlite3_column_int(st, 0);
+  sqlite3_finalize(st);
+  return ok;
+}
+
+bool isGcprofFile(sqlite3* db) {
+  sqlite3_stmt* st = nullptr;
+  if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='application'", -1, &st,
+                         nullptr) != SQLITE_OK)
+    return false;
+  bool ok = sqlite3_step(st) == SQLITE_ROW &&
+            std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "gcprof";
+  sqlite3_finalize(st);
+  return ok;
+}
+
+}  // namespace
+
+void exec(sqlite3* db, const std::string& path, const char* sql) {
+  char* err = nullptr;
+  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
+    std::string msg = path + ": " + (err ? err : sqlite3_errmsg(db));
+    sqlite3_free(err);
+    throw StoreError(msg);
+  }
+}
+
+void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
+  int version = userVersion(db, path);
+  int tables = 0;
+  if (!tableCount(db, &tables)) {
+    throw StoreError(path + ": damaged or not an SQLite database (" +
+                     std::string(sqlite3_errmsg(db)) + ")");
+  }
+  if (version == 0 && tables == 0) {
+    if (!writable) throw StoreError(path + ": empty file, not a gcprof trace");
+    exec(db, path, "BEGIN IMMEDIATE");
+    // Another process (a second rank) may have created it meanwhile.
+    if (userVersion(db, path) == 0) {
+      exec(db, path, kCreateV1);
+      exec(db, path, ("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
+    }
+    exec(db, path, "COMMIT");
+    return;
+  }
+  if (!isGcprofFile(db)) {
+    throw StoreError(path + ": an SQLite file, but not a gcprof trace (no gcprof meta table)");
+  }
+  if (version > kSchemaVersion) {
+    throw StoreError(path + ": schema version " + std::to_string(version) +
+                     " is newer than this gcprof (" + std::to_string(kSchemaVersion) +
+                     "); upgrade gcprof");
+  }
+  if (version < 1) {
+    throw StoreError(path + ": gcprof trace without a schema version; damaged?");
+  }
+  // Migrations from older versions go here, one step at a time.
+}
+
+}  // namespace gcprof

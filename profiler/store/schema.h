@@ -1,0 +1,29 @@
+// The trace store's SQLite schema: creation, version checks and migrations.
+// Shared by the injector (which writes runs) and everything that reads them.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <stdexcept>
+#include <string>
+
+namespace gcprof {
+
+// The schema version this build writes (PRAGMA user_version). Bump it with a
+// migration in schema.cpp and a line in docs/schema.md.
+constexpr int kSchemaVersion = 1;
+
+// Every store failure carries the file and what to do about it.
+struct StoreError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Creates the tables in an empty file, or checks that an existing one is a
+// gcprof trace this build can read (migrating older versions). Throws
+// StoreError naming `path` otherwise.
+void ensureSchema(sqlite3* db, const std::string& path, bool writable);
+
+// Runs one statement, throwing StoreError("path: what: sqlite message").
+void exec(sqlite3* db, const std::string& path, const char* sql);
+
+}  // namespace gcprof

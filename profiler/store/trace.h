@@ -1,0 +1,118 @@
+// The in-memory form of one recorded run: what the trace store reads and what
+// the advisor, the reports and the GUI work on. Times are nanoseconds on the
+// recording host's CLOCK_MONOTONIC; sizes are bytes.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace gcprof {
+
+using Ns = int64_t;     // nanoseconds
+using Bytes = int64_t;  // bytes
+
+enum class Phase : int { User = 0, Forward = 1, Backward = 2 };
+
+// Where a range came from; `Module` ranges carry a module's qualified name.
+enum class RangeDomain : int { User = 0, Module = 1, Step = 2, Nvtx = 3 };
+
+struct Range {
+  int64_t id = 0;
+  std::string name;
+  RangeDomain domain = RangeDomain::User;
+  Phase phase = Phase::User;
+  int64_t thread = 0;
+  int depth = 0;           // module depth from the qualified name ("layers.3" = 2)
+  int64_t parent = 0;      // enclosing range id on the same thread, 0 = none
+  Ns start = 0;
+  Ns end = 0;              // == start when never closed
+  int64_t step = -1;       // step index active at start, -1 = outside steps
+  Ns device_ns = -1;       // device time of kernels launched inside (CUDA), -1 = host only
+  Bytes input_bytes = 0;   // tensors passed into the module call (python shim)
+  Bytes output_bytes = 0;  // tensors it returned
+};
+
+struct Allocation {
+  int64_t id = 0;
+  uint64_t addr = 0;
+  Bytes bytes = 0;
+  int device = -1;         // -1 = host memory
+  int64_t stream = 0;
+  int64_t thread = 0;
+  int api = 0;             // AllocApi
+  Ns alloc = 0;
+  Ns free = -1;            // -1 = still live when the run ended
+  int64_t range = 0;       // innermost open range at allocation, 0 = none
+  int64_t step = -1;
+  int kind = 0;            // AllocKind
+  bool freed() const { return free >= 0; }
+};
+
+enum class AllocApi : int {
+  Malloc = 0, Calloc = 1, Realloc = 2, PosixMemalign = 3, AlignedAlloc = 4,
+  Memalign = 5, Valloc = 6, Pvalloc = 7,
+  CudaMalloc = 20, CudaMallocAsync = 21, CuMemAlloc = 22, CuMemCreate = 23,
+  CuMemMap = 24, TorchCaching = 30,
+};
+
+// Tensor-level allocations vs allocator segments (CUDA caching allocator).
+enum class AllocKind : int { Tensor = 0, Segment = 1 };
+
+struct Step {
+  int64_t index = 0;
+  Ns start = 0;
+  Ns end = 0;
+};
+
+struct Scalar {
+  int64_t step = -1;
+  std::string name;
+  double value = 0;
+};
+
+struct Kernel {
+  int64_t id = 0;
+  std::string name;
+  int device = 0;
+  int64_t stream = 0;
+  Ns start = 0;            // mapped to the host clock
+  Ns end = 0;
+  int64_t correlation = 0;
+  int64_t range = 0;       // range active on the launching thread
+};
+
+struct RunInfo {
+  int64_t id = 0;
+  std::string command;     // JSON array of argv
+  std::string cwd;
+  std::string env;         // JSON object of the environment that matters for re-runs
+  std::string name;
+  std::string backend;     // host | cuda
+  std::string runtime;     // python (the shim marked modules) | native (NVTX / C API)
+  std::string status;      // running | complete | failed | interrupted
+  int exit_code = 0;
+  int64_t pid = 0;
+  int rank = -1;
+  Ns started = 0;
+  Ns ended = 0;
+  Bytes min_bytes = 0;
+  int64_t small_allocs = 0;   // allocations under min_bytes: only counted
+  Bytes small_bytes = 0;
+  int64_t dropped_events = 0; // events the recorder could not keep (buffers full, CUPTI drops)
+  int64_t unmatched_frees = 0;// frees of memory allocated before recording began
+  int64_t baseline_run = 0;   // for verification runs: the run they re-ran
+  int64_t plan_id = 0;        // for verification runs: the plan applied
+};
+
+struct Trace {
+  RunInfo run;
+  std::vector<Range> ranges;           // by start time
+  std::vector<Allocation> allocations; // by allocation time
+  std::vector<Step> steps;             // by index
+  std::vector<Scalar> scalars;
+  std::vector<Kernel> kernels;
+};
+
+}  // namespace gcprof

@@ -1,0 +1,70 @@
+// A trace file: many runs (the baseline, each verification, each rank) plus
+// the plans and verifications made from them. Used by the CLI, the advisor and
+// the GUI; the injector writes through run_writer.h instead.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <string>
+#include <vector>
+
+#include "schema.h"
+#include "trace.h"
+
+namespace gcprof {
+
+struct PlanRecord {
+  int64_t id = 0;
+  int64_t run = 0;
+  Ns created = 0;
+  std::string strategy;
+  Bytes budget = 0;
+  std::string json;  // the gcprof.plan/1 document
+};
+
+struct VerificationRecord {
+  int64_t id = 0;
+  int64_t plan = 0;
+  int64_t baseline_run = 0;
+  int64_t run = 0;
+  std::string verdict;  // PASS | FAIL
+  Ns created = 0;
+  std::string json;     // the comparison, as `gcprof report --format json` prints it
+};
+
+class TraceStore {
+ public:
+  enum class Mode { ReadOnly, ReadWrite };
+  // Opens (ReadWrite: creates when missing) and checks the schema. Throws
+  // StoreError with the file name and what to do.
+  TraceStore(const std::string& path, Mode mode);
+  ~TraceStore();
+  TraceStore(const TraceStore&) = delete;
+  TraceStore& operator=(const TraceStore&) = delete;
+
+  const std::string& path() const { return path_; }
+  sqlite3* handle() { return db_; }
+
+  std::vector<RunInfo> runs();
+  RunInfo run(int64_t id);     // throws when missing
+  int64_t lastRun();           // newest run that is not a verification; 0 when none
+  Trace load(int64_t run);     // the whole run in memory, sorted by time
+
+  int64_t createRun(const RunInfo& info);  // returns the new id
+  void updateRun(const RunInfo& info);     // status, exit code, end, counters, links
+  int64_t maxRunId();
+
+  int64_t savePlan(const PlanRecord& plan);
+  std::vector<PlanRecord> plans();
+  int64_t saveVerification(const VerificationRecord& v);
+  std::vector<VerificationRecord> verifications();
+
+ private:
+  std::string path_;
+  sqlite3* db_ = nullptr;
+};
+
+// Wall-clock-free "now" on the clock the recorder uses (CLOCK_MONOTONIC).
+Ns monotonicNs();
+
+}  // namespace gcprof
