@@ -18,8 +18,6 @@
 
 namespace gcprof::inject {
 
-__thread bool t_in_gcprof __attribute__((tls_model("initial-exec"))) = false;
-
 namespace {
 
 using gcprof::AllocApi;

@@ -10,6 +10,7 @@
 #include "address_set.h"
 #include "config.h"
 #include "event.h"
+#include "hook_guard.h"
 #include "name_table.h"
 #include "recording_state.h"
 #include "thread_state.h"
@@ -186,6 +187,8 @@ void setWindow(bool open) {
 }  // namespace gcprof::inject
 
 namespace gcprof::inject {
+
+__thread bool t_in_gcprof __attribute__((tls_model("initial-exec"))) = false;
 
 RecordingState& recordingState() {
   static RecordingState s;

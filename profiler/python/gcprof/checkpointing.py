@@ -1,0 +1,52 @@
+"""Wrapping one module's forward in torch.utils.checkpoint.
+
+The module keeps its class, parameters, state_dict and hooks; only the
+instance attribute `forward` is set, so Module.__call__ (and with it the
+global module hooks, and so the module's forward range) works as before.
+
+Non-reentrant checkpoint with the RNG state preserved: dropout draws the
+same masks in the recomputation, so results are identical. Keyword arguments
+reach the module through a closure rather than through checkpoint(**kwargs),
+whose own keywords (debug, context_fn, ...) could collide with the module's.
+
+The wrapped function runs twice per step: the first call is the forward, the
+later ones are recomputations inside backward. Those run under
+`recompute_context(name)` so the profiler marks them as a user range
+`recompute <name>` instead of a second forward range.
+"""
+import contextlib
+
+_MARK = "__gcprof_checkpointed__"
+
+# Set by the profiler when recording (module_ranges.py); a no-op otherwise.
+recompute_context = None
+
+
+def is_checkpointed(module):
+    return getattr(module.forward, _MARK, None) is not None
+
+
+def checkpoint_module(torch, module, name):
+    """Makes every grad-enabled call of `module` a checkpointed region."""
+    if is_checkpointed(module):
+        return
+    original = module.forward  # bound method (or a previous instance override)
+    from torch.utils.checkpoint import checkpoint
+
+    def forward(*args, **kwargs):
+        if not torch.is_grad_enabled():
+            return original(*args, **kwargs)  # evaluation: nothing to save
+        calls = [0]
+
+        def run(*inner_args):
+            calls[0] += 1
+            if calls[0] == 1:
+                return original(*inner_args, **kwargs)
+            context = recompute_context(name) if recompute_context else contextlib.nullcontext()
+            with context:
+                return original(*inner_args, **kwargs)
+
+        return checkpoint(run, *args, use_reentrant=False, preserve_rng_state=True)
+
+    setattr(forward, _MARK, name)
+    module.forward = forward

@@ -1,0 +1,184 @@
+"""Forward ranges per module call, named by qualified module name.
+
+Two global module hooks (forward pre-hook and forward hook) see every module
+call of the process. A call made while no other module forward is active on
+the thread is a *root* call: it may open a training step (steps.py), and its
+subtree is named by walking root.named_modules() (cheap, once per root call,
+so modules added later are named too). The first root ever called is the
+model and its names carry no prefix ("", "layers.3.attn"); other roots (a
+loss module called at top level) are prefixed with their class name
+("CrossEntropyLoss"); a known submodule called on its own keeps its name.
+Modules outside any walked tree are not recorded.
+
+Forward pre-hooks that fire while autograd executes a backward pass come from
+a checkpoint's recomputation: the outermost one becomes a user range
+`recompute <name>` and nothing inside it is recorded, so forward times are
+not counted twice.
+
+Per call the pre-hook captures the grad_fn of the inputs (before an in-place
+forward rebinds them); the post-hook reports input/output tensor bytes, ends
+the range and arms the module's backward range (backward_ranges.py).
+"""
+import contextlib
+import threading
+import weakref
+
+from . import checkpointing, failsafe
+from .backward_ranges import BackwardRanges
+from .native import FORWARD, USER
+from .tensors import grad_nodes, tensor_bytes
+
+_SKIP = None  # stack entry of a call that is not recorded
+
+
+class _Frame:
+    __slots__ = ("name", "range_id", "input_nodes", "recompute", "nodes")
+
+    def __init__(self, name, range_id, input_nodes, recompute=False):
+        self.name = name
+        self.range_id = range_id
+        self.input_nodes = input_nodes
+        self.recompute = recompute
+        # Backward dispatchers of nodes met inside this call, id(node) -> (node, hooks):
+        # callers find their callees' so that one node has one pre-hook (nesting order).
+        self.nodes = {}
+
+
+class ModuleRanges:
+    def __init__(self, torch, recorder, steps):
+        self._torch = torch
+        self._rec = recorder
+        self._steps = steps
+        self._backward = BackwardRanges(torch, recorder)
+        self._tls = threading.local()
+        self._names = {}          # id(module) -> qualified name
+        self._primary = None      # weakref to the first root module
+        self._recording = True    # refreshed at each root call
+        graph_task = getattr(torch._C, "_current_graph_task_id", None)
+        self._in_backward = (lambda: graph_task() != -1) if graph_task else (lambda: False)
+        compiler = getattr(torch, "compiler", None)
+        self._compiling = getattr(compiler, "is_compiling", lambda: False)
+
+    def install(self):
+        hooks = self._torch.nn.modules.module
+        pre = hooks.register_module_forward_pre_hook(self._pre)
+        try:
+            post = hooks.register_module_forward_hook(self._post, with_kwargs=True, always_call=True)
+        except TypeError:  # PyTorch 1.13: no kwargs, not called when forward raises
+            post = hooks.register_module_forward_hook(self._post)
+        failsafe.on_failure(pre.remove)
+        failsafe.on_failure(post.remove)
+        checkpointing.recompute_context = self.recompute
+        failsafe.on_failure(lambda: setattr(checkpointing, "recompute_context", None))
+
+    def _stack(self):
+        tls = self._tls
+        try:
+            return tls.stack
+        except AttributeError:
+            tls.stack = []
+            tls.recomputing = 0
+            return tls.stack
+
+    @contextlib.contextmanager
+    def recompute(self, name):
+        """Marks a checkpoint's recomputation of `name` (checkpointing.py)."""
+        self._stack()
+        rid = self._rec.range_start("recompute " + name, USER) if self._recording else 0
+        self._tls.recomputing += 1
+        try:
+            yield
+        finally:
+            self._tls.recomputing -= 1
+            self._rec.range_end(rid)
+
+    def _pre(self, module, args):
+        if self._compiling():
+            return None
+        try:
+            self._enter(module, args)
+        except Exception as exc:
+            failsafe.internal_error("the module forward pre-hook", exc)
+        return None
+
+    def _enter(self, module, args):
+        stack = self._stack()
+        if self._in_backward():
+            if self._tls.recomputing or not self._recording:
+                stack.append(_SKIP)
+                return
+            name = self._names.get(id(module))
+            rid = self._rec.range_start("recompute " + name, USER) if name is not None else 0
+            self._tls.recomputing += 1
+            stack.append(_Frame(name, rid, None, recompute=True))
+            return
+        if not stack:
+            self._root_call(module)
+        name = self._names.get(id(module)) if self._recording else None
+        if name is None:
+            stack.append(_SKIP)
+            return
+        rid = self._rec.range_start(name, FORWARD)
+        inputs = grad_nodes(args, self._torch.Tensor) if self._torch.is_grad_enabled() else None
+        stack.append(_Frame(name, rid, inputs))
+
+    def _root_call(self, module):
+        self._name_tree(module)
+        self._steps.root_forward()
+        self._recording = self._rec.active()
+
+    def _name_tree(self, root):
+        primary = self._primary() if self._primary is not None else None
+        if primary is None:
+            self._primary = weakref.ref(root)
+            primary = root
+        if root is primary:
+            self._names = {id(m): n for n, m in root.named_modules()}
+            return
+        prefix = self._names.get(id(root))
+        if prefix is None:
+            prefix = type(root).__name__
+        self._names.update((id(m), n) for n, m in root.named_modules(prefix=prefix))
+
+    def _post(self, module, args, *rest):
+        if self._compiling():
+            return None
+        try:
+            self._leave(args, rest)
+        except Exception as exc:
+            failsafe.internal_error("the module forward hook", exc)
+        return None
+
+    def _leave(self, args, rest):
+        stack = self._stack()
+        if not stack:
+            return
+        frame = stack.pop()
+        if frame is _SKIP:
+            return
+        if frame.recompute:
+            self._tls.recomputing -= 1
+            self._rec.range_end(frame.range_id)
+            return
+        kwargs, output = rest if len(rest) == 2 else (None, rest[0])
+        tensor = self._torch.Tensor
+        in_bytes = tensor_bytes(args, tensor) + (tensor_bytes(kwargs, tensor) if kwargs else 0)
+        self._rec.range_io(frame.range_id, in_bytes, tensor_bytes(output, tensor))
+        self._rec.range_end(frame.range_id)
+        if output is None or frame.input_nodes is None or not self._torch.is_grad_enabled():
+            return
+        outputs = grad_nodes(output, tensor)
+        if not outputs:
+            return
+        callers = [f for f in reversed(stack) if f is not _SKIP and not f.recompute]
+        self._backward.arm(frame.name, outputs, frame.input_nodes,
+                           [frame.nodes] + [f.nodes for f in callers])
+        if callers and frame.nodes:
+            # Only this call's inputs and outputs can meet the caller's modules again;
+            # they are alive in the caller anyway, so holding their nodes changes nothing.
+            keep = {id(n) for n in outputs}
+            keep.update(id(n) for n in frame.input_nodes)
+            caller_nodes = callers[0].nodes
+            for key, entry in frame.nodes.items():
+                if key in keep and key not in caller_nodes:
+                    caller_nodes[key] = entry

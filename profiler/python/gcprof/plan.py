@@ -1,0 +1,96 @@
+"""Reading a gcprof.plan/1 file and applying it to a model (docs/plan.md).
+
+`checkpoint` is a list of segments, each a list of unit names (qualified
+module names as recorded: "layers.3"). Python cannot checkpoint an arbitrary
+region between modules, so a segment of several units is applied as one
+checkpoint per unit; the advisor emits single-unit segments for runs whose
+runtime is "python".
+"""
+import difflib
+import json
+import os
+import sys
+
+from .checkpointing import checkpoint_module
+
+FORMAT = "gcprof.plan/1"
+
+
+class PlanError(Exception):
+    """A plan that cannot be applied; the message says what and how to fix it."""
+
+
+def load_plan(plan):
+    """A plan as a dict, from a path or an already parsed dict."""
+    if isinstance(plan, dict):
+        data, where = plan, "plan"
+    else:
+        where = os.fspath(plan)
+        try:
+            with open(where, encoding="utf-8") as f:
+                data = json.load(f)
+        except OSError as exc:
+            raise PlanError("%s: cannot read the plan (%s)" % (where, exc.strerror or exc)) from None
+        except ValueError as exc:
+            raise PlanError("%s: not valid JSON (%s); write it with `gcprof advise -o`" % (where, exc)) from None
+    if not isinstance(data, dict) or data.get("format") != FORMAT:
+        found = data.get("format") if isinstance(data, dict) else type(data).__name__
+        raise PlanError("%s: format is %r, expected %r; write it with `gcprof advise -o`"
+                        % (where, found, FORMAT))
+    segments = data.get("checkpoint")
+    if not isinstance(segments, list) or not all(
+            isinstance(s, list) and all(isinstance(n, str) for n in s) for s in segments):
+        raise PlanError('%s: "checkpoint" must be a list of segments, each a list of module names'
+                        % where)
+    return data
+
+
+def checkpoint_names(plan):
+    """The unit names to checkpoint, in plan order, without repeats."""
+    names = []
+    for segment in plan["checkpoint"]:
+        for name in segment:
+            if name not in names:
+                names.append(name)
+    return names
+
+
+def resolve(model, names, where="plan"):
+    """The modules for `names`, or PlanError listing near matches."""
+    modules = dict(model.named_modules())
+    missing = [n for n in names if n not in modules]
+    if missing:
+        known = [n for n in modules if n]
+        lines = ["%s: %d checkpoint name%s not found among the modules of the model (%s):"
+                 % (where, len(missing), "" if len(missing) == 1 else "s", type(model).__name__)]
+        for name in missing:
+            near = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+            hint = ("did you mean " + ", ".join(repr(n) for n in near) + "?") if near else "no similar name"
+            lines.append("  %r: %s" % (name, hint))
+        lines.append("Names are qualified module names as `gcprof show` lists them; advise on a "
+                     "trace of this model or fix the names in the plan.")
+        raise PlanError("\n".join(lines))
+    return [(n, modules[n]) for n in names]
+
+
+def apply_plan(model, plan):
+    """Wraps the planned modules' forward in checkpoint; returns their names.
+
+    All names are checked before any module is changed, so a bad plan leaves
+    the model untouched.
+    """
+    import torch
+
+    where = "plan" if isinstance(plan, dict) else os.fspath(plan)
+    data = load_plan(plan)
+    targets = resolve(model, checkpoint_names(data), where)
+    for name, module in targets:
+        checkpoint_module(torch, module, name)
+    return [name for name, _ in targets]
+
+
+def exit_with(error):
+    """Ends the job for a plan error: the message, no traceback, exit code 2."""
+    sys.stderr.write("gcprof: %s\n" % error)
+    sys.stderr.flush()
+    raise SystemExit(2)

@@ -1,0 +1,49 @@
+"""What sitecustomize starts: nothing until torch is imported, then the hooks.
+
+GCPROF_DB set (by `gcprof record`) and the injector (or a test recorder) in
+the process: module ranges, backward ranges, steps and the loss are recorded.
+GCPROF_PLAN set (by `gcprof verify`, or by hand): the plan is applied before
+the first step, recording or not. Neither set: nothing is installed.
+"""
+import os
+
+from . import failsafe
+from .torch_import_hook import TorchImportWatcher
+
+
+def wanted():
+    return bool(os.environ.get("GCPROF_DB") or os.environ.get("GCPROF_PLAN"))
+
+
+def start():
+    if wanted():
+        TorchImportWatcher(on_torch_loaded).install()
+
+
+def on_torch_loaded(torch):
+    plan_path = os.environ.get("GCPROF_PLAN")
+    if plan_path:
+        # Before the profiler's hooks: global pre-hooks run in registration order.
+        from .env_plan import PlanOnFirstForward
+        PlanOnFirstForward(torch, plan_path).install()
+    if os.environ.get("GCPROF_DB"):
+        try:
+            install_profiler(torch)
+        except Exception as exc:
+            failsafe.internal_error("installing the module hooks", exc)
+
+
+def install_profiler(torch, recorder=None):
+    """Installs the recording hooks; returns the recorder, None when nothing records."""
+    from . import native
+    from .module_ranges import ModuleRanges
+    from .steps import StepTracker
+
+    recorder = recorder or native.load()
+    if recorder is None:
+        return None  # GCPROF_DB without the injector (e.g. LD_PRELOAD dropped): stay out
+    recorder.set_runtime("python")
+    steps = StepTracker(torch, recorder)
+    steps.install()
+    ModuleRanges(torch, recorder, steps).install()
+    return recorder

@@ -1,0 +1,83 @@
+"""Training-step boundaries and the loss of each step.
+
+A step ends when optimizer.step() returns (a global optimizer post hook) and
+the next one begins at the first root-module forward with grad enabled after
+that (or the first one of the process); evaluation forwards under no_grad do
+not open steps. Indices count from 0.
+
+The loss is the last single-element tensor that backward was called on
+outside another backward (torch.autograd.backward is patched; Tensor.backward
+goes through it). Only a detached alias is kept, and its value is read with
+.item() when the step ends, so recording adds at most one device sync per
+step and never extends the graph's lifetime. With gradient accumulation the
+step's loss is that of its last micro-batch.
+"""
+import functools
+
+from . import failsafe
+
+
+class StepTracker:
+    def __init__(self, torch, recorder):
+        self._torch = torch
+        self._rec = recorder
+        self._index = 0
+        self._open = False
+        self._loss = None
+        self._in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)
+
+    def install(self):
+        torch = self._torch
+        from torch.optim.optimizer import register_optimizer_step_post_hook
+
+        handle = register_optimizer_step_post_hook(self._optimizer_stepped)
+        failsafe.on_failure(handle.remove)
+        original = torch.autograd.backward
+        tracker = self
+
+        @functools.wraps(original)
+        def backward(tensors, *args, **kwargs):
+            tracker._note_backward(tensors)
+            return original(tensors, *args, **kwargs)
+
+        torch.autograd.backward = backward
+
+        def restore():
+            if torch.autograd.backward is backward:
+                torch.autograd.backward = original
+
+        failsafe.on_failure(restore)
+
+    @property
+    def index(self):
+        return self._index
+
+    def root_forward(self):
+        """A root module's forward starts; opens a step when none is open."""
+        if self._open or not self._torch.is_grad_enabled():
+            return
+        self._open = True
+        self._rec.step_begin(self._index)
+
+    def _note_backward(self, tensors):
+        try:
+            if failsafe.failed() or self._in_backward() != -1:
+                return  # reentrant checkpoint's inner backward, not a loss
+            t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
+            if isinstance(t, self._torch.Tensor) and t.numel() == 1:
+                self._loss = t.detach()
+        except Exception as exc:
+            failsafe.internal_error("the backward patch", exc)
+
+    def _optimizer_stepped(self, optimizer, args, kwargs):
+        if not self._open:
+            return  # a second optimizer in the same iteration (GAN): one step
+        try:
+            self._open = False
+            loss, self._loss = self._loss, None
+            if loss is not None:
+                self._rec.scalar("loss", float(loss.item()))
+            self._rec.step_end()
+            self._index += 1
+        except Exception as exc:
+            failsafe.internal_error("the optimizer step hook", exc)

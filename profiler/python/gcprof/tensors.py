@@ -1,0 +1,46 @@
+"""Finding the tensors in a module call's arguments and results.
+
+Module inputs and outputs are tensors or small containers of them (tuples,
+lists, dicts, dataclass-like outputs are ignored). The walk is bounded in depth
+and never keeps a reference to what it visits.
+"""
+_MAX_DEPTH = 4
+
+
+def iter_tensors(value, tensor_type, depth=0):
+    if isinstance(value, tensor_type):
+        yield value
+    elif depth < _MAX_DEPTH:
+        if isinstance(value, (tuple, list)):
+            for item in value:
+                yield from iter_tensors(item, tensor_type, depth + 1)
+        elif isinstance(value, dict):
+            for item in value.values():
+                yield from iter_tensors(item, tensor_type, depth + 1)
+
+
+def tensor_bytes(value, tensor_type):
+    """Logical bytes (elements x element size) of the tensors in `value`."""
+    total = 0
+    for t in iter_tensors(value, tensor_type):
+        try:
+            total += t.numel() * t.element_size()
+        except Exception:  # nested / sparse layouts without a flat size
+            pass
+    return total
+
+
+def grad_nodes(value, tensor_type):
+    """The distinct autograd nodes that produced the tensors in `value`.
+
+    Leaves (tensors without grad_fn) are skipped: their gradient only gets
+    accumulated, there is no node whose pre-hook marks it complete.
+    """
+    nodes = []
+    seen = set()
+    for t in iter_tensors(value, tensor_type):
+        node = t.grad_fn
+        if node is not None and id(node) not in seen:
+            seen.add(id(node))
+            nodes.append(node)
+    return nodes

@@ -1,0 +1,110 @@
+// The writer's event logic on hand-made event sequences.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+
+#include "event_processor.h"
+#include "trace_store.h"
+
+using namespace gcprof;
+using namespace gcprof::inject;
+
+namespace {
+
+std::string tempDb(const char* name) {
+  std::string p = testing::TempDir() + "gcprof_events_" + name + "_" + std::to_string(getpid()) + ".db";
+  for (const char* ext : {"", "-wal", "-shm"}) std::remove((p + ext).c_str());
+  return p;
+}
+
+Stamped ev(EventType type, Ns time, uint64_t a = 0, int64_t b = 0, int64_t c = 0, int64_t tid = 1) {
+  Stamped s{};
+  s.e.type = type;
+  s.e.time = time;
+  s.e.a = a;
+  s.e.b = b;
+  s.e.c = c;
+  s.e.device = -1;
+  s.tid = tid;
+  return s;
+}
+
+void run(EventProcessor& p, std::vector<Stamped> events) {
+  p.process(events.begin(), events.end());
+  p.finish("complete", Counters{}, "host", "native");
+}
+
+Trace load(const std::string& db) {
+  TraceStore s(db, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(s.runs().size(), 1u);
+  return s.load(s.runs().at(0).id);
+}
+
+}  // namespace
+
+TEST(EventProcessor, PairsAllocationsWithTheirFrees) {
+  std::string db = tempDb("pairs");
+  EventProcessor p(db, true);
+  run(p, {ev(EventType::Alloc, 10, 0x1000, 4096), ev(EventType::Alloc, 11, 0x2000, 8192),
+          ev(EventType::Free, 20, 0x1000)});
+  Trace t = load(db);
+  ASSERT_EQ(t.allocations.size(), 2u);
+  EXPECT_EQ(t.allocations[0].free, 20);
+  EXPECT_EQ(t.allocations[1].free, -1);  // live at exit
+}
+
+TEST(EventProcessor, AReusedAddressClosesTheEarlierAllocation) {
+  // The free was reported by another thread whose event has not arrived yet.
+  std::string db = tempDb("reuse");
+  EventProcessor p(db, true);
+  run(p, {ev(EventType::Alloc, 10, 0x1000, 4096), ev(EventType::Alloc, 30, 0x1000, 4096, 0, 2)});
+  Trace t = load(db);
+  ASSERT_EQ(t.allocations.size(), 2u);
+  EXPECT_EQ(t.allocations[0].free, 30);
+}
+
+TEST(EventProcessor, FreesOfUnknownMemoryAreCounted) {
+  std::string db = tempDb("unmatched");
+  EventProcessor p(db, true);
+  run(p, {ev(EventType::Free, 10, 0x9000)});
+  EXPECT_EQ(load(db).run.unmatched_frees, 1);
+}
+
+TEST(EventProcessor, AProcessThatMarksNothingGetsNoRunUnlessItIsTheRoot) {
+  std::string db = tempDb("lazy");
+  {
+    EventProcessor p(db, false);
+    run(p, {ev(EventType::Alloc, 10, 0x1000, 4096)});
+  }
+  TraceStore s(db, TraceStore::Mode::ReadOnly);
+  EXPECT_TRUE(s.runs().empty());
+}
+
+TEST(EventProcessor, AllocationsBeforeTheFirstRangeAreKeptOnceTheRunExists) {
+  std::string db = tempDb("pending");
+  EventProcessor p(db, false);
+  const char* name = "layers.0";
+  run(p, {ev(EventType::Alloc, 10, 0x1000, 4096),
+          ev(EventType::RangeStart, 20, 1, reinterpret_cast<int64_t>(name), 1 | (1 << 8)),
+          ev(EventType::RangeEnd, 30, 1)});
+  Trace t = load(db);
+  EXPECT_EQ(t.allocations.size(), 1u);
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.ranges[0].depth, 2);
+  EXPECT_EQ(t.ranges[0].end, 30);
+}
+
+TEST(EventProcessor, OpenRangesAndStepsAreClosedAtFinish) {
+  std::string db = tempDb("open");
+  EventProcessor p(db, true);
+  const char* name = "layers.1";
+  run(p, {ev(EventType::StepBegin, 5, 0),
+          ev(EventType::RangeStart, 20, 1, reinterpret_cast<int64_t>(name), 1 | (1 << 8))});
+  Trace t = load(db);
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_GE(t.ranges[0].end, 20);
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_GE(t.steps[0].end, 20);
+}

@@ -1,0 +1,105 @@
+// A small program run under `gcprof record` by injector_test.cpp. Each mode
+// exercises one promise of the injector; sizes are distinctive so the test
+// can find exactly these allocations in the trace.
+#include <malloc.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "gcprof/gcprof.h"
+
+namespace {
+
+void* keep(void* p) {
+  // Stop the compiler from eliding malloc/free pairs.
+  asm volatile("" : : "g"(p) : "memory");
+  return p;
+}
+
+int threads() {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < 4; ++t) {
+    pool.emplace_back([t] {
+      std::string name = "thread." + std::to_string(t);
+      uint64_t r = gcprof_range_start(name.c_str(), GCPROF_USER);
+      for (int i = 0; i < 1000; ++i) free(keep(malloc(40000 + t * 16)));
+      gcprof_range_end(r);
+    });
+  }
+  for (auto& th : pool) th.join();
+  return 0;
+}
+
+int small() {
+  for (int i = 0; i < 10000; ++i) free(keep(malloc(100)));
+  free(keep(malloc(50000)));
+  return 0;
+}
+
+int apis() {
+  void* p = nullptr;
+  free(keep(calloc(10, 6100)));                      // 61000
+  free(keep(realloc(keep(malloc(62000)), 63000)));   // 62000 then 63000
+  if (posix_memalign(&p, 64, 64000) == 0) free(keep(p));
+  free(keep(aligned_alloc(64, 65536)));
+  free(keep(memalign(128, 66000)));
+  free(keep(valloc(67000)));
+  return 0;
+}
+
+int forkChild() {
+  void* mine = keep(malloc(77777));
+  pid_t pid = fork();
+  if (pid == 0) {
+    for (int i = 0; i < 10; ++i) free(keep(malloc(88888)));
+    exit(0);  // runs atexit handlers: must not hang or write
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  free(mine);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
+int steps() {
+  for (int s = 0; s < 4; ++s) {
+    gcprof_step_begin(s);
+    uint64_t f = gcprof_range_start("layers.0", GCPROF_FORWARD);
+    void* act = keep(malloc(100000 + s));
+    gcprof_range_end(f);
+    uint64_t b = gcprof_range_start("layers.0", GCPROF_BACKWARD);
+    free(act);
+    gcprof_range_end(b);
+    gcprof_scalar("loss", 1.0 / (s + 1));
+    gcprof_step_end();
+  }
+  return 0;
+}
+
+int sigterm() {
+  gcprof_step_begin(0);
+  keep(malloc(99999));
+  gcprof_step_end();
+  raise(SIGTERM);
+  return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "threads") return threads();
+  if (mode == "small") return small();
+  if (mode == "apis") return apis();
+  if (mode == "fork") return forkChild();
+  if (mode == "steps") return steps();
+  if (mode == "sigterm") return sigterm();
+  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm\n");
+  return 2;
+}

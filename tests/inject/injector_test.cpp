@@ -1,0 +1,142 @@
+// The real injector in a real process: inject_probe recorded by `gcprof record`.
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <map>
+
+#include "trace_store.h"
+
+using namespace gcprof;
+
+namespace {
+
+struct Recorded {
+  int exit_code;
+  std::string db;
+};
+
+Recorded record(const std::string& mode, const std::string& flags = "") {
+  std::string db = testing::TempDir() + "gcprof_probe_" + mode + "_" + std::to_string(getpid()) + ".db";
+  for (const char* ext : {"", "-wal", "-shm"}) std::remove((db + ext).c_str());
+  std::string cmd = std::string(GCPROF_BIN) + " record -o " + db + " " + flags + " -- " + PROBE_BIN +
+                    " " + mode + " 2>/dev/null";
+  int status = std::system(cmd.c_str());
+  return {WEXITSTATUS(status), db};
+}
+
+Trace onlyRun(const std::string& db) {
+  TraceStore s(db, TraceStore::Mode::ReadOnly);
+  auto runs = s.runs();
+  EXPECT_EQ(runs.size(), 1u);
+  return s.load(runs.at(0).id);
+}
+
+size_t countBytes(const Trace& t, Bytes bytes) {
+  return std::count_if(t.allocations.begin(), t.allocations.end(),
+                       [&](const Allocation& a) { return a.bytes == bytes; });
+}
+
+}  // namespace
+
+TEST(Injector, ThreadsRecordEveryAllocationWithTheirOwnRange) {
+  Recorded r = record("threads");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  std::map<int64_t, std::string> names;
+  for (const Range& range : t.ranges) names[range.id] = range.name;
+  for (int th = 0; th < 4; ++th) {
+    Bytes size = 40000 + th * 16;
+    EXPECT_EQ(countBytes(t, size), 1000u) << "thread " << th;
+    for (const Allocation& a : t.allocations) {
+      if (a.bytes != size) continue;
+      EXPECT_TRUE(a.freed());
+      EXPECT_EQ(names[a.range], "thread." + std::to_string(th));
+    }
+  }
+  EXPECT_EQ(t.run.status, "complete");
+  EXPECT_EQ(t.run.dropped_events, 0);
+}
+
+TEST(Injector, SmallAllocationsAreCountedNotRecorded) {
+  Recorded r = record("small", "--min-bytes 1KiB");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  EXPECT_EQ(countBytes(t, 100), 0u);
+  EXPECT_GE(t.run.small_allocs, 10000);
+  EXPECT_GE(t.run.small_bytes, 10000 * 100);
+  EXPECT_EQ(countBytes(t, 50000), 1u);
+}
+
+TEST(Injector, EveryAllocationFunctionIsInterposed) {
+  Recorded r = record("apis");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  std::map<Bytes, int> api;
+  for (const Allocation& a : t.allocations) api[a.bytes] = a.api;
+  EXPECT_EQ(api.at(61000), static_cast<int>(AllocApi::Calloc));
+  EXPECT_EQ(api.at(62000), static_cast<int>(AllocApi::Malloc));
+  EXPECT_EQ(api.at(63000), static_cast<int>(AllocApi::Realloc));
+  EXPECT_EQ(api.at(64000), static_cast<int>(AllocApi::PosixMemalign));
+  EXPECT_EQ(api.at(65536), static_cast<int>(AllocApi::AlignedAlloc));
+  EXPECT_EQ(api.at(66000), static_cast<int>(AllocApi::Memalign));
+  EXPECT_EQ(api.at(67000), static_cast<int>(AllocApi::Valloc));
+  for (const Allocation& a : t.allocations) {
+    if (a.bytes >= 61000 && a.bytes <= 67000) {
+      EXPECT_TRUE(a.freed()) << a.bytes;
+    }
+  }
+}
+
+TEST(Injector, AForkedChildNeverWritesIntoTheParentsRun) {
+  Recorded r = record("fork");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  EXPECT_EQ(countBytes(t, 77777), 1u);
+  EXPECT_EQ(countBytes(t, 88888), 0u);
+  EXPECT_EQ(t.run.status, "complete");
+}
+
+TEST(Injector, StepsRangesAndScalarsFromTheCApi) {
+  Recorded r = record("steps");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  ASSERT_EQ(t.steps.size(), 4u);
+  ASSERT_EQ(t.scalars.size(), 4u);
+  EXPECT_DOUBLE_EQ(t.scalars[1].value, 0.5);
+  EXPECT_EQ(t.scalars[1].step, 1);
+  int forward = 0, backward = 0;
+  for (const Range& range : t.ranges) {
+    EXPECT_EQ(range.name, "layers.0");
+    EXPECT_EQ(range.domain, RangeDomain::Module);
+    EXPECT_EQ(range.depth, 2);
+    forward += range.phase == Phase::Forward;
+    backward += range.phase == Phase::Backward;
+  }
+  EXPECT_EQ(forward, 4);
+  EXPECT_EQ(backward, 4);
+  for (int s = 0; s < 4; ++s) EXPECT_EQ(countBytes(t, 100000 + s), 1u);
+}
+
+TEST(Injector, StepsWindowKeepsOnlyThoseSteps) {
+  Recorded r = record("steps", "--steps 1:3");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  ASSERT_EQ(t.steps.size(), 2u);
+  EXPECT_EQ(t.steps[0].index, 1);
+  EXPECT_EQ(t.steps[1].index, 2);
+  EXPECT_EQ(countBytes(t, 100000), 0u);
+  EXPECT_EQ(countBytes(t, 100001), 1u);
+  EXPECT_EQ(countBytes(t, 100002), 1u);
+  EXPECT_EQ(countBytes(t, 100003), 0u);
+}
+
+TEST(Injector, SigtermFlushesAndMarksTheRunInterrupted) {
+  Recorded r = record("sigterm");
+  EXPECT_EQ(r.exit_code, 128 + 15);
+  Trace t = onlyRun(r.db);
+  EXPECT_EQ(t.run.status, "interrupted");
+  EXPECT_EQ(countBytes(t, 99999), 1u);
+  EXPECT_EQ(t.steps.size(), 1u);
+}

@@ -1,0 +1,221 @@
+// The trace store: what is written comes back, and files that are not
+// gcprof traces (or are newer than this build) are refused with a clear error.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "run_writer.h"
+#include "trace_store.h"
+
+using namespace gcprof;
+
+namespace {
+
+std::string tempPath(const char* name) {
+  std::string p = testing::TempDir() + "gcprof_store_" + name + "_" + std::to_string(getpid()) + ".db";
+  std::remove(p.c_str());
+  std::remove((p + "-wal").c_str());
+  std::remove((p + "-shm").c_str());
+  return p;
+}
+
+std::string errorOf(const std::string& path) {
+  try {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(TraceStore, RoundTripsEveryTable) {
+  std::string path = tempPath("roundtrip");
+  {
+    RunWriter w(path);
+    RunInfo info;
+    info.command = R"(["python3","train.py"])";
+    info.cwd = "/tmp";
+    info.pid = 42;
+    info.started = 1000;
+    int64_t run = w.createRun(info);
+    EXPECT_EQ(run, 1);
+    Range r;
+    r.id = 7;
+    r.name = "layers.3.attn";
+    r.domain = RangeDomain::Module;
+    r.phase = Phase::Backward;
+    r.thread = 11;
+    r.depth = 3;
+    r.parent = 6;
+    r.start = 2000;
+    r.end = 3000;
+    r.step = 1;
+    r.input_bytes = 4096;
+    r.output_bytes = 8192;
+    w.add(r);
+    Allocation a;
+    a.addr = 0xdeadbeef000;
+    a.bytes = 1 << 20;
+    a.thread = 11;
+    a.api = static_cast<int>(AllocApi::PosixMemalign);
+    a.alloc = 2100;
+    a.free = 2900;
+    a.range = 7;
+    a.step = 1;
+    w.add(a);
+    a.addr += 4096;
+    a.free = -1;
+    a.alloc = 2200;
+    w.add(a);
+    w.add(Step{1, 1500, 3500});
+    w.add(Scalar{1, "loss", 2.5});
+    Kernel k;
+    k.name = "gemm";
+    k.start = 2050;
+    k.end = 2150;
+    k.range = 7;
+    w.add(k);
+    RunInfo done;
+    done.status = "complete";
+    done.ended = 4000;
+    done.small_allocs = 5;
+    done.runtime = "python";
+    w.finish(done);
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  ASSERT_EQ(s.runs().size(), 1u);
+  Trace t = s.load(1);
+  EXPECT_EQ(t.run.command, R"(["python3","train.py"])");
+  EXPECT_EQ(t.run.status, "complete");
+  EXPECT_EQ(t.run.small_allocs, 5);
+  EXPECT_EQ(t.run.runtime, "python");
+  ASSERT_EQ(t.ranges.size(), 1u);
+  EXPECT_EQ(t.ranges[0].name, "layers.3.attn");
+  EXPECT_EQ(t.ranges[0].phase, Phase::Backward);
+  EXPECT_EQ(t.ranges[0].output_bytes, 8192);
+  ASSERT_EQ(t.allocations.size(), 2u);
+  EXPECT_EQ(t.allocations[0].addr, 0xdeadbeef000u);
+  EXPECT_EQ(t.allocations[0].free, 2900);
+  EXPECT_FALSE(t.allocations[1].freed());
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].end, 3500);
+  ASSERT_EQ(t.scalars.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.scalars[0].value, 2.5);
+  ASSERT_EQ(t.kernels.size(), 1u);
+}
+
+TEST(TraceStore, KernelTimeIsAttributedToTheRangeAndItsParents) {
+  std::string path = tempPath("kernels");
+  RunWriter w(path);
+  w.createRun(RunInfo{});
+  Range outer;
+  outer.id = 1;
+  outer.name = "layers.0";
+  outer.start = 0;
+  outer.end = 100;
+  Range inner = outer;
+  inner.id = 2;
+  inner.parent = 1;
+  inner.name = "layers.0.mlp";
+  w.add(outer);
+  w.add(inner);
+  Kernel k;
+  k.range = 2;
+  k.start = 10;
+  k.end = 30;
+  w.add(k);
+  k.range = 1;
+  k.start = 40;
+  k.end = 45;
+  w.add(k);
+  w.attributeKernelTime();
+  RunInfo done;
+  done.status = "complete";
+  w.finish(done);
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  Trace t = s.load(1);
+  ASSERT_EQ(t.ranges.size(), 2u);
+  for (const Range& r : t.ranges) EXPECT_EQ(r.device_ns, r.id == 1 ? 25 : 20) << r.name;
+}
+
+TEST(TraceStore, PlansAndVerificationsRoundTrip) {
+  std::string path = tempPath("plans");
+  TraceStore s(path, TraceStore::Mode::ReadWrite);
+  int64_t plan = s.savePlan({0, 1, 5, "optimal", 1000, R"({"format":"gcprof.plan/1"})"});
+  s.saveVerification({0, plan, 1, 2, "PASS", 6, "{}"});
+  ASSERT_EQ(s.plans().size(), 1u);
+  EXPECT_EQ(s.plans()[0].strategy, "optimal");
+  ASSERT_EQ(s.verifications().size(), 1u);
+  EXPECT_EQ(s.verifications()[0].verdict, "PASS");
+}
+
+TEST(TraceStore, RefusesAFileThatIsNotSQLite) {
+  std::string path = tempPath("text");
+  std::ofstream(path) << "/dev/null\n";
+  std::string err = errorOf(path);
+  EXPECT_NE(err.find(path), std::string::npos) << err;
+  EXPECT_NE(err.find("not"), std::string::npos) << err;
+}
+
+TEST(TraceStore, RefusesAnotherApplicationsDatabase) {
+  std::string path = tempPath("foreign");
+  sqlite3* db;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE songs (title TEXT)", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_NE(errorOf(path).find("not a gcprof trace"), std::string::npos) << errorOf(path);
+}
+
+TEST(TraceStore, RefusesANewerSchemaAndSaysWhatToDo) {
+  std::string path = tempPath("newer");
+  { TraceStore s(path, TraceStore::Mode::ReadWrite); }
+  sqlite3* db;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db, "PRAGMA user_version = 99", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  std::string err = errorOf(path);
+  EXPECT_NE(err.find("schema version 99 is newer"), std::string::npos) << err;
+  EXPECT_NE(err.find("upgrade gcprof"), std::string::npos) << err;
+}
+
+TEST(TraceStore, RefusesAMissingFileWithoutCreatingIt) {
+  std::string path = tempPath("missing");
+  EXPECT_NE(errorOf(path).find("cannot open"), std::string::npos);
+  EXPECT_NE(access(path.c_str(), F_OK), 0);
+}
+
+TEST(TraceStore, RefusesATruncatedTrace) {
+  std::string path = tempPath("truncated");
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    for (int i = 0; i < 5000; ++i) {
+      Allocation a;
+      a.addr = i;
+      a.bytes = 1;
+      w.add(a);
+    }
+    w.commit();
+  }
+  // Checkpoint the WAL into the main file, then cut the file in half.
+  sqlite3* db;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db, "PRAGMA wal_checkpoint(TRUNCATE); PRAGMA journal_mode=DELETE", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  std::ifstream in(path, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::ofstream(path, std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 2);
+  std::string err;
+  try {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+    s.load(1);
+  } catch (const StoreError& e) {
+    err = e.what();
+  }
+  EXPECT_NE(err.find(path), std::string::npos) << "no error naming the file: " << err;
+}
