@@ -1,0 +1,166 @@
+// gcprof verify: re-run the recorded job with a plan applied and recording
+// on, then compare measured against predicted peak and step time, and the
+// losses against the baseline's.
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
+
+#include "commands.h"
+#include "plan/plan_file.h"
+#include "recorded_launch.h"
+#include "size_parse.h"
+#include "trace_input.h"
+#include "trace_store.h"
+#include "verify/verification.h"
+
+namespace gcprof::cli {
+namespace {
+
+using advisor::PlanFile;
+
+struct VerifyArgs {
+  std::string trace;
+  std::string plan;
+  std::string backend = "auto";
+  std::vector<std::string> command;
+};
+
+std::string absolute(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[4096];
+  return std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + p;
+}
+
+// The plan's row in the trace: the one advise stored, or a new one.
+int64_t planId(TraceStore& store, const PlanFile& plan) {
+  if (plan.json.contains("plan_id")) {
+    int64_t id = plan.json["plan_id"].get<int64_t>();
+    for (const PlanRecord& p : store.plans())
+      if (p.id == id) return id;
+  }
+  nlohmann::json stored = plan.json;
+  stored.erase("plan_id");
+  return store.savePlan({0, plan.trace_run, monotonicNs(), plan.strategy, plan.budget_bytes, stored.dump()});
+}
+
+// Progress while the job runs: steps done in the verification run so far.
+class Progress {
+ public:
+  Progress(std::string trace, int64_t after) : trace_(std::move(trace)), after_(after) {
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~Progress() {
+    stop_ = true;
+    thread_.join();
+  }
+
+ private:
+  void loop() {
+    long long shown = -1;
+    while (!stop_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(500));
+      try {
+        TraceStore s(trace_, TraceStore::Mode::ReadOnly);
+        sqlite3_stmt* st = nullptr;
+        sqlite3_prepare_v2(s.handle(), "SELECT count(*) FROM steps WHERE run > ?", -1, &st, nullptr);
+        sqlite3_bind_int64(st, 1, after_);
+        long long steps = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        sqlite3_finalize(st);
+        if (steps != shown) std::fprintf(stderr, "gcprof verify: %lld step(s) done\n", steps);
+        shown = steps;
+      } catch (const std::exception&) {
+        // The job has not created its run yet, or is writing: try again.
+      }
+    }
+  }
+
+  std::string trace_;
+  int64_t after_;
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
+
+void printVerification(const advisor::Verification& v) {
+  auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
+  std::printf("verification run %lld of baseline run %lld, plan %lld (%s, %zu segments)\n",
+              static_cast<long long>(v.run), static_cast<long long>(v.baseline_run),
+              static_cast<long long>(v.plan_id), v.strategy.c_str(), v.checkpoint.size());
+  std::printf("  %-10s %14s %14s %14s %10s\n", "", "baseline", "predicted", "measured", "budget");
+  std::printf("  %-10s %11.1f MiB %11.1f MiB %11.1f MiB %6.1f MiB\n", "peak", mib(v.baseline_peak),
+              mib(v.predicted_peak), mib(v.measured_peak), mib(v.budget));
+  std::printf("  %-10s %12.1f ms %12.1f ms %12.1f ms\n", "step time", v.baseline_step_ns / 1e6,
+              v.predicted_step_ns / 1e6, v.measured_step_ns / 1e6);
+  for (const advisor::Gate& g : v.gates)
+    std::printf("  [%s] %-20s %s\n", g.passed ? "ok" : "FAIL", g.name.c_str(), g.detail.c_str());
+  std::printf("verdict: %s\n", v.verdict.c_str());
+}
+
+int runVerify(const VerifyArgs& a) {
+  PlanFile plan = advisor::readPlanFile(a.plan);
+  TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
+  int64_t baseline_id = chooseRun(store, plan.trace_run);
+  RunInfo baseline = store.run(baseline_id);
+  int64_t plan_id = planId(store, plan);
+
+  LaunchOptions o;
+  o.trace = absolute(a.trace);
+  o.backend = a.backend != "auto" ? a.backend : (baseline.backend == "cuda" ? "cuda" : "auto");
+  o.min_bytes = baseline.min_bytes > 0 ? baseline.min_bytes : o.min_bytes;
+  o.baseline_run = baseline_id;
+  o.plan_id = plan_id;
+  o.name = "verify plan " + std::to_string(plan_id);
+  o.extra_env["GCPROF_PLAN"] = absolute(a.plan);
+  if (!a.command.empty()) {
+    o.argv = a.command;
+  } else {
+    // The recorded command, in its directory, with the environment that
+    // shapes training (seeds, threads, allocator settings).
+    nlohmann::json argv = nlohmann::json::parse(baseline.command, nullptr, false);
+    if (!argv.is_array() || argv.empty())
+      throw StoreError(a.trace + ": run " + std::to_string(baseline_id) +
+                       " has no recorded command; give one after --");
+    o.argv = argv.get<std::vector<std::string>>();
+    o.cwd = baseline.cwd;
+    nlohmann::json env = nlohmann::json::parse(baseline.env, nullptr, false);
+    if (env.is_object())
+      for (auto& [k, v] : env.items()) o.extra_env.emplace(k, v.get<std::string>());
+  }
+  std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
+               static_cast<long long>(baseline_id), a.plan.c_str());
+  LaunchResult r;
+  {
+    Progress progress(o.trace, store.maxRunId());
+    r = launchRecorded(o);
+  }
+  int64_t run_id = 0;
+  for (long long id : r.runs)
+    if (store.run(id).baseline_run == baseline_id) run_id = id;
+  if (run_id == 0) throw StoreError(a.trace + ": the verification job created no run");
+  advisor::Verification v =
+      advisor::verify(store.load(baseline_id), store.load(run_id), plan, plan_id, r.exit_code);
+  store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
+  printVerification(v);
+  return v.verdict == "PASS" ? 0 : 1;
+}
+
+}  // namespace
+
+void addVerify(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<VerifyArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "verify",
+      "Re-run the recorded job with a plan applied (GCPROF_PLAN) and recording on, then compare\n"
+      "measured vs predicted peak and step time, and losses vs the baseline.\n"
+      "Exit 0 when every gate passes, 1 when one fails, 2 for bad input.");
+  sub->add_option("trace", args->trace, "Trace holding the baseline run")->required();
+  sub->add_option("--plan", args->plan, "Plan file written by `gcprof advise`")->required();
+  sub->add_option("--backend", args->backend, "auto | host | cuda (default: the baseline's)")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}));
+  sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
+  sub->callback([args, &exit_code] { exit_code = runVerify(*args); });
+}
+
+}  // namespace gcprof::cli

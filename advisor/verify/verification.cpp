@@ -1,0 +1,146 @@
+#include "verify/verification.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+
+#include "model/memory_curve.h"
+
+namespace gcprof::advisor {
+namespace {
+
+std::string mib(Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  return buf;
+}
+
+std::vector<std::pair<int64_t, double>> lossesOf(const Trace& t) {
+  std::vector<std::pair<int64_t, double>> out;
+  for (const Scalar& s : t.scalars)
+    if (s.name == "loss") out.push_back({s.step, s.value});
+  return out;
+}
+
+Gate lossGate(const Trace& baseline, const Trace& measured, double tol,
+              std::vector<LossPair>& pairs) {
+  auto base = lossesOf(baseline), meas = lossesOf(measured);
+  size_t n = std::min(base.size(), meas.size());
+  int bad = 0;
+  double worst = 0;
+  for (size_t i = 0; i < n; ++i) {
+    pairs.push_back({meas[i].first, base[i].second, meas[i].second});
+    double diff = std::fabs(base[i].second - meas[i].second);
+    worst = std::max(worst, diff);
+    if (diff > tol * std::max(1.0, std::fabs(base[i].second))) ++bad;
+  }
+  Gate g{"losses match", n > 0 && bad == 0 && base.size() == meas.size(), ""};
+  char buf[160];
+  if (n == 0) {
+    std::snprintf(buf, sizeof buf, "no loss values to compare (baseline %zu, verification %zu)",
+                  base.size(), meas.size());
+  } else {
+    std::snprintf(buf, sizeof buf, "%zu steps compared, %d differ, largest difference %.3g (tolerance %.0e)%s",
+                  n, bad, worst, tol, base.size() == meas.size() ? "" : "; step counts differ");
+  }
+  g.detail = buf;
+  return g;
+}
+
+}  // namespace
+
+double lossTolerance(const std::string& backend) { return backend == "cuda" ? 1e-3 : 1e-6; }
+
+Ns medianStepNs(const Trace& run) {
+  std::vector<Ns> d;
+  for (const Step& s : run.steps) d.push_back(s.end - s.start);
+  if (d.size() >= 3) d.erase(d.begin());
+  if (d.empty()) return run.run.ended > run.run.started ? run.run.ended - run.run.started : 0;
+  std::sort(d.begin(), d.end());
+  return d.size() % 2 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
+}
+
+Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
+                    int64_t plan_id, int job_exit_code) {
+  Verification v;
+  v.strategy = plan.strategy;
+  v.checkpoint = plan.checkpoint;
+  v.budget = plan.budget_bytes;
+  v.plan_id = plan_id;
+  v.baseline_run = baseline.run.id;
+  v.run = measured.run.id;
+  v.baseline_peak = memoryCurve(baseline).peak;
+  v.predicted_peak = plan.predicted_peak;
+  v.measured_peak = memoryCurve(measured).peak;
+  v.baseline_step_ns = medianStepNs(baseline);
+  v.predicted_step_ns = plan.predicted_step_ns;
+  v.measured_step_ns = medianStepNs(measured);
+  v.predicted_recompute_ns = plan.predicted_recompute_ns;
+  v.exit_code = job_exit_code;
+  v.loss_tolerance = lossTolerance(measured.run.backend);
+
+  v.gates.push_back({"job completed", job_exit_code == 0,
+                     "the verification run exited with " + std::to_string(job_exit_code)});
+  v.gates.push_back({"peak within budget", v.measured_peak <= v.budget,
+                     "measured " + mib(v.measured_peak) + " vs budget " + mib(v.budget)});
+  double err = v.measured_peak ? std::fabs(static_cast<double>(v.measured_peak - v.predicted_peak)) /
+                                     static_cast<double>(v.measured_peak)
+                               : 1.0;
+  char buf[160];
+  std::snprintf(buf, sizeof buf, "predicted %s, measured %s: %.1f%% off (tolerance %.0f%%)",
+                mib(v.predicted_peak).c_str(), mib(v.measured_peak).c_str(), err * 100,
+                kPeakTolerance * 100);
+  v.gates.push_back({"peak prediction", err <= kPeakTolerance, buf});
+  v.gates.push_back(lossGate(baseline, measured, v.loss_tolerance, v.losses));
+  bool pass = std::all_of(v.gates.begin(), v.gates.end(), [](const Gate& g) { return g.passed; });
+  v.verdict = pass ? "PASS" : "FAIL";
+  return v;
+}
+
+nlohmann::json toJson(const Verification& v) {
+  nlohmann::json gates = nlohmann::json::array(), losses = nlohmann::json::array();
+  for (const Gate& g : v.gates) gates.push_back({{"name", g.name}, {"passed", g.passed}, {"detail", g.detail}});
+  for (const LossPair& l : v.losses)
+    losses.push_back({{"step", l.step}, {"baseline", l.baseline}, {"measured", l.measured}});
+  return {{"verdict", v.verdict},
+          {"strategy", v.strategy},
+          {"checkpoint", v.checkpoint},
+          {"budget_bytes", v.budget},
+          {"plan_id", v.plan_id},
+          {"baseline", {{"run", v.baseline_run}, {"peak_bytes", v.baseline_peak}, {"step_ns", v.baseline_step_ns}}},
+          {"predicted",
+           {{"peak_bytes", v.predicted_peak}, {"step_ns", v.predicted_step_ns},
+            {"recompute_ns", v.predicted_recompute_ns}}},
+          {"measured",
+           {{"run", v.run}, {"peak_bytes", v.measured_peak}, {"step_ns", v.measured_step_ns},
+            {"exit_code", v.exit_code}}},
+          {"loss_tolerance", v.loss_tolerance},
+          {"losses", losses},
+          {"gates", gates}};
+}
+
+Verification fromJson(const nlohmann::json& j) {
+  Verification v;
+  v.verdict = j.at("verdict");
+  v.strategy = j.value("strategy", "");
+  v.checkpoint = j.at("checkpoint").get<std::vector<std::vector<std::string>>>();
+  v.budget = j.at("budget_bytes");
+  v.plan_id = j.value("plan_id", 0);
+  v.baseline_run = j.at("baseline").value("run", 0);
+  v.baseline_peak = j.at("baseline").at("peak_bytes");
+  v.baseline_step_ns = j.at("baseline").at("step_ns");
+  v.predicted_peak = j.at("predicted").at("peak_bytes");
+  v.predicted_step_ns = j.at("predicted").value("step_ns", 0);
+  v.predicted_recompute_ns = j.at("predicted").value("recompute_ns", 0);
+  v.run = j.at("measured").value("run", 0);
+  v.measured_peak = j.at("measured").at("peak_bytes");
+  v.measured_step_ns = j.at("measured").at("step_ns");
+  v.exit_code = j.at("measured").value("exit_code", 0);
+  v.loss_tolerance = j.value("loss_tolerance", 0.0);
+  for (const auto& l : j.value("losses", nlohmann::json::array()))
+    v.losses.push_back({l.at("step"), l.at("baseline"), l.at("measured")});
+  for (const auto& g : j.at("gates")) v.gates.push_back({g.at("name"), g.at("passed"), g.at("detail")});
+  return v;
+}
+
+}  // namespace gcprof::advisor

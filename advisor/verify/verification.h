@@ -1,0 +1,61 @@
+// Comparing a verification run (the job re-run with a plan applied) against
+// its baseline and the plan's predictions: the gates that make the verdict.
+// UI-free: `gcprof verify` computes it, the reports and the GUI read it back
+// from the trace's verifications table as JSON.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/plan_file.h"
+#include "trace.h"
+
+namespace gcprof::advisor {
+
+struct Gate {
+  std::string name;
+  bool passed = false;
+  std::string detail;
+};
+
+struct LossPair {
+  int64_t step = 0;
+  double baseline = 0;
+  double measured = 0;
+};
+
+struct Verification {
+  std::string verdict;  // PASS | FAIL
+  std::string strategy;
+  std::vector<std::vector<std::string>> checkpoint;
+  Bytes budget = 0;
+  int64_t plan_id = 0, baseline_run = 0, run = 0;
+  Bytes baseline_peak = 0, predicted_peak = 0, measured_peak = 0;
+  Ns baseline_step_ns = 0, predicted_step_ns = 0, measured_step_ns = 0;
+  Ns predicted_recompute_ns = 0;
+  int exit_code = 0;
+  double loss_tolerance = 0;
+  std::vector<LossPair> losses;
+  std::vector<Gate> gates;
+};
+
+// The prediction may be off by this fraction of the measured peak.
+constexpr double kPeakTolerance = 0.05;
+
+// Losses must agree to this relative tolerance: recomputation replays the
+// same kernels with the same RNG state, so on CPU they are bit-identical in
+// practice; CUDA kernels may pick other algorithms, hence a looser bound.
+double lossTolerance(const std::string& backend);
+
+// The median duration of a run's steps, leaving out the first (warm-up) when
+// there are at least three.
+Ns medianStepNs(const Trace& run);
+
+Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
+                    int64_t plan_id, int job_exit_code);
+
+nlohmann::json toJson(const Verification& v);
+Verification fromJson(const nlohmann::json& j);
+
+}  // namespace gcprof::advisor
