@@ -3,12 +3,14 @@
 // losses against the baseline's.
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <thread>
 
 #include "commands.h"
+#include "model/module_stats.h"
 #include "plan/plan_file.h"
 #include "recorded_launch.h"
 #include "size_parse.h"
@@ -83,6 +85,42 @@ class Progress {
   std::thread thread_;
 };
 
+size_t editDistance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diag = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t up = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
+      diag = up;
+    }
+  }
+  return row[b.size()];
+}
+
+// A plan naming modules the recorded model does not have would only fail
+// inside the job; say so before running anything.
+void checkUnitsExist(const PlanFile& plan, const Trace& baseline, const std::string& where) {
+  std::vector<std::string> known;
+  for (const auto& m : advisor::moduleStats(baseline)) known.push_back(m.name);
+  for (const auto& segment : plan.checkpoint) {
+    for (const std::string& unit : segment) {
+      if (std::find(known.begin(), known.end(), unit) != known.end()) continue;
+      std::vector<std::string> near = known;
+      std::sort(near.begin(), near.end(), [&](const std::string& x, const std::string& y) {
+        return editDistance(unit, x) < editDistance(unit, y);
+      });
+      near.resize(std::min<size_t>(3, near.size()));
+      std::string list;
+      for (const std::string& n : near) list += (list.empty() ? "" : ", ") + n;
+      throw StoreError(where + ": unit '" + unit + "' is not a module of run " +
+                       std::to_string(baseline.run.id) + (list.empty() ? "" : " (near: " + list + ")"));
+    }
+  }
+}
+
 void printVerification(const advisor::Verification& v) {
   auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
   std::printf("verification run %lld of baseline run %lld, plan %lld (%s, %zu segments)\n",
@@ -103,6 +141,8 @@ int runVerify(const VerifyArgs& a) {
   TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
   int64_t baseline_id = chooseRun(store, plan.trace_run);
   RunInfo baseline = store.run(baseline_id);
+  Trace baseline_trace = store.load(baseline_id);
+  checkUnitsExist(plan, baseline_trace, a.plan);
   int64_t plan_id = planId(store, plan);
 
   LaunchOptions o;
@@ -140,7 +180,7 @@ int runVerify(const VerifyArgs& a) {
     if (store.run(id).baseline_run == baseline_id) run_id = id;
   if (run_id == 0) throw StoreError(a.trace + ": the verification job created no run");
   advisor::Verification v =
-      advisor::verify(store.load(baseline_id), store.load(run_id), plan, plan_id, r.exit_code);
+      advisor::verify(baseline_trace, store.load(run_id), plan, plan_id, r.exit_code);
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
   printVerification(v);
   return v.verdict == "PASS" ? 0 : 1;

@@ -20,11 +20,17 @@ SMALL = ["--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "64", "--ba
          "--vocab", "256", "--steps", "3"]
 
 
-def sample(kind, *extra):
+# For advise/verify: activations must dominate the peak as in real training,
+# or no plan can reach 60% (the process's own heap is persistent memory too).
+ACTIVATION_HEAVY = ["--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "128",
+                    "--batch", "16", "--vocab", "256", "--steps", "3"]
+
+
+def sample(kind, *extra, flags=SMALL):
     """argv of a sample training job: kind is "cpp" or "py"."""
     if kind == "cpp":
-        return [GPT_TRAIN, *SMALL, *extra]
-    return [sys.executable, TRAIN_PY, *SMALL, *extra]
+        return [GPT_TRAIN, *flags, *extra]
+    return [sys.executable, TRAIN_PY, *flags, *extra]
 
 
 def tempdb(tag):

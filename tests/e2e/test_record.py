@@ -104,6 +104,34 @@ class JobOutcome(unittest.TestCase):
         self.assertGreaterEqual(run["steps"], 2)
         self.assertGreater(run["allocations"], 0)
 
+    def test_recording_can_be_paused_and_resumed_from_outside(self):
+        db = p.tempdb("ctl")
+        argv = p.sample("py")[:-1] + ["1000"]
+        rec = subprocess.Popen([p.GCPROF, "record", "--paused", "-o", db, "--", *argv],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        job = None
+        try:
+            printed = 0
+            while printed < 2:  # two steps run unrecorded
+                line = rec.stdout.readline()
+                printed += line.startswith("step ")
+            p.gcprof("ctl", db, "resume")
+            deadline = time.time() + 120
+            while time.time() < deadline and p.query(db, "SELECT count(*) FROM steps")[0][0] < 2:
+                time.sleep(0.3)
+            p.gcprof("ctl", db, "pause")
+            time.sleep(1.0)
+            paused_at = p.query(db, "SELECT count(*) FROM steps")[0][0]
+            time.sleep(2.0)
+            self.assertEqual(p.query(db, "SELECT count(*) FROM steps")[0][0], paused_at)
+            job = int(subprocess.check_output(["pgrep", "-P", str(rec.pid)], text=True).split()[0])
+        finally:
+            if job:
+                os.kill(job, signal.SIGTERM)
+            rec.communicate(timeout=60)
+        first = p.query(db, "SELECT min(step) FROM steps")[0][0]
+        self.assertGreaterEqual(first, 2, "steps before `ctl resume` must not be recorded")
+
 
 if __name__ == "__main__":
     unittest.main()
