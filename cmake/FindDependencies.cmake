@@ -36,6 +36,8 @@ if(GCPROF_TORCH_DIR AND EXISTS "${GCPROF_TORCH_DIR}/include/torch/csrc/api/inclu
     set(_abi ${_abi_out})
   endif()
   target_compile_definitions(gcprof_libtorch INTERFACE _GLIBCXX_USE_CXX11_ABI=${_abi})
+  # LibTorch 2.x headers need C++20; the rest of gcprof stays C++17.
+  target_compile_features(gcprof_libtorch INTERFACE cxx_std_20)
   set(_torch_libs ${GCPROF_TORCH_DIR}/lib/libtorch.so ${GCPROF_TORCH_DIR}/lib/libtorch_cpu.so
                   ${GCPROF_TORCH_DIR}/lib/libc10.so)
   # CUDA support comes along when the LibTorch has it; --no-as-needed keeps

@@ -44,6 +44,11 @@ int runRecord(const RecordArgs& a) {
     RunInfo run = store.run(id);
     std::fprintf(stderr, "gcprof: run %lld (%s, pid %lld) recorded into %s\n", id,
                  run.status.c_str(), static_cast<long long>(run.pid), a.output.c_str());
+    if (a.backend == "cuda" && run.backend != "cuda")
+      std::fprintf(stderr,
+                   "gcprof: run %lld: --backend cuda was asked, but the job never attached to "
+                   "CUDA (no GPU, no driver, or no CUDA context): host memory was recorded\n",
+                   id);
   }
   if (r.runs.empty())
     std::fprintf(stderr, "gcprof: the job created no run in %s (did it start?)\n", a.output.c_str());

@@ -25,8 +25,8 @@ uint8_t* ActivityBufferPool::acquire() {
     return b;
   }
   if (all_.size() < max_buffers_) {
-    void* p = mmap(nullptr, buffer_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
-                   -1, 0);
+    void* p =
+        mmap(nullptr, buffer_bytes_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p != MAP_FAILED) {
       all_.push_back(static_cast<uint8_t*>(p));
       ++in_use_;

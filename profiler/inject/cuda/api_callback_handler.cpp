@@ -110,8 +110,8 @@ int64_t ApiCallbackHandler::streamOf(const CUpti_CallbackData& d, CUstream strea
   return 0;
 }
 
-void ApiCallbackHandler::alloc(const CUpti_CallbackData& d, uint64_t addr, int64_t bytes, int api,
-                               int kind, CUstream stream, bool per_thread_stream) {
+void ApiCallbackHandler::reportAlloc(const CUpti_CallbackData& d, uint64_t addr, int64_t bytes,
+                                     int api, int kind, CUstream stream, bool per_thread_stream) {
   correlations_.rememberRecordedMemoryCall(d.correlationId);
   if (addr == 0) return;
   recordAlloc(addr, bytes, api, deviceOf(d), streamOf(d, stream, per_thread_stream), kind,
@@ -119,7 +119,7 @@ void ApiCallbackHandler::alloc(const CUpti_CallbackData& d, uint64_t addr, int64
   allocations_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ApiCallbackHandler::free(const CUpti_CallbackData& d, uint64_t addr) {
+void ApiCallbackHandler::reportFree(const CUpti_CallbackData& d, uint64_t addr) {
   correlations_.rememberRecordedMemoryCall(d.correlationId);
   if (addr == 0) return;  // cudaFree(nullptr) is legal and frees nothing
   recordFree(addr, deviceOf(d));
@@ -149,20 +149,20 @@ void ApiCallbackHandler::onRuntime(CUpti_CallbackId cbid, const CUpti_CallbackDa
       if (!succeeded(d)) return;
       if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020) {
         auto& p = params<cudaMalloc_v3020_params>(d);
-        alloc(d, addressOf(p.devPtr), static_cast<int64_t>(p.size),
-              static_cast<int>(AllocApi::CudaMalloc), kSegment, nullptr, false);
+        reportAlloc(d, addressOf(p.devPtr), static_cast<int64_t>(p.size),
+                    static_cast<int>(AllocApi::CudaMalloc), kSegment, nullptr, false);
       } else if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_v11020 ||
                  cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020) {
         // Same layout for both; the ptsz form means a per-thread default stream.
         auto& p = params<cudaMallocAsync_v11020_params>(d);
-        alloc(d, addressOf(p.devPtr), static_cast<int64_t>(p.size), async_api, kTensor,
-              reinterpret_cast<CUstream>(p.hStream),
-              cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020);
+        reportAlloc(d, addressOf(p.devPtr), static_cast<int64_t>(p.size), async_api, kTensor,
+                    reinterpret_cast<CUstream>(p.hStream),
+                    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocAsync_ptsz_v11020);
       } else {
         auto& p = params<cudaMallocFromPoolAsync_v11020_params>(d);
-        alloc(d, addressOf(p.ptr), static_cast<int64_t>(p.size), async_api, kTensor,
-              reinterpret_cast<CUstream>(p.stream),
-              cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020);
+        reportAlloc(d, addressOf(p.ptr), static_cast<int64_t>(p.size), async_api, kTensor,
+                    reinterpret_cast<CUstream>(p.stream),
+                    cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020);
       }
       return;
     case CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020:
@@ -174,7 +174,7 @@ void ApiCallbackHandler::onRuntime(CUpti_CallbackId cbid, const CUpti_CallbackDa
       }
       ++t_runtime_memory_depth;
       // cudaFree and cudaFreeAsync both start with the pointer.
-      free(d, reinterpret_cast<uint64_t>(params<cudaFree_v3020_params>(d).devPtr));
+      reportFree(d, reinterpret_cast<uint64_t>(params<cudaFree_v3020_params>(d).devPtr));
       return;
     default:
       onLaunch(d);
@@ -198,17 +198,17 @@ void ApiCallbackHandler::onDriver(CUpti_CallbackId cbid, const CUpti_CallbackDat
       }
       if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAlloc_v2) {
         auto& p = params<cuMemAlloc_v2_params>(d);
-        alloc(d, addressOf(p.dptr), static_cast<int64_t>(p.bytesize),
-              static_cast<int>(AllocApi::CuMemAlloc), kSegment, nullptr, false);
+        reportAlloc(d, addressOf(p.dptr), static_cast<int64_t>(p.bytesize),
+                    static_cast<int>(AllocApi::CuMemAlloc), kSegment, nullptr, false);
       } else if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync ||
                  cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz) {
         auto& p = params<cuMemAllocAsync_params>(d);
-        alloc(d, addressOf(p.dptr), static_cast<int64_t>(p.bytesize), async_api, kTensor,
-              p.hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz);
+        reportAlloc(d, addressOf(p.dptr), static_cast<int64_t>(p.bytesize), async_api, kTensor,
+                    p.hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocAsync_ptsz);
       } else {
         auto& p = params<cuMemAllocFromPoolAsync_params>(d);
-        alloc(d, addressOf(p.dptr), static_cast<int64_t>(p.bytesize), async_api, kTensor,
-              p.hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz);
+        reportAlloc(d, addressOf(p.dptr), static_cast<int64_t>(p.bytesize), async_api, kTensor,
+                    p.hStream, cbid == CUPTI_DRIVER_TRACE_CBID_cuMemAllocFromPoolAsync_ptsz);
       }
       return;
     }
@@ -220,7 +220,7 @@ void ApiCallbackHandler::onDriver(CUpti_CallbackId cbid, const CUpti_CallbackDat
         correlations_.rememberRecordedMemoryCall(d.correlationId);
         return;
       }
-      free(d, static_cast<uint64_t>(params<cuMemFree_v2_params>(d).dptr));
+      reportFree(d, static_cast<uint64_t>(params<cuMemFree_v2_params>(d).dptr));
       return;
     case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
     case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
@@ -260,8 +260,8 @@ void ApiCallbackHandler::onVirtualMemory(CUpti_CallbackId cbid, const CUpti_Call
       if (device < 0) device = deviceOf(d);
       mappings_.mapped(p.ptr, static_cast<int64_t>(p.size), device);
       correlations_.rememberRecordedMemoryCall(d.correlationId);
-      recordAlloc(p.ptr, static_cast<int64_t>(p.size), static_cast<int>(AllocApi::CuMemMap),
-                  device, 0, kSegment, /*force=*/true);
+      recordAlloc(p.ptr, static_cast<int64_t>(p.size), static_cast<int>(AllocApi::CuMemMap), device,
+                  0, kSegment, /*force=*/true);
       allocations_.fetch_add(1, std::memory_order_relaxed);
       return;
     }

@@ -48,9 +48,9 @@ class ApiCallbackHandler {
   void onDriver(CUpti_CallbackId cbid, const CUpti_CallbackData& d);
   void onLaunch(const CUpti_CallbackData& d);
   void onVirtualMemory(CUpti_CallbackId cbid, const CUpti_CallbackData& d);
-  void alloc(const CUpti_CallbackData& d, uint64_t addr, int64_t bytes, int api, int kind,
-             CUstream stream, bool per_thread_stream);
-  void free(const CUpti_CallbackData& d, uint64_t addr);
+  void reportAlloc(const CUpti_CallbackData& d, uint64_t addr, int64_t bytes, int api, int kind,
+                   CUstream stream, bool per_thread_stream);
+  void reportFree(const CUpti_CallbackData& d, uint64_t addr);
   int deviceOf(const CUpti_CallbackData& d);
   int64_t streamOf(const CUpti_CallbackData& d, CUstream stream, bool per_thread_stream);
 

@@ -2,8 +2,7 @@
 
 namespace gcprof::inject::cuda {
 
-CorrelationRanges::CorrelationRanges(size_t slots)
-    : mask_(slots - 1), slots_(new Slot[slots]) {}
+CorrelationRanges::CorrelationRanges(size_t slots) : mask_(slots - 1), slots_(new Slot[slots]) {}
 
 // Seqlock-like: the key is cleared while the range changes, so a reader that
 // sees the same key before and after reading the range read a consistent pair.

@@ -78,7 +78,8 @@ bool CudaBackend::start() {
     return false;
   }
   uint32_t version = 0;
-  if (CUptiResult r = api_.getVersion(&version); r != CUPTI_SUCCESS) return fail("cuptiGetVersion", r);
+  if (CUptiResult r = api_.getVersion(&version); r != CUPTI_SUCCESS)
+    return fail("cuptiGetVersion", r);
   // 0: this CUPTI cannot tell yet (it reads the driver lazily); subscribing says more.
   if (version != 0 && version < kMinCuptiVersion) {
     std::snprintf(failure_, sizeof failure_,
@@ -100,8 +101,8 @@ bool CudaBackend::start() {
 
   if (CUptiResult r = api_.subscribe(&subscriber_, apiCallback, this); r != CUPTI_SUCCESS) {
     if (r == CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED)
-      return fail("cuptiSubscribe (another CUPTI client, e.g. torch.profiler or Nsight, is attached)",
-                  r);
+      return fail(
+          "cuptiSubscribe (another CUPTI client, e.g. torch.profiler or Nsight, is attached)", r);
     return fail("cuptiSubscribe (no CUDA driver or GPU?)", r);
   }
   subscribed_ = true;
@@ -113,13 +114,16 @@ bool CudaBackend::start() {
   };
   enable(CUPTI_CB_DOMAIN_RUNTIME_API, ApiCallbackHandler::runtimeIds());
   enable(CUPTI_CB_DOMAIN_DRIVER_API, ApiCallbackHandler::driverIds());
-  if (enabled == 0) return fail("cuptiEnableCallback (no API callback could be enabled)", CUPTI_ERROR_UNKNOWN);
-  api_.enableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
+  if (enabled == 0)
+    return fail("cuptiEnableCallback (no API callback could be enabled)", CUPTI_ERROR_UNKNOWN);
+  api_.enableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE,
+                      CUPTI_CBID_RESOURCE_CONTEXT_CREATED);
 
   if (CUptiResult r = api_.activityRegisterCallbacks(bufferRequested, bufferCompleted);
       r != CUPTI_SUCCESS)
     return fail("cuptiActivityRegisterCallbacks", r);
-  if (CUptiResult r = api_.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL); r != CUPTI_SUCCESS)
+  if (CUptiResult r = api_.activityEnable(CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL);
+      r != CUPTI_SUCCESS)
     return fail("cuptiActivityEnable(CONCURRENT_KERNEL)", r);
   kernels_enabled_ = true;
   if (options_.memory_records)
@@ -139,8 +143,7 @@ void CudaBackend::stop() {
   undo();
 }
 
-void CudaBackend::onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid,
-                             const void* data) {
+void CudaBackend::onCallback(CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* data) {
   if (domain == CUPTI_CB_DOMAIN_RESOURCE) {
     // The backend is "cuda" once a GPU is really used, not merely when
     // libcuda was initialised (a CUDA build of PyTorch on a CPU job).

@@ -39,12 +39,7 @@ void warn(const char* reason) {
   }
 }
 
-void flushAtExit() {
-  flush();
-  if (g_backend && envIs("GCPROF_BACKEND", "cuda") && !g_backend->sawContext() &&
-      getpid() == g_attached_pid)
-    warn("--backend cuda, but the job never created a CUDA context (no GPU, or CUDA unused)");
-}
+void flushAtExit() { flush(); }
 
 bool attachOnce() {
   HookGuard guard;

@@ -108,8 +108,8 @@ const char* CuptiLibrary::resultString(CUptiResult result) {
   return s;
 }
 
-CUptiResult CuptiLibrary::subscribe(CUpti_SubscriberHandle* subscriber,
-                                    CUpti_CallbackFunc callback, void* userdata) {
+CUptiResult CuptiLibrary::subscribe(CUpti_SubscriberHandle* subscriber, CUpti_CallbackFunc callback,
+                                    void* userdata) {
   return subscribe_(subscriber, callback, userdata);
 }
 
@@ -123,8 +123,7 @@ CUptiResult CuptiLibrary::enableCallback(uint32_t enable, CUpti_SubscriberHandle
 }
 
 CUptiResult CuptiLibrary::registerTimestampCallback(CUpti_TimestampCallbackFunc func) {
-  return registerTimestampCallback_ ? registerTimestampCallback_(func)
-                                    : CUPTI_ERROR_NOT_SUPPORTED;
+  return registerTimestampCallback_ ? registerTimestampCallback_(func) : CUPTI_ERROR_NOT_SUPPORTED;
 }
 
 CUptiResult CuptiLibrary::getTimestamp(uint64_t* timestamp) { return getTimestamp_(timestamp); }

@@ -1,7 +1,7 @@
 #include "memory_record_handler.h"
 
-#include "trace.h"
 #include "recorder.h"
+#include "trace.h"
 
 namespace gcprof::inject::cuda {
 
@@ -22,8 +22,8 @@ void MemoryRecordHandler::handle(const MemoryRecord& record) {
       const bool pooled = record.isAsync != 0;
       const auto api = pooled ? AllocApi::CudaMallocAsync : AllocApi::CuMemAlloc;
       const auto kind = pooled ? AllocKind::Tensor : AllocKind::Segment;
-      recordAlloc(record.address, static_cast<int64_t>(record.bytes), static_cast<int>(api),
-                  device, record.streamId, static_cast<int>(kind), /*force=*/true, time);
+      recordAlloc(record.address, static_cast<int64_t>(record.bytes), static_cast<int>(api), device,
+                  record.streamId, static_cast<int>(kind), /*force=*/true, time);
       recorded_.fetch_add(1, std::memory_order_relaxed);
       break;
     }

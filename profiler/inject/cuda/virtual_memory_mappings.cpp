@@ -26,7 +26,7 @@ void VirtualMemoryMappings::mapped(uint64_t addr, int64_t bytes, int device) {
 }
 
 std::vector<VirtualMemoryMappings::Mapping> VirtualMemoryMappings::unmapped(uint64_t addr,
-                                                                           int64_t bytes) {
+                                                                            int64_t bytes) {
   std::vector<Mapping> gone;
   std::lock_guard<OwnLock> guard(lock_);
   const uint64_t end = addr + static_cast<uint64_t>(bytes);

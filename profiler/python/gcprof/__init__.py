@@ -4,9 +4,15 @@
     gcprof.apply_plan(model, "plan.json")   # checkpoint the planned modules
 
 Recording needs no import: `gcprof record` loads the shim through
-sitecustomize (docs/python-shim.md). Importing this package does not import
-torch; apply_plan does.
+sitecustomize (docs/python-shim.md). Importing this package imports neither
+torch nor the plan code; they load on first use, so the shim's start-up in
+every recorded python process stays under a millisecond or so.
 """
-from .plan import PlanError, apply_plan, load_plan
-
 __all__ = ["apply_plan", "load_plan", "PlanError"]
+
+
+def __getattr__(name):
+    if name in __all__:
+        from . import plan
+        return getattr(plan, name)
+    raise AttributeError("module 'gcprof' has no attribute %r" % name)

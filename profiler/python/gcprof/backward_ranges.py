@@ -64,6 +64,11 @@ class BackwardRanges:
         self._task_id = getattr(torch._C, "_current_graph_task_id", lambda: 0)
         self._open = {}  # graph task id -> set of open BackwardRange
 
+    def in_backward(self):
+        """For PyTorch without _current_graph_task_id (1.13): a backward pass
+        that opened a module's range is running (recomputation happens inside one)."""
+        return bool(self._open)
+
     def arm(self, name, output_nodes, input_nodes, scopes):
         """Called after a module's forward with its outputs' and inputs' nodes.
 

@@ -55,7 +55,8 @@ class ModuleRanges:
         self._primary = None      # weakref to the first root module
         self._recording = True    # refreshed at each root call
         graph_task = getattr(torch._C, "_current_graph_task_id", None)
-        self._in_backward = (lambda: graph_task() != -1) if graph_task else (lambda: False)
+        self._in_backward = ((lambda: graph_task() != -1) if graph_task
+                             else self._backward.in_backward)
         compiler = getattr(torch, "compiler", None)
         self._compiling = getattr(compiler, "is_compiling", lambda: False)
 
@@ -170,14 +171,19 @@ class ModuleRanges:
         outputs = grad_nodes(output, tensor)
         if not outputs:
             return
+        inputs = frame.input_nodes
+        if not inputs and kwargs:
+            # Global pre-hooks do not see kwargs; read their nodes now (only an in-place
+            # forward on a keyword tensor would have rebound them meanwhile).
+            inputs = [n for n in grad_nodes(kwargs, tensor) if id(n) not in {id(o) for o in outputs}]
         callers = [f for f in reversed(stack) if f is not _SKIP and not f.recompute]
-        self._backward.arm(frame.name, outputs, frame.input_nodes,
+        self._backward.arm(frame.name, outputs, inputs,
                            [frame.nodes] + [f.nodes for f in callers])
         if callers and frame.nodes:
             # Only this call's inputs and outputs can meet the caller's modules again;
             # they are alive in the caller anyway, so holding their nodes changes nothing.
             keep = {id(n) for n in outputs}
-            keep.update(id(n) for n in frame.input_nodes)
+            keep.update(id(n) for n in inputs)
             caller_nodes = callers[0].nodes
             for key, entry in frame.nodes.items():
                 if key in keep and key not in caller_nodes:

@@ -55,10 +55,27 @@ def checkpoint_names(plan):
     return names
 
 
+# Wrappers that prefix every name: DistributedDataParallel / DataParallel
+# ("module."), torch.compile ("_orig_mod."). A plan recorded with the wrapper
+# applies to the bare model and the other way round.
+_WRAPPER_PREFIXES = ("module.", "_orig_mod.")
+
+
+def _lookup(modules, name):
+    if name in modules:
+        return modules[name]
+    for prefix in _WRAPPER_PREFIXES:
+        other = name[len(prefix):] if name.startswith(prefix) else prefix + name
+        if other in modules:
+            return modules[other]
+    return None
+
+
 def resolve(model, names, where="plan"):
     """The modules for `names`, or PlanError listing near matches."""
     modules = dict(model.named_modules())
-    missing = [n for n in names if n not in modules]
+    found = {n: _lookup(modules, n) for n in names}
+    missing = [n for n in names if found[n] is None]
     if missing:
         known = [n for n in modules if n]
         lines = ["%s: %d checkpoint name%s not found among the modules of the model (%s):"
@@ -70,7 +87,7 @@ def resolve(model, names, where="plan"):
         lines.append("Names are qualified module names as `gcprof show` lists them; advise on a "
                      "trace of this model or fix the names in the plan.")
         raise PlanError("\n".join(lines))
-    return [(n, modules[n]) for n in names]
+    return [(n, found[n]) for n in names]
 
 
 def apply_plan(model, plan):

@@ -28,10 +28,13 @@ class StepTracker:
 
     def install(self):
         torch = self._torch
-        from torch.optim.optimizer import register_optimizer_step_post_hook
+        import torch.optim.optimizer as optim
 
-        handle = register_optimizer_step_post_hook(self._optimizer_stepped)
-        failsafe.on_failure(handle.remove)
+        if hasattr(optim, "register_optimizer_step_post_hook"):
+            handle = optim.register_optimizer_step_post_hook(self._optimizer_stepped)
+            failsafe.on_failure(handle.remove)
+        else:  # PyTorch 1.13: wrap each optimizer class's step once, at its first instance
+            _wrap_optimizer_steps(optim.Optimizer, self._optimizer_stepped)
         original = torch.autograd.backward
         tracker = self
 
@@ -81,3 +84,27 @@ class StepTracker:
             self._index += 1
         except Exception as exc:
             failsafe.internal_error("the optimizer step hook", exc)
+
+
+def _wrap_optimizer_steps(base, stepped):
+    original_init = base.__init__
+
+    @functools.wraps(original_init)
+    def __init__(optimizer, *args, **kwargs):
+        original_init(optimizer, *args, **kwargs)
+        cls = type(optimizer)
+        step = cls.step
+        if getattr(step, "_gcprof_step", False):
+            return
+
+        @functools.wraps(step)
+        def wrapped_step(opt, *a, **k):
+            result = step(opt, *a, **k)
+            stepped(opt, a, k)
+            return result
+
+        wrapped_step._gcprof_step = True
+        cls.step = wrapped_step
+
+    base.__init__ = __init__
+    failsafe.on_failure(lambda: setattr(base, "__init__", original_init))

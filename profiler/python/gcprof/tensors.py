@@ -21,6 +21,10 @@ def iter_tensors(value, tensor_type, depth=0):
 
 def tensor_bytes(value, tensor_type):
     """Logical bytes (elements x element size) of the tensors in `value`."""
+    if type(value) is tensor_type or (type(value) is tuple and len(value) == 1
+                                      and type(value[0]) is tensor_type):
+        t = value if type(value) is tensor_type else value[0]  # the common case, no generator
+        return t.numel() * t.element_size()
     total = 0
     for t in iter_tensors(value, tensor_type):
         try:
@@ -36,6 +40,10 @@ def grad_nodes(value, tensor_type):
     Leaves (tensors without grad_fn) are skipped: their gradient only gets
     accumulated, there is no node whose pre-hook marks it complete.
     """
+    if type(value) is tensor_type or (type(value) is tuple and len(value) == 1
+                                      and type(value[0]) is tensor_type):
+        node = (value if type(value) is tensor_type else value[0]).grad_fn
+        return [node] if node is not None else []
     nodes = []
     seen = set()
     for t in iter_tensors(value, tensor_type):

@@ -1,0 +1,81 @@
+"""Plain-script test harness for the python shim (no pytest on the machines).
+
+Each tests/python/test_*.py ends with `run(globals())`: it runs every
+function named test_*, prints one line per test, and exits 1 when any failed,
+77 (CTest SKIP_RETURN_CODE) when all that ran were skipped.
+"""
+import os
+import subprocess
+import sys
+import tempfile
+import traceback
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+SHIM = os.path.join(ROOT, "profiler", "python")
+TINY = os.path.join(HERE, "tiny_model.py")
+
+
+class Skip(Exception):
+    pass
+
+
+def clean_env(**extra):
+    """The environment of a job: no gcprof variables unless given."""
+    env = {k: v for k, v in os.environ.items()
+           if not k.startswith("GCPROF_") and k not in ("PYTHONPATH", "LD_PRELOAD")}
+    env.update({k: v for k, v in extra.items() if v is not None})
+    return env
+
+
+def run_python(args, shim=True, fake=False, pythonpath=(), **env):
+    """Runs python3 with the shim on PYTHONPATH (like `gcprof record` does).
+
+    fake=True: GCPROF_DB is set and the fake recorder replaces the injector;
+    returns (completed process, events or None).
+    """
+    paths = ([SHIM] if shim else []) + list(pythonpath) + [HERE]
+    env = clean_env(PYTHONPATH=os.pathsep.join(paths), **env)
+    events_path = None
+    if fake:
+        fd, events_path = tempfile.mkstemp(suffix=".jsonl")
+        os.close(fd)
+        env.update(GCPROF_DB=env.get("GCPROF_DB", "/tmp/gcprof-shim-test.db"),
+                   GCPROF_RECORDER="fake_recorder:from_env", GCPROF_FAKE_EVENTS=events_path)
+    proc = subprocess.run([sys.executable] + list(args), env=env, cwd=ROOT,
+                          capture_output=True, text=True, timeout=600)
+    events = None
+    if events_path:
+        from fake_recorder import read_events
+        events = read_events(events_path) if os.path.getsize(events_path) else []
+        os.unlink(events_path)
+    return proc, events
+
+
+def loss_lines(proc):
+    assert proc.returncode == 0, "job failed (%d):\n%s" % (proc.returncode, proc.stderr[-3000:])
+    lines = [l for l in proc.stdout.splitlines() if l.startswith("loss ")]
+    assert lines, "no loss lines in:\n" + proc.stdout
+    return lines
+
+
+def run(namespace):
+    sys.path.insert(0, HERE)
+    tests = [(n, f) for n, f in namespace.items() if n.startswith("test_") and callable(f)]
+    failed = skipped = 0
+    for name, fn in tests:
+        try:
+            fn()
+            print("PASS", name)
+        except Skip as why:
+            skipped += 1
+            print("SKIP", name, "-", why)
+        except Exception:
+            failed += 1
+            print("FAIL", name)
+            traceback.print_exc()
+        sys.stdout.flush()
+    if failed:
+        sys.exit(1)
+    if tests and skipped == len(tests):
+        sys.exit(77)

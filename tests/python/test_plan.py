@@ -1,0 +1,116 @@
+"""Applying gcprof.plan/1 files: GCPROF_PLAN on an unmodified job, and gcprof.apply_plan."""
+import atexit
+import collections
+import json
+import os
+import shutil
+import sys
+import tempfile
+
+from harness import SHIM, TINY, loss_lines, run, run_python
+
+sys.path.insert(0, SHIM)
+from fake_recorder import ranges  # noqa: E402
+
+TMP = tempfile.mkdtemp(prefix="gcprof-plan-test-")
+atexit.register(shutil.rmtree, TMP, ignore_errors=True)
+
+
+def plan_file(checkpoint, name="plan.json", **extra):
+    plan = {"format": "gcprof.plan/1", "trace_run": 1, "strategy": "optimal",
+            "budget_bytes": 1 << 20, "units": ["layers.0", "layers.1", "layers.2"],
+            "checkpoint": checkpoint, "predicted": {"peak_bytes": 1, "recompute_ns": 1,
+                                                    "step_ns": 1}}
+    plan.update(extra)
+    path = os.path.join(TMP, name)
+    with open(path, "w") as f:
+        json.dump(plan, f)
+    return path
+
+
+def test_missing_names_exit_2_with_near_matches_and_no_traceback():
+    path = plan_file([["layer.1"], ["layers.2"], ["blocks.zzz"]], "missing.json")
+    for fake in (False, True):
+        proc, _ = run_python([TINY], fake=fake, GCPROF_PLAN=path)
+        assert proc.returncode == 2, (proc.returncode, proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+        assert "'layer.1': did you mean 'layers.1'" in proc.stderr, proc.stderr
+        assert "'blocks.zzz': no similar name" in proc.stderr, proc.stderr
+        assert "2 checkpoint names not found" in proc.stderr, proc.stderr
+        assert "loss" not in proc.stdout, "the job ran a step with a bad plan"
+
+
+def test_unreadable_or_foreign_plan_exits_2():
+    bad_json = os.path.join(TMP, "bad.json")
+    with open(bad_json, "w") as f:
+        f.write("{not json")
+    cases = {bad_json: "not valid JSON", os.path.join(TMP, "absent.json"): "cannot read",
+             plan_file([["layers.0"]], "v9.json", format="gcprof.plan/9"): "expected 'gcprof.plan/1'",
+             plan_file("layers.0", "flat.json"): "list of segments"}
+    for path, message in cases.items():
+        proc, _ = run_python([TINY], GCPROF_PLAN=path)
+        assert proc.returncode == 2 and message in proc.stderr, (path, proc.stderr)
+        assert "Traceback" not in proc.stderr, proc.stderr
+
+
+def test_apply_plan_from_code_rejects_bad_names_and_leaves_model_untouched():
+    import gcprof
+    from gcprof.checkpointing import is_checkpointed
+    from tiny_model import TinyGPT
+    model = TinyGPT()
+    try:
+        gcprof.apply_plan(model, plan_file([["layers.0"], ["layers.7"]], "code.json"))
+    except gcprof.PlanError as error:
+        assert "'layers.7': did you mean" in str(error), error
+    else:
+        raise AssertionError("no PlanError for layers.7")
+    assert not any(is_checkpointed(m) for m in model.modules())
+    applied = gcprof.apply_plan(model, plan_file([["layers.0", "layers.2"]], "seg.json"))
+    assert applied == ["layers.0", "layers.2"]
+    assert [n for n, m in model.named_modules() if is_checkpointed(m)] == ["layers.0", "layers.2"]
+
+
+def test_plan_names_recorded_through_a_wrapper_apply_to_the_bare_model():
+    import gcprof
+    from gcprof.checkpointing import is_checkpointed
+    from tiny_model import TinyGPT
+    model = TinyGPT()
+    gcprof.apply_plan(model, plan_file([["module.layers.1"], ["_orig_mod.layers.2"]], "ddp.json"))
+    assert [n for n, m in model.named_modules() if is_checkpointed(m)] == ["layers.1", "layers.2"]
+
+
+def test_checkpointed_runs_give_identical_losses_with_dropout():
+    path = plan_file([["layers.0"], ["layers.2"]], "dropout.json")
+    args = [TINY, "--dropout", "0.2", "--steps", "3"]
+    plain = loss_lines(run_python(args, shim=False)[0])
+    by_env = loss_lines(run_python(args, GCPROF_PLAN=path)[0])
+    recorded, events = run_python(args, fake=True, GCPROF_PLAN=path)
+    by_code = loss_lines(run_python(args + ["--apply-plan", path], pythonpath=[SHIM])[0])
+    assert plain == by_env == loss_lines(recorded) == by_code, (plain, by_env, by_code)
+    assert "checkpointing 2 modules" in recorded.stderr, recorded.stderr
+    # Dropout really was on: a different rate gives different losses.
+    other = loss_lines(run_python([TINY, "--dropout", "0.5", "--steps", "3"], shim=False)[0])
+    assert other != plain
+
+
+def test_recomputation_is_marked_and_forward_not_counted_twice():
+    path = plan_file([["layers.1"]], "one.json")
+    proc, events = run_python([TINY, "--steps", "2"], fake=True, GCPROF_PLAN=path)
+    loss_lines(proc)
+    rs = ranges(events)
+    assert all(r["end"] is not None for r in rs), "unclosed range"
+    per_step = collections.Counter((r["step"], r["phase"], r["name"]) for r in rs)
+    for step in (0, 1):
+        assert per_step[(step, 0, "recompute layers.1")] == 1, per_step
+        for name in ("layers.1", "layers.1.attn", "layers.1.attn.qkv", "layers.1.mlp", "layers.0"):
+            assert per_step[(step, 1, name)] == 1, (step, name, per_step[(step, 1, name)])
+            assert per_step[(step, 2, name)] == 1, (step, name, per_step[(step, 2, name)])
+    # The recomputation runs inside layers.1's backward range.
+    for step in (0, 1):
+        rec = next(r for r in rs if r["step"] == step and r["name"] == "recompute layers.1")
+        bwd = next(r for r in rs if r["step"] == step and r["phase"] == 2 and r["name"] == "layers.1")
+        assert bwd["start"] < rec["start"] and rec["end"] < bwd["end"], (bwd, rec)
+
+
+if __name__ == "__main__":
+    run(globals())
