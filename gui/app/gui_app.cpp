@@ -1,0 +1,185 @@
+#include "gui_app.h"
+
+#include <algorithm>
+
+#include "theme.h"
+
+namespace gcprof::gui {
+namespace {
+
+std::string runLabel(const RunInfo& r) {
+  std::string s = "run " + std::to_string(r.id);
+  if (!r.name.empty()) s += " " + r.name;
+  if (r.rank >= 0) s += " rank " + std::to_string(r.rank);
+  if (r.baseline_run) s += " (verifies run " + std::to_string(r.baseline_run) + ")";
+  if (!r.status.empty() && r.status != "complete") s += " [" + r.status + "]";
+  return s;
+}
+
+void legendItem(view::Rgba c, const std::string& label) {
+  ImGui::ColorButton(("##" + label).c_str(), ImGui::ColorConvertU32ToFloat4(col(c)),
+                     ImGuiColorEditFlags_NoTooltip, ImVec2(12, 12));
+  ImGui::SameLine(0, 4);
+  ImGui::TextUnformatted(label.c_str());
+  ImGui::SameLine(0, 14);
+}
+
+}  // namespace
+
+GuiApp::GuiApp(std::unique_ptr<view::TraceDocument> doc) : doc_(std::move(doc)) {
+  if (doc_) runChanged();
+}
+
+bool GuiApp::open(const std::string& path) {
+  std::string error;
+  auto doc = view::TraceDocument::open(path, 0, &error);
+  if (!doc) {
+    error_ = error;
+    return false;
+  }
+  doc_ = std::move(doc);
+  error_.clear();
+  runChanged();
+  return true;
+}
+
+void GuiApp::runChanged() {
+  timeline_.reset(doc_->run());
+  tables_.reset();
+  step_ = 0;
+}
+
+void GuiApp::fitStep(size_t index) {
+  if (!doc_ || index >= doc_->run().trace.steps.size()) return;
+  step_ = index;
+  timeline_.fitStep(doc_->run(), index);
+}
+
+void GuiApp::frame() {
+  const ImGuiIO& io = ImGui::GetIO();
+  ImGui::SetNextWindowPos(ImVec2(0, 0));
+  ImGui::SetNextWindowSize(io.DisplaySize);
+  const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
+                                 ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
+  ImGui::Begin("gcprof", nullptr, flags);
+  if (!doc_) {
+    ImGui::TextUnformatted("gcprof-gui");
+    if (!error_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "%s", error_.c_str());
+    ImGui::TextDisabled("Drop a trace file (gcprof record -o trace.db -- ...) on this window.");
+    ImGui::End();
+    return;
+  }
+  toolbar();
+  summary();
+  legend();
+  ImVec2 avail = ImGui::GetContentRegionAvail();
+  float timeline_h = std::max(160.0f, avail.y * 0.64f);
+  timeline_.draw(*doc_, ImVec2(avail.x, timeline_h));
+  ImGui::Separator();
+  avail = ImGui::GetContentRegionAvail();
+  float half = (avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
+  ImGui::BeginChild("units", ImVec2(half, avail.y));
+  tables_.drawUnits(*doc_, timeline_, ImVec2(half, avail.y));
+  ImGui::EndChild();
+  ImGui::SameLine();
+  ImGui::BeginChild("live", ImVec2(half, avail.y));
+  tables_.drawLive(*doc_, timeline_, ImVec2(half, avail.y));
+  ImGui::EndChild();
+  ImGui::End();
+}
+
+void GuiApp::toolbar() {
+  ImGui::TextUnformatted("gcprof");
+  ImGui::SameLine();
+  ImGui::TextDisabled("%s", doc_->path().c_str());
+  ImGui::SameLine(0, 20);
+
+  ImGui::SetNextItemWidth(230);
+  const RunInfo& current = doc_->run().trace.run;
+  if (ImGui::BeginCombo("run", runLabel(current).c_str())) {
+    for (const RunInfo& r : doc_->runs()) {
+      if (ImGui::Selectable(runLabel(r).c_str(), r.id == current.id) && r.id != current.id) {
+        std::string error;
+        if (doc_->selectRun(r.id, &error)) runChanged();
+        else error_ = error;
+      }
+    }
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(260);
+  const view::PlanView* plan = doc_->selectedPlan();
+  if (ImGui::BeginCombo("plan", plan ? plan->label().c_str() : "none")) {
+    if (ImGui::Selectable("none", !plan)) doc_->selectPlan(0);
+    for (const view::PlanView& p : doc_->plans())
+      if (ImGui::Selectable(p.label().c_str(), plan && plan->id == p.id)) doc_->selectPlan(p.id);
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine();
+  ImGui::SetNextItemWidth(200);
+  std::string measured = doc_->selectedVerification() ? "run " + std::to_string(doc_->selectedVerification()) : "none";
+  if (ImGui::BeginCombo("measured", measured.c_str())) {
+    std::string error;
+    if (ImGui::Selectable("none", doc_->selectedVerification() == 0)) doc_->selectVerification(0, &error);
+    for (const RunInfo& r : doc_->verificationRuns())
+      if (ImGui::Selectable(runLabel(r).c_str(), r.id == doc_->selectedVerification()) &&
+          !doc_->selectVerification(r.id, &error))
+        error_ = error;
+    ImGui::EndCombo();
+  }
+  ImGui::SameLine(0, 20);
+  if (ImGui::Button("Fit all")) timeline_.fitAll(doc_->run());
+  const size_t steps = doc_->run().trace.steps.size();
+  if (steps > 0) {
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("prev", ImGuiDir_Left)) step_ = step_ > 0 ? step_ - 1 : 0;
+    ImGui::SameLine();
+    if (ImGui::Button(("Fit step " + std::to_string(doc_->run().trace.steps[std::min(step_, steps - 1)].index)).c_str()))
+      timeline_.fitStep(doc_->run(), std::min(step_, steps - 1));
+    ImGui::SameLine();
+    if (ImGui::ArrowButton("next", ImGuiDir_Right)) step_ = std::min(step_ + 1, steps - 1);
+  }
+  if (!error_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "%s", error_.c_str());
+}
+
+void GuiApp::summary() {
+  const view::RunView& run = doc_->run();
+  std::string line = run.label();
+  if (const view::PlanView* p = doc_->selectedPlan()) {
+    if (p->predicted_peak > 0) line += " · predicted " + view::formatBytes(p->predicted_peak);
+    if (p->predicted_recompute > 0) line += " (+" + view::formatDuration(static_cast<double>(p->predicted_recompute)) + " recompute)";
+  }
+  if (const view::Overlay* p = doc_->predicted()) line += " · simulated " + view::formatBytes(p->peak);
+  if (const view::Overlay* v = doc_->verified()) {
+    line += " · measured " + view::formatBytes(v->peak);
+    std::string verdict = doc_->verdict();
+    if (!verdict.empty()) line += " " + verdict;
+  }
+  ImGui::TextUnformatted(line.c_str());
+  if (doc_->selectedPlan() && !doc_->predictedNote().empty()) {
+    ImGui::SameLine();
+    ImGui::TextDisabled("(%s)", doc_->predictedNote().c_str());
+  }
+}
+
+void GuiApp::legend() {
+  const view::RunView& run = doc_->run();
+  legendItem(view::palette::kPersistent, "persistent");
+  const auto& units = run.series.units();
+  // Long models: the first and last few units name the colour scheme.
+  for (size_t i = 0; i < units.size(); ++i) {
+    if (units.size() > 10 && i == 4) {
+      ImGui::TextDisabled("...");
+      ImGui::SameLine(0, 14);
+      i = units.size() - 4;
+    }
+    legendItem(units[i].colour, units[i].name);
+  }
+  legendItem(view::palette::kOther, "other");
+  if (doc_->selectedPlan()) legendItem(view::palette::kBudget, "budget");
+  if (doc_->predicted()) legendItem(view::palette::kPredicted, "predicted");
+  if (doc_->verified()) legendItem(view::palette::kVerified, "measured");
+  ImGui::NewLine();
+}
+
+}  // namespace gcprof::gui

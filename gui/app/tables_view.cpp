@@ -1,0 +1,106 @@
+#include "tables_view.h"
+
+#include "live_set.h"
+#include "theme.h"
+
+namespace gcprof::gui {
+namespace {
+
+void swatch(view::Rgba c) {
+  ImGui::ColorButton("##swatch", ImGui::ColorConvertU32ToFloat4(col(c)), ImGuiColorEditFlags_NoTooltip,
+                     ImVec2(10, 10));
+  ImGui::SameLine();
+}
+
+}  // namespace
+
+void TablesView::drawUnits(const view::TraceDocument& doc, TimelineView& timeline, ImVec2 size) {
+  const auto& units = doc.run().units;
+  ImGui::Text("Units (%zu)", units.size());
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
+  if (!ImGui::BeginTable("units", 5, flags, ImVec2(size.x, size.y - ImGui::GetFrameHeightWithSpacing())))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("unit", ImGuiTableColumnFlags_WidthStretch, 2.0f);
+  ImGui::TableSetupColumn("forward", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("saved", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("checkpoint", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("pred. saving", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableHeadersRow();
+  for (size_t i = 0; i < units.size(); ++i) {
+    const view::UnitStats& u = units[i];
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::PushID(static_cast<int>(i));
+    swatch(u.colour);
+    bool selected = timeline.selectedUnit() == static_cast<int>(i);
+    if (ImGui::Selectable(u.name.c_str(), selected, ImGuiSelectableFlags_SpanAllColumns))
+      timeline.selectUnit(selected ? -1 : static_cast<int>(i));
+    ImGui::PopID();
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(view::formatDuration(u.forward_ns).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(view::formatBytes(static_cast<Bytes>(u.saved_bytes)).c_str());
+    ImGui::TableNextColumn();
+    ImGui::TextUnformatted(doc.selectedPlan() ? (u.checkpointed ? "yes" : "-") : "");
+    ImGui::TableNextColumn();
+    if (u.checkpointed) ImGui::TextUnformatted(view::formatBytes(static_cast<Bytes>(u.predicted_saving)).c_str());
+  }
+  ImGui::EndTable();
+}
+
+void TablesView::drawLive(const view::TraceDocument& doc, TimelineView& timeline, ImVec2 size) {
+  const view::RunView& run = doc.run();
+  if (timeline.cursor() != live_for_) {
+    live_for_ = timeline.cursor();
+    live_ = live_for_ >= 0 ? view::liveAllocations(run.trace, run.series, live_for_) : std::vector<size_t>{};
+    live_bytes_ = 0;
+    for (size_t i : live_) live_bytes_ += run.trace.allocations[i].bytes;
+  }
+  if (live_for_ < 0) {
+    ImGui::TextDisabled("Live at cursor: click the memory area to place the cursor");
+    return;
+  }
+  ImGui::Text("Live at cursor: %zu allocations, %s", live_.size(), view::formatBytes(live_bytes_).c_str());
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
+  if (!ImGui::BeginTable("live", 4, flags, ImVec2(size.x, size.y - ImGui::GetFrameHeightWithSpacing())))
+    return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn("bytes", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableSetupColumn("series", ImGuiTableColumnFlags_WidthStretch, 2.0f);
+  ImGui::TableSetupColumn("range", ImGuiTableColumnFlags_WidthStretch, 2.0f);
+  ImGui::TableSetupColumn("age", ImGuiTableColumnFlags_WidthStretch, 1.0f);
+  ImGui::TableHeadersRow();
+  if (!range_by_id_ready_) {
+    range_by_id_.clear();
+    for (const Range& r : run.trace.ranges) range_by_id_.emplace(r.id, &r);
+    range_by_id_ready_ = true;
+  }
+  ImGuiListClipper clipper;
+  clipper.Begin(static_cast<int>(live_.size()));
+  while (clipper.Step()) {
+    for (int row = clipper.DisplayStart; row < clipper.DisplayEnd; ++row) {
+      size_t i = live_[static_cast<size_t>(row)];
+      const Allocation& a = run.trace.allocations[i];
+      uint16_t s = run.series.seriesOf(i);
+      ImGui::TableNextRow();
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(view::formatBytes(a.bytes).c_str());
+      ImGui::TableNextColumn();
+      ImGui::PushID(row);
+      swatch(run.series.seriesColour(s));
+      ImGui::PopID();
+      ImGui::TextUnformatted(run.series.seriesName(s).c_str());
+      ImGui::TableNextColumn();
+      auto r = range_by_id_.find(a.range);
+      ImGui::TextUnformatted(r == range_by_id_.end() ? "-" : r->second->name.c_str());
+      ImGui::TableNextColumn();
+      ImGui::TextUnformatted(view::formatDuration(static_cast<double>(live_for_ - a.alloc)).c_str());
+    }
+  }
+  ImGui::EndTable();
+}
+
+}  // namespace gcprof::gui

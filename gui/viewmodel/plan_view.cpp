@@ -1,0 +1,73 @@
+#include "plan_view.h"
+
+#include <cmath>
+#include <cstdio>
+#include <nlohmann/json.hpp>
+
+namespace gcprof::view {
+
+PlanView PlanView::fromRecord(const PlanRecord& record) {
+  PlanView p;
+  p.id = record.id;
+  p.run = record.run;
+  p.strategy = record.strategy;
+  p.budget = record.budget;
+  p.json = record.json;
+  try {
+    auto j = nlohmann::json::parse(record.json);
+    if (j.value("format", std::string()) != "gcprof.plan/1") {
+      p.error = "not a gcprof.plan/1 document";
+      return p;
+    }
+    p.budget = j.value("budget_bytes", record.budget);
+    p.strategy = j.value("strategy", record.strategy);
+    for (const auto& u : j.value("units", nlohmann::json::array())) p.units.push_back(u.get<std::string>());
+    for (const auto& seg : j.value("checkpoint", nlohmann::json::array())) {
+      std::vector<std::string> names;
+      for (const auto& u : seg) {
+        names.push_back(u.get<std::string>());
+        p.checkpointed_.insert(names.back());
+      }
+      p.checkpoint.push_back(std::move(names));
+    }
+    if (j.contains("predicted") && j["predicted"].is_object()) {
+      const auto& pr = j["predicted"];
+      p.predicted_peak = pr.value("peak_bytes", Bytes{-1});
+      p.predicted_recompute = pr.value("recompute_ns", Ns{-1});
+      p.predicted_step = pr.value("step_ns", Ns{-1});
+    }
+  } catch (const std::exception& e) {
+    p.error = std::string("unreadable plan: ") + e.what();
+  }
+  return p;
+}
+
+std::string PlanView::label() const {
+  std::string s = "plan " + std::to_string(id) + ": " + strategy;
+  if (budget > 0) s += ", budget " + formatBytes(budget);
+  if (!error.empty()) s += " (" + error + ")";
+  return s;
+}
+
+std::string formatBytes(Bytes b) {
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b < 0 ? -b : b);
+  int u = 0;
+  while (v >= 1024 && u < 4) { v /= 1024; ++u; }
+  char buf[48];
+  if (u == 0) std::snprintf(buf, sizeof buf, "%s%lld B", b < 0 ? "-" : "", static_cast<long long>(v));
+  else std::snprintf(buf, sizeof buf, "%s%.*f %s", b < 0 ? "-" : "", v < 10 ? 2 : (v < 100 ? 1 : 0), v, units[u]);
+  return buf;
+}
+
+std::string formatDuration(double ns) {
+  char buf[48];
+  double a = std::fabs(ns);
+  if (a < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.*f us", a < 1e4 ? 2 : 1, ns / 1e3);
+  else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.*f ms", a < 1e7 ? 2 : 1, ns / 1e6);
+  else std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
+  return buf;
+}
+
+}  // namespace gcprof::view

@@ -1,0 +1,63 @@
+#include "predicted_curve.h"
+
+#ifdef GCPROF_GUI_HAVE_ADVISOR
+#include <map>
+
+#include "model/memory_curve.h"
+#include "model/step_layout.h"
+#include "simulate/replay_simulator.h"
+#endif
+
+namespace gcprof::view {
+
+#ifdef GCPROF_GUI_HAVE_ADVISOR
+
+std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView& plan, std::string* why) {
+  try {
+    std::map<std::string, int> index;
+    for (size_t i = 0; i < plan.units.size(); ++i) index[plan.units[i]] = static_cast<int>(i);
+    advisor::Segments segments;
+    for (const auto& seg : plan.checkpoint) {
+      if (seg.empty()) continue;
+      auto first = index.find(seg.front()), last = index.find(seg.back());
+      if (first == index.end() || last == index.end()) {
+        *why = "the plan checkpoints " + seg.front() + ", which is not one of its units";
+        return std::nullopt;
+      }
+      segments.push_back({first->second, last->second});
+    }
+    advisor::RunLayout layout = advisor::stepLayouts(trace, plan.units);
+    if (layout.complete == 0) {
+      *why = "no complete step to replay the plan on";
+      if (!layout.steps.empty() && !layout.steps.front().problem.empty())
+        *why += " (" + layout.steps.front().problem + ")";
+      return std::nullopt;
+    }
+    advisor::SimulationOptions options;
+    options.want_curve = true;
+    advisor::Simulation sim = advisor::simulate(trace, advisor::primaryFilter(trace), layout, segments, options);
+    std::vector<std::pair<Ns, Bytes>> points;
+    points.reserve(sim.curve.size());
+    for (const advisor::MemoryPoint& p : sim.curve) points.emplace_back(p.time, p.live);
+    PredictedCurve out{StackedMemory::fromPoints(points), {}};
+    for (size_t i = 0; i < sim.step_bounds.size() && i < layout.steps.size(); ++i)
+      out.steps.push_back({layout.steps[i].step, sim.step_bounds[i].first, sim.step_bounds[i].second});
+    return out;
+  } catch (const std::exception& e) {
+    *why = std::string("cannot simulate the plan: ") + e.what();
+    return std::nullopt;
+  }
+}
+
+#else
+
+// Without the advisor library there is nothing to replay with; the GUI says
+// so instead of inventing a curve.
+std::optional<PredictedCurve> predictedCurve(const Trace&, const PlanView&, std::string* why) {
+  *why = "predicted curve needs the advisor library (gcprof_advisor), not built in";
+  return std::nullopt;
+}
+
+#endif
+
+}  // namespace gcprof::view

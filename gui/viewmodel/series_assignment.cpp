@@ -1,0 +1,200 @@
+#include "series_assignment.h"
+
+#ifdef GCPROF_GUI_HAVE_ADVISOR
+#include "model/module_stats.h"
+#include "model/unit_selection.h"
+#endif
+
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <unordered_map>
+
+namespace gcprof::view {
+namespace {
+
+// "layers.12" -> ("layers", true); "attn" -> ("", false)
+std::pair<std::string, bool> numberedPrefix(const std::string& name) {
+  size_t dot = name.rfind('.');
+  if (dot == std::string::npos || dot + 1 == name.size()) return {"", false};
+  for (size_t i = dot + 1; i < name.size(); ++i)
+    if (!std::isdigit(static_cast<unsigned char>(name[i]))) return {"", false};
+  return {name.substr(0, dot), true};
+}
+
+// Step boundaries (starts and ends) in time order; a run without steps is
+// treated as one step spanning its module ranges.
+std::vector<Ns> stepBoundaries(const Trace& t) {
+  std::vector<Ns> b;
+  for (const Step& s : t.steps) {
+    b.push_back(s.start);
+    if (s.end > s.start) b.push_back(s.end);
+  }
+  if (b.empty() && !t.ranges.empty()) {
+    Ns lo = t.ranges.front().start, hi = lo;
+    for (const Range& r : t.ranges) hi = std::max(hi, r.end);
+    b = {lo, hi};
+  }
+  std::sort(b.begin(), b.end());
+  return b;
+}
+
+bool crossesBoundary(const std::vector<Ns>& b, const Allocation& a) {
+  // First boundary strictly after the allocation; alive across it?
+  auto it = std::upper_bound(b.begin(), b.end(), a.alloc);
+  return it != b.end() && (!a.freed() || a.free > *it);
+}
+
+constexpr int kUnknown = -2;
+// Parent chains deeper than this are damaged data (a cycle), not a model.
+constexpr size_t kMaxNesting = 1024;
+
+}  // namespace
+
+std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace) {
+#ifdef GCPROF_GUI_HAVE_ADVISOR
+  // The advisor's own rule, so the GUI colours the units `advise` would use.
+  try {
+    return advisor::selectUnits(advisor::moduleStats(trace), "auto").names;
+  } catch (const std::exception&) {
+    // No unit the advisor accepts (no steps, overlapping modules): guess below.
+  }
+#endif
+  // prefix -> names in order of first forward appearance
+  std::map<std::string, std::vector<std::string>> numbered;
+  std::map<int, std::vector<std::string>> any;
+  std::map<std::string, bool> seen;
+  std::vector<std::string> order;
+  for (const Range& r : trace.ranges) {
+    // Module ranges from the python shim, and any range marked forward (the
+    // C API and NVTX users mark layers that way too).
+    if (r.domain == RangeDomain::Step || r.phase != Phase::Forward || r.name.empty()) continue;
+    if (seen[r.name]) continue;
+    seen[r.name] = true;
+    any[r.depth].push_back(r.name);
+    auto [prefix, ok] = numberedPrefix(r.name);
+    if (ok) numbered[prefix].push_back(r.name);
+  }
+  // Repeated groups nested in another group's members ("blocks.0.heads.#"
+  // inside "blocks.#") are parts of units, not units.
+  auto nested = [&](const std::string& prefix) {
+    for (const auto& [other, names] : numbered)
+      for (const std::string& n : names)
+        if (prefix.compare(0, n.size() + 1, n + ".") == 0) return true;
+    return false;
+  };
+  const std::vector<std::string>* best = nullptr;
+  for (const auto& [prefix, names] : numbered)
+    if (names.size() >= 2 && !nested(prefix) && (!best || names.size() > best->size())) best = &names;
+  if (best) return *best;
+  for (auto& [depth, names] : any)
+    if (names.size() >= 2) return names;
+  return {};
+}
+
+SeriesAssignment::SeriesAssignment(const Trace& trace, std::vector<std::string> unit_names) {
+  if (unit_names.empty()) unit_names = detectUnits(trace);
+  std::unordered_map<std::string, int> unit_of_name;
+  for (size_t i = 0; i < unit_names.size(); ++i) {
+    units_.push_back({unit_names[i], unitColour(static_cast<int>(i))});
+    unit_of_name.emplace(unit_names[i], static_cast<int>(i));
+  }
+
+  // A range belongs to the unit named by it or by one of its name's prefixes
+  // ("layers.3.attn" -> "layers.3"); unnamed ranges (NVTX, user) inherit from
+  // the enclosing range, as does the phase.
+  const auto& ranges = trace.ranges;
+  std::unordered_map<int64_t, size_t> index_of_id;
+  index_of_id.reserve(ranges.size());
+  for (size_t i = 0; i < ranges.size(); ++i) index_of_id.emplace(ranges[i].id, i);
+  auto ownUnit = [&](const Range& r) {
+    std::string name = r.name;
+    while (!name.empty()) {
+      auto it = unit_of_name.find(name);
+      if (it != unit_of_name.end()) return it->second;
+      size_t dot = name.rfind('.');
+      if (dot == std::string::npos) break;
+      name.resize(dot);
+    }
+    return -1;
+  };
+  // unit(r) = its own unit, else its parent's; phase(r) = its own phase
+  // unless User, else its parent's. Iterative so deep chains cannot overflow.
+  auto resolve = [&](auto own, std::vector<int>& memo) {
+    memo.assign(ranges.size(), kUnknown);
+    std::vector<size_t> chain;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      chain.clear();
+      size_t j = i;
+      int value = -1;
+      while (true) {
+        if (memo[j] != kUnknown) { value = memo[j]; break; }
+        chain.push_back(j);
+        int v = own(ranges[j]);
+        if (v >= 0) { value = v; break; }
+        auto p = index_of_id.find(ranges[j].parent);
+        if (ranges[j].parent == 0 || p == index_of_id.end() || chain.size() > kMaxNesting) break;
+        j = p->second;
+      }
+      for (size_t k : chain) memo[k] = value;
+    }
+  };
+  resolve([&](const Range& r) { return r.domain != RangeDomain::Step ? ownUnit(r) : -1; },
+          range_unit_);
+  std::vector<int> phase;
+  resolve([](const Range& r) { return r.phase == Phase::User ? -1 : static_cast<int>(r.phase); },
+          phase);
+
+  // Memory space: a run with device allocations is about device memory.
+  bool any_device = false, any_device_tensor = false;
+  for (const Allocation& a : trace.allocations) {
+    if (a.device >= 0) {
+      any_device = true;
+      if (a.kind == static_cast<int>(AllocKind::Tensor)) any_device_tensor = true;
+    }
+  }
+  space_.device = any_device;
+
+  std::vector<Ns> bounds = stepBoundaries(trace);
+  series_.resize(trace.allocations.size());
+  for (size_t i = 0; i < trace.allocations.size(); ++i) {
+    const Allocation& a = trace.allocations[i];
+    bool counted = any_device ? (a.device >= 0 && (!any_device_tensor ||
+                                                   a.kind == static_cast<int>(AllocKind::Tensor)))
+                              : a.device < 0;
+    if (!counted) { series_[i] = kSeriesIgnored; continue; }
+    if (crossesBoundary(bounds, a)) { series_[i] = kSeriesPersistent; continue; }
+    uint16_t s = kSeriesOther;
+    if (a.range != 0) {
+      auto it = index_of_id.find(a.range);
+      if (it != index_of_id.end()) {
+        int u = range_unit_[it->second];
+        if (u >= 0 && phase[it->second] == static_cast<int>(Phase::Forward))
+          s = static_cast<uint16_t>(kFirstUnitSeries + u);
+      }
+    }
+    series_[i] = s;
+  }
+}
+
+int SeriesAssignment::unitIndex(const std::string& name) const {
+  for (size_t i = 0; i < units_.size(); ++i)
+    if (units_[i].name == name) return static_cast<int>(i);
+  return -1;
+}
+
+std::string SeriesAssignment::seriesName(uint16_t s) const {
+  if (s == kSeriesPersistent) return "persistent";
+  if (s == kSeriesOther) return "other";
+  size_t u = s - kFirstUnitSeries;
+  return u < units_.size() ? "activations " + units_[u].name : "?";
+}
+
+Rgba SeriesAssignment::seriesColour(uint16_t s) const {
+  if (s == kSeriesPersistent) return palette::kPersistent;
+  if (s == kSeriesOther) return palette::kOther;
+  size_t u = s - kFirstUnitSeries;
+  return u < units_.size() ? units_[u].colour : palette::kOther;
+}
+
+}  // namespace gcprof::view

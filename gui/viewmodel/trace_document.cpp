@@ -1,0 +1,164 @@
+#include "trace_document.h"
+
+#include <algorithm>
+
+#include "predicted_curve.h"
+
+namespace gcprof::view {
+namespace {
+
+// First step start, else the first allocation: where runs of one command line up.
+Ns anchorTime(const Trace& t, const StackedMemory& m) {
+  if (!t.steps.empty()) return t.steps.front().start;
+  return m.empty() ? t.run.started : m.firstTime();
+}
+
+}  // namespace
+
+std::unique_ptr<TraceDocument> TraceDocument::open(const std::string& path, int64_t run,
+                                                   std::string* error) {
+  std::unique_ptr<TraceDocument> doc(new TraceDocument());
+  doc->path_ = path;
+  try {
+    doc->store_ = std::make_unique<TraceStore>(path, TraceStore::Mode::ReadOnly);
+    doc->runs_ = doc->store_->runs();
+    if (doc->runs_.empty()) {
+      *error = path + ": the trace holds no runs yet (record one with `gcprof record`)";
+      return nullptr;
+    }
+    if (run == 0) run = doc->store_->lastRun();
+    if (run == 0) run = doc->runs_.back().id;
+  } catch (const std::exception& e) {
+    *error = e.what();
+    return nullptr;
+  }
+  if (!doc->selectRun(run, error)) return nullptr;
+  return doc;
+}
+
+std::unique_ptr<TraceDocument> TraceDocument::fromTrace(Trace trace, const std::string& label) {
+  std::unique_ptr<TraceDocument> doc(new TraceDocument());
+  doc->path_ = label;
+  doc->runs_ = {trace.run};
+  doc->run_ = std::make_unique<RunView>(std::move(trace), std::vector<std::string>{});
+  return doc;
+}
+
+bool TraceDocument::selectRun(int64_t id, std::string* error) {
+  if (!store_) {
+    *error = path_ + ": not a file; it holds only the run it was made from";
+    return false;
+  }
+  try {
+    // Units come from the newest plan of the run when there is one, so the
+    // colours match what the advisor reasoned about.
+    std::vector<PlanRecord> records = store_->plans();
+    std::vector<std::string> units;
+    for (const PlanRecord& r : records) {
+      if (r.run != id) continue;
+      PlanView p = PlanView::fromRecord(r);
+      if (p.error.empty() && !p.units.empty()) units = p.units;
+    }
+    auto view = std::make_unique<RunView>(store_->load(id), units);
+    run_ = std::move(view);
+    verifications_ = store_->verifications();
+  } catch (const std::exception& e) {
+    *error = path_ + ": cannot load run " + std::to_string(id) + ": " + e.what();
+    return false;
+  }
+  predicted_.reset();
+  verified_.reset();
+  verification_run_ = 0;
+  plan_id_ = 0;
+  loadPlans();
+  if (!plans_.empty()) selectPlan(plans_.back().id);
+  return true;
+}
+
+void TraceDocument::loadPlans() {
+  plans_.clear();
+  if (!store_) return;
+  try {
+    for (const PlanRecord& r : store_->plans())
+      if (r.run == run_->trace.run.id) plans_.push_back(PlanView::fromRecord(r));
+  } catch (const std::exception&) {
+    // A damaged plans table leaves the timeline usable; the list stays empty.
+  }
+}
+
+const PlanView* TraceDocument::selectedPlan() const {
+  for (const PlanView& p : plans_)
+    if (p.id == plan_id_) return &p;
+  return nullptr;
+}
+
+void TraceDocument::selectPlan(int64_t id) {
+  plan_id_ = id;
+  applyPlan(run_->units, selectedPlan());
+  refreshPredicted();
+  int64_t newest = 0;
+  for (const RunInfo& r : verificationRuns())
+    if (id != 0 && r.plan_id == id) newest = r.id;
+  std::string ignored;
+  selectVerification(newest, &ignored);
+}
+
+void TraceDocument::refreshPredicted() {
+  predicted_.reset();
+  predicted_note_.clear();
+  const PlanView* plan = selectedPlan();
+  if (!plan) return;
+  if (!plan->error.empty()) { predicted_note_ = plan->error; return; }
+  std::optional<PredictedCurve> predicted = predictedCurve(run_->trace, *plan, &predicted_note_);
+  if (!predicted) return;
+  Overlay o;
+  o.label = "predicted (" + plan->strategy + ")";
+  o.peak = predicted->curve.peak();
+  o.curve = std::move(predicted->curve);
+  // Recorded steps are stretched by recomputation on the simulated timeline;
+  // put each back on its baseline step, as for verification runs.
+  o.warp = TimeWarp(predicted->steps, run_->trace.steps, 0);
+  o.colour = palette::kPredicted;
+  predicted_ = std::move(o);
+}
+
+std::vector<RunInfo> TraceDocument::verificationRuns() const {
+  std::vector<RunInfo> out;
+  for (const RunInfo& r : runs_)
+    if (r.baseline_run != 0 && r.baseline_run == run_->trace.run.id) out.push_back(r);
+  return out;
+}
+
+bool TraceDocument::selectVerification(int64_t id, std::string* error) {
+  verified_.reset();
+  verification_run_ = 0;
+  if (id == 0) return true;
+  if (!store_) {
+    *error = path_ + ": not a file; it has no verification runs";
+    return false;
+  }
+  try {
+    Trace t = store_->load(id);
+    Overlay o;
+    o.curve = totalCurve(t);
+    o.warp = TimeWarp(t.steps, run_->trace.steps,
+                      anchorTime(run_->trace, run_->memory) - anchorTime(t, o.curve));
+    o.label = "measured (run " + std::to_string(id) + ")";
+    o.colour = palette::kVerified;
+    o.peak = o.curve.peak();
+    verified_ = std::move(o);
+    verification_run_ = id;
+    return true;
+  } catch (const std::exception& e) {
+    *error = path_ + ": cannot load verification run " + std::to_string(id) + ": " + e.what();
+    return false;
+  }
+}
+
+std::string TraceDocument::verdict() const {
+  for (auto it = verifications_.rbegin(); it != verifications_.rend(); ++it)
+    if (it->run == verification_run_) return it->verdict;
+  return "";
+}
+
+}  // namespace gcprof::view

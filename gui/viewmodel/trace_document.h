@@ -1,0 +1,72 @@
+// An open trace file as the GUI sees it: its runs, the picked run ready to
+// draw, the plans made from it and the overlays (a plan's predicted curve, a
+// verification run's measured one). Nothing here throws: every failure comes
+// back as a message for the user, so a damaged file can never crash the GUI.
+#pragma once
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "plan_view.h"
+#include "run_view.h"
+#include "trace_store.h"
+
+namespace gcprof::view {
+
+class TraceDocument {
+ public:
+  // Opens `path` read-only and loads its newest baseline run (or `run` when
+  // non-zero). nullptr with `error` set when the file is not a readable trace.
+  static std::unique_ptr<TraceDocument> open(const std::string& path, int64_t run,
+                                             std::string* error);
+
+  // A run already in memory, without a file (benchmarks, tests, reports):
+  // no other runs, plans or verifications.
+  static std::unique_ptr<TraceDocument> fromTrace(Trace trace, const std::string& label);
+
+  const std::string& path() const { return path_; }
+  const std::vector<RunInfo>& runs() const { return runs_; }
+  const RunView& run() const { return *run_; }
+  // Loads another run (any run of the file). False with `error` on failure;
+  // the current run stays.
+  bool selectRun(int64_t id, std::string* error);
+
+  // Plans made from the current run, oldest first.
+  const std::vector<PlanView>& plans() const { return plans_; }
+  const PlanView* selectedPlan() const;
+  // 0 = none. Picks the newest verification run of the plan along with it.
+  void selectPlan(int64_t id);
+  // Runs that re-ran the current one (RunInfo::baseline_run), oldest first.
+  std::vector<RunInfo> verificationRuns() const;
+  int64_t selectedVerification() const { return verification_run_; }
+  // 0 = none. False with `error` when that run cannot be loaded.
+  bool selectVerification(int64_t run, std::string* error);
+
+  const Overlay* predicted() const { return predicted_ ? &*predicted_ : nullptr; }
+  const Overlay* verified() const { return verified_ ? &*verified_ : nullptr; }
+  // Why there is no predicted curve for the selected plan ("" when there is).
+  const std::string& predictedNote() const { return predicted_note_; }
+  // The verdict recorded for the selected verification run, "" if none.
+  std::string verdict() const;
+
+ private:
+  TraceDocument() = default;
+  void loadPlans();
+  void refreshPredicted();
+
+  std::string path_;
+  std::unique_ptr<TraceStore> store_;
+  std::vector<RunInfo> runs_;
+  std::unique_ptr<RunView> run_;
+  std::vector<PlanView> plans_;
+  std::vector<VerificationRecord> verifications_;
+  int64_t plan_id_ = 0;
+  int64_t verification_run_ = 0;
+  std::optional<Overlay> predicted_;
+  std::optional<Overlay> verified_;
+  std::string predicted_note_;
+};
+
+}  // namespace gcprof::view

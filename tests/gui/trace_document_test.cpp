@@ -1,0 +1,136 @@
+// Opening trace files: baseline + plan + verification overlays, run picking,
+// and files that are not traces (a readable error, never an exception).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "fabricated_training.h"
+#include "trace_document.h"
+
+namespace gcprof::view {
+namespace {
+
+using testing::TrainingShape;
+
+class TempFile {
+ public:
+  explicit TempFile(const char* tag)
+      : path_(std::string("/tmp/gcprof-gui-test-") + tag + "-" + std::to_string(getpid()) + ".db") {
+    remove();
+  }
+  ~TempFile() { remove(); }
+  const std::string& path() const { return path_; }
+
+ private:
+  void remove() {
+    for (const char* ext : {"", "-wal", "-shm"}) std::remove((path_ + ext).c_str());
+  }
+  std::string path_;
+};
+
+TEST(TraceDocument, PlanAndVerificationOverlays) {
+  TempFile f("overlay");
+  TrainingShape shape;
+  int64_t base = testing::writeRun(f.path(), testing::fabricateTraining(shape));
+  int64_t plan = 0;
+  {
+    TraceStore store(f.path(), TraceStore::Mode::ReadWrite);
+    plan = store.savePlan({0, base, 1, "optimal", 900ll << 20,
+                           testing::planJson(base, shape.layers, {1, 3, 5}, 900ll << 20)});
+  }
+  TrainingShape verify = shape;
+  verify.checkpointed = {1, 3, 5};
+  verify.baseline_run = base;
+  verify.plan_id = plan;
+  int64_t vrun = testing::writeRun(f.path(), testing::fabricateTraining(verify));
+  {
+    TraceStore store(f.path(), TraceStore::Mode::ReadWrite);
+    store.saveVerification({0, plan, base, vrun, "PASS", 2, "{}"});
+  }
+
+  std::string error;
+  auto doc = TraceDocument::open(f.path(), 0, &error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(doc->run().trace.run.id, base);  // the baseline, not the newer verification run
+  ASSERT_EQ(doc->plans().size(), 1u);
+  ASSERT_NE(doc->selectedPlan(), nullptr);
+  EXPECT_EQ(doc->selectedPlan()->budget, 900ll << 20);
+  EXPECT_TRUE(doc->run().units[3].checkpointed);
+  ASSERT_EQ(doc->verificationRuns().size(), 1u);
+  EXPECT_EQ(doc->selectedVerification(), vrun);
+  ASSERT_NE(doc->verified(), nullptr);
+  EXPECT_EQ(doc->verdict(), "PASS");
+  // Three layers' saved activations no longer overlap the backward pass.
+  Bytes saved = 3 * shape.saved_per_layer * shape.activation_bytes;
+  EXPECT_LT(doc->verified()->peak, doc->run().memory.peak());
+  EXPECT_GE(doc->run().memory.peak() - doc->verified()->peak, saved - shape.activation_bytes);
+  // Each verification step lands on the same baseline step, although the
+  // re-run is slower (recomputation).
+  const Trace& base_trace = doc->run().trace;
+  Trace vtrace = testing::fabricateTraining(verify);
+  ASSERT_EQ(vtrace.steps.size(), base_trace.steps.size());
+  for (size_t k = 0; k < vtrace.steps.size(); ++k) {
+    EXPECT_DOUBLE_EQ(doc->verified()->warp.toBaseline(static_cast<double>(vtrace.steps[k].start)),
+                     static_cast<double>(base_trace.steps[k].start));
+    EXPECT_DOUBLE_EQ(doc->verified()->warp.toBaseline(static_cast<double>(vtrace.steps[k].end)),
+                     static_cast<double>(base_trace.steps[k].end));
+  }
+  EXPECT_GT(vtrace.steps[1].end - vtrace.steps[1].start, base_trace.steps[1].end - base_trace.steps[1].start);
+
+  doc->selectPlan(0);
+  EXPECT_EQ(doc->verified(), nullptr);
+  EXPECT_FALSE(doc->run().units[3].checkpointed);
+  ASSERT_TRUE(doc->selectRun(vrun, &error)) << error;
+  EXPECT_EQ(doc->run().trace.run.baseline_run, base);
+}
+
+TEST(TraceDocument, ForeignFilesGiveAMessage) {
+  TempFile f("foreign");
+  std::string error;
+  EXPECT_EQ(TraceDocument::open(f.path(), 0, &error), nullptr);  // missing
+  EXPECT_NE(error.find(f.path()), std::string::npos) << error;
+
+  { std::ofstream(f.path()) << "/dev/null\n"; }
+  error.clear();
+  EXPECT_EQ(TraceDocument::open(f.path(), 0, &error), nullptr);
+  EXPECT_FALSE(error.empty());
+
+  {  // a real SQLite file that is not a gcprof trace
+    sqlite3* db = nullptr;
+    sqlite3_open(f.path().c_str(), &db);
+    std::remove(f.path().c_str());
+    sqlite3_close(db);
+    sqlite3_open(f.path().c_str(), &db);
+    sqlite3_exec(db, "CREATE TABLE songs (title TEXT); INSERT INTO songs VALUES ('x');", nullptr,
+                 nullptr, nullptr);
+    sqlite3_close(db);
+  }
+  error.clear();
+  EXPECT_EQ(TraceDocument::open(f.path(), 0, &error), nullptr);
+  EXPECT_FALSE(error.empty());
+}
+
+TEST(TraceDocument, TruncatedTraceGivesAMessage) {
+  TempFile f("truncated");
+  testing::writeRun(f.path(), testing::fabricateTraining(TrainingShape{}));
+  {
+    TraceStore checkpoint(f.path(), TraceStore::Mode::ReadWrite);
+    sqlite3_exec(checkpoint.handle(), "PRAGMA wal_checkpoint(TRUNCATE)", nullptr, nullptr, nullptr);
+  }
+  std::ifstream in(f.path(), std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), {});
+  ASSERT_GT(bytes.size(), 8192u);
+  for (const char* ext : {"-wal", "-shm"}) std::remove((f.path() + ext).c_str());
+  std::ofstream(f.path(), std::ios::binary | std::ios::trunc) << bytes.substr(0, bytes.size() / 3);
+  std::string error;
+  auto doc = TraceDocument::open(f.path(), 0, &error);
+  // Either the damage is found (a message) or what is left is readable; never a throw.
+  if (!doc) {
+    EXPECT_FALSE(error.empty());
+  }
+}
+
+}  // namespace
+}  // namespace gcprof::view
