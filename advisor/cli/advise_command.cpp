@@ -1,0 +1,209 @@
+// gcprof advise: which units to checkpoint so that a step fits a memory
+// budget with the least recomputation (advisor/plan/advice.h does the work).
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "commands.h"
+#include "model/advice_error.h"
+#include "plan/advice.h"
+#include "plan/plan_file.h"
+#include "size_parse.h"
+#include "text_format.h"
+#include "trace_input.h"
+
+namespace gcprof::cli {
+namespace {
+
+using namespace gcprof::advisor;
+
+struct AdviseArgs {
+  std::string trace;
+  std::string budget;
+  std::string strategy = "optimal";
+  std::string max_slowdown;
+  std::string units = "auto";
+  std::string segments;  // module | region; default from the run's runtime
+  std::string output;
+  bool json = false;
+  bool no_store = false;
+  int64_t run = 0;
+  int max_segment_units = -1;
+};
+
+AdviceRequest request(const AdviseArgs& a) {
+  AdviceRequest r;
+  r.units = a.units;
+  r.strategy = parseStrategy(a.strategy);
+  r.max_segment_units = a.max_segment_units;
+  try {
+    if (!a.budget.empty()) {
+      Budget b;
+      b.text = a.budget;
+      if (a.budget.back() == '%') {
+        b.percent = true;
+        b.fraction = parsePercent(a.budget);
+        if (b.fraction <= 0) throw std::invalid_argument("'" + a.budget + "' must be above 0%");
+      } else {
+        b.bytes = parseBytes(a.budget);
+      }
+      r.budget = b;
+    }
+    if (!a.max_slowdown.empty()) r.max_slowdown = parsePercent(a.max_slowdown);
+  } catch (const std::invalid_argument& e) {
+    throw AdviceError(std::string("--budget/--max-slowdown: ") + e.what());
+  }
+  if (a.segments == "module") r.kind = SegmentKind::Module;
+  else if (a.segments == "region") r.kind = SegmentKind::Region;
+  else if (!a.segments.empty())
+    throw AdviceError("--segments " + a.segments + ": expected module or region");
+  return r;
+}
+
+void printUnits(const Advice& a) {
+  const UnitChain& c = a.chain;
+  std::vector<int> segment_of(c.size(), -1);
+  for (size_t s = 0; s < a.chosen.segments.size(); ++s)
+    for (int k = a.chosen.segments[s].first; k <= a.chosen.segments[s].last; ++k)
+      segment_of[k] = static_cast<int>(s);
+  std::printf("\n  %4s  %-28s %12s %12s  %s\n", "#", "unit", "forward", "saved", "checkpoint");
+  int n = c.size();
+  for (int k = 0; k < n; ++k) {
+    // Long chains: the first and last units tell the story.
+    if (n > 48 && k == 24) {
+      std::printf("  %4s  ... %d more units ...\n", "", n - 36);
+      k = n - 12;
+    }
+    std::string mark = segment_of[k] < 0 ? "" : "yes (segment " + std::to_string(segment_of[k] + 1) + ")";
+    std::printf("  %4d  %-28s %12s %12s  %s\n", k, c.names[k].c_str(), formatNs(c.forward_ns[k]).c_str(),
+                formatBytes(c.saved[k]).c_str(), mark.c_str());
+  }
+}
+
+void printComparison(const Advice& a) {
+  std::printf("\n  %-10s %12s %10s %14s %12s %9s %6s\n", "plan", "peak", "of budget", "recompute/step",
+              "step time", "slowdown", "units");
+  auto row = [&](const char* label, const PlanOutcome& o, bool chosen) {
+    int units = 0;
+    for (const Segment& s : o.segments) units += s.last - s.first + 1;
+    double slow = a.baseline.step_ns > 0 ? static_cast<double>(o.step_ns) / a.baseline.step_ns - 1 : 0;
+    std::printf("  %-10s %12s %10s %14s %12s %9s %6d%s\n", label, formatBytes(o.peak).c_str(),
+                formatPercent(static_cast<double>(o.peak) / a.budget).c_str(),
+                formatNs(o.recompute_ns).c_str(), formatNs(o.step_ns).c_str(),
+                formatPercent(slow, true).c_str(), units, chosen ? "   <- this plan" : "");
+  };
+  row("recorded", a.baseline, a.strategy == Strategy::None);
+  row("every", a.every, a.strategy == Strategy::Every);
+  row("uniform", a.uniform, a.strategy == Strategy::Uniform);
+  if (a.strategy == Strategy::Optimal) row("optimal", a.chosen, true);
+}
+
+void printHuman(const Advice& a, const std::string& trace) {
+  std::printf("gcprof advise: %s run %lld (%s runtime, %s memory, %s segments)\n", trace.c_str(),
+              static_cast<long long>(a.run.id), a.run.runtime.c_str(), a.filter.describe().c_str(),
+              toString(a.kind).c_str());
+  std::printf("  %d units (%s); steady step %lld of %zu complete; recorded peak %s, step %s\n",
+              a.chain.size(), a.units.rule.c_str(), static_cast<long long>(a.chain.steady_step),
+              a.chain.complete_steps, formatBytes(a.baseline.peak).c_str(),
+              formatNs(a.baseline.step_ns).c_str());
+  if (a.has_budget)
+    std::printf("  budget %s = %s (%s of the recorded peak)\n", a.budget_text.c_str(),
+                formatBytes(a.budget).c_str(),
+                formatPercent(static_cast<double>(a.budget) / a.baseline.peak).c_str());
+  if (a.max_slowdown) std::printf("  max slowdown %s\n", formatPercent(*a.max_slowdown).c_str());
+  printUnits(a);
+  printComparison(a);
+  std::printf("\n  %s: peak %s set %s%s\n", toString(a.strategy).c_str(),
+              formatBytes(a.chosen.peak).c_str(), a.chosen.peak_where.c_str(),
+              a.exact ? "" : " (search thinned: optimal within the kept states)");
+}
+
+int64_t storePlan(const std::string& trace, const Advice& a, const nlohmann::json& doc) {
+  TraceStore store(trace, TraceStore::Mode::ReadWrite);
+  PlanRecord p;
+  p.run = a.run.id;
+  p.created = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::system_clock::now().time_since_epoch()).count();
+  p.strategy = toString(a.strategy);
+  p.budget = a.budget;
+  p.json = doc.dump();
+  return store.savePlan(p);
+}
+
+int runAdvise(const AdviseArgs& args) {
+  if (access(args.trace.c_str(), R_OK) != 0)
+    throw StoreError(args.trace + ": cannot open (no such file or not readable)");
+  Advice a;
+  {
+    TraceStore store(args.trace, TraceStore::Mode::ReadOnly);
+    int64_t run = chooseRun(store, args.run);
+    Trace trace = store.load(run);
+    a = advise(trace, request(args));
+  }
+  bool write = a.feasible || a.strategy != Strategy::Optimal;
+  nlohmann::json doc = planJson(a);
+  if (write && !args.no_store) {
+    try {
+      doc["plan_id"] = storePlan(args.trace, a, doc);
+    } catch (const StoreError& e) {
+      std::fprintf(stderr, "gcprof advise: warning: plan not stored in the trace (%s)\n", e.what());
+    }
+  }
+  bool json_out = args.json && args.output.empty();
+  if (!json_out) printHuman(a, args.trace);
+  if (write && !args.output.empty()) {
+    std::ofstream out(args.output);
+    out << doc.dump(2) << "\n";
+    if (!out) throw AdviceError(args.output + ": cannot write the plan file");
+    std::printf("\n  plan written to %s", args.output.c_str());
+    if (doc.contains("plan_id"))
+      std::printf(" (stored as plan %lld in %s)", doc["plan_id"].get<long long>(), args.trace.c_str());
+    std::printf("\n");
+  } else if (json_out) {
+    std::printf("%s\n", doc.dump(2).c_str());
+  }
+  if (!a.feasible) {
+    std::fprintf(stderr, "gcprof advise: %s\n", a.message.c_str());
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace
+
+void addAdvise(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<AdviseArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "advise", "Which units to checkpoint so that a step fits a memory budget with the least\n"
+                "recomputation; prints the plan against every-unit and sqrt(N) checkpointing.");
+  sub->add_option("trace", args->trace, "Trace file (gcprof record -o)")->required();
+  sub->add_option("--budget", args->budget, "Peak memory to fit: bytes (6GiB, 512MiB) or % of the recorded peak");
+  sub->add_option("--strategy", args->strategy, "optimal | uniform | every | none")
+      ->capture_default_str();
+  sub->add_option("--max-slowdown", args->max_slowdown,
+                  "Extra step time allowed (30%); alone: the least peak within it");
+  sub->add_option("--units", args->units, "auto | depth=N | REGEX (whole qualified names)")
+      ->capture_default_str();
+  sub->add_option("--segments", args->segments,
+                  "module (one module per checkpoint, python) | region (consecutive units, C++); "
+                  "default from the run");
+  sub->add_option("--max-segment-units", args->max_segment_units,
+                  "Longest region segment the search considers (0: no limit; default: all up to 64 units, else max(16, 2 sqrt N))");
+  sub->add_option("--run", args->run, "Run to advise on (default: the newest recorded run)");
+  sub->add_option("-o,--output", args->output, "Write the plan (gcprof.plan/1 JSON) here");
+  sub->add_flag("--json", args->json, "Print the plan as JSON (when -o is not given)");
+  sub->add_flag("--no-store", args->no_store, "Do not store the plan in the trace's plans table");
+  sub->callback([args, &exit_code] {
+    try {
+      exit_code = runAdvise(*args);
+    } catch (const AdviceError& e) {
+      std::fprintf(stderr, "gcprof advise: %s\n", e.what());
+      exit_code = 2;
+    }
+  });
+}
+
+}  // namespace gcprof::cli

@@ -1,0 +1,60 @@
+// gcprof export: a run as a Chrome trace (Perfetto, chrome://tracing).
+#include <cstdio>
+#include <fstream>
+#include <memory>
+
+#include "commands.h"
+#include "model/advice_error.h"
+#include "report/chrome_trace.h"
+#include "trace_input.h"
+
+namespace gcprof::cli {
+namespace {
+
+struct ExportArgs {
+  std::string trace;
+  std::string format = "chrome-trace";
+  std::string output;
+  int64_t run = 0;
+};
+
+int runExport(const ExportArgs& a) {
+  TraceStore store(a.trace, TraceStore::Mode::ReadOnly);
+  int64_t run = chooseRun(store, a.run);
+  nlohmann::json doc = advisor::chromeTrace(store.load(run));
+  if (a.output.empty() || a.output == "-") {
+    std::printf("%s\n", doc.dump().c_str());
+    return 0;
+  }
+  std::ofstream out(a.output);
+  out << doc.dump() << "\n";
+  if (!out) throw advisor::AdviceError(a.output + ": cannot write the trace");
+  std::fprintf(stderr, "gcprof export: run %lld written to %s (%zu events; open in ui.perfetto.dev)\n",
+               static_cast<long long>(run), a.output.c_str(), doc["traceEvents"].size());
+  return 0;
+}
+
+}  // namespace
+
+void addExport(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<ExportArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "export", "Export a run as a Chrome trace: ranges as slices per thread, memory as a counter\n"
+                "track, steps as instants (open in ui.perfetto.dev or chrome://tracing).");
+  sub->add_option("trace", args->trace, "Trace file")->required();
+  sub->add_option("--format", args->format, "chrome-trace")
+      ->check(CLI::IsMember({"chrome-trace"}))
+      ->capture_default_str();
+  sub->add_option("-o,--output", args->output, "Write here instead of stdout");
+  sub->add_option("--run", args->run, "Run to export (default: the newest recorded run)");
+  sub->callback([args, &exit_code] {
+    try {
+      exit_code = runExport(*args);
+    } catch (const advisor::AdviceError& e) {
+      std::fprintf(stderr, "gcprof export: %s\n", e.what());
+      exit_code = 2;
+    }
+  });
+}
+
+}  // namespace gcprof::cli

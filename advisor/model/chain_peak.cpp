@@ -1,0 +1,102 @@
+#include "model/chain_peak.h"
+
+#include <algorithm>
+
+namespace gcprof::advisor {
+
+SegmentSweep::SegmentSweep(const UnitChain& chain, int first)
+    : c_(chain), first_(first), last_(first - 1) {}
+
+void SegmentSweep::addPosition(int p) {
+  // R_S = max over forward positions p of (bytes kept from earlier positions
+  // of the segment + the most bytes born in p alive at once).
+  replay_peak_ = std::max(replay_peak_, born_prefix_ + c_.born_peak[p]);
+  born_prefix_ += c_.born_kept[p];
+  replay_peak_ = std::max(replay_peak_, born_prefix_);
+}
+
+void SegmentSweep::extend() {
+  ++last_;
+  if (last_ > first_) {
+    addPosition(2 * last_ - 1);  // the gap FG_{last-1} is now inside the segment
+    recompute_ += c_.gap_ns[last_ - 1];
+  }
+  addPosition(2 * last_);
+  recompute_ += c_.forward_ns[last_];
+  for (const DropBucket& b : c_.drops[last_])
+    if (b.first >= first_) dropped_ += b.bytes;
+}
+
+Bytes SegmentSweep::recomputePeak() const {
+  return c_.before_backward[last_] - dropped_ + replay_peak_;
+}
+
+namespace {
+
+// Where the peak lies, kept as numbers while searching: the solvers' brute
+// force evaluates millions of plans and must not build strings for each.
+enum class Moment { Outside, Unit, CheckpointedUnit, Gap, Recompute };
+
+std::string describe(const UnitChain& c, Moment m, int a, int b) {
+  int n = c.size();
+  switch (m) {
+    case Moment::Outside: return "memory no plan changes, " + c.outside_where;
+    case Moment::Unit: return "in " + c.names[a];
+    case Moment::CheckpointedUnit: return "in " + c.names[a] + " (checkpointed)";
+    case Moment::Gap:
+      return a + 1 < n ? "after " + c.names[a] : "between the last forward and the first backward";
+    case Moment::Recompute:
+      return "recomputing " + c.names[a] + (b > a ? ".." + c.names[b] : std::string());
+  }
+  return "";
+}
+
+}  // namespace
+
+ChainPeak evaluateChain(const UnitChain& c, const Segments& plan) {
+  ChainPeak out;
+  out.peak = c.outside;
+  Moment where = Moment::Outside;
+  int wa = 0, wb = 0;
+  auto consider = [&](Bytes v, Moment m, int a, int b) {
+    if (v > out.peak) {
+      out.peak = v;
+      where = m;
+      wa = a;
+      wb = b;
+    }
+  };
+  int n = c.size();
+  Bytes dropped_before = 0;  // D: bytes of the segments that ended before unit k
+  size_t next = 0;
+  for (int k = 0; k < n;) {
+    if (next < plan.size() && plan[next].first == k) {
+      const Segment& s = plan[next++];
+      SegmentSweep sweep(c, k);
+      for (int m = k; m <= s.last; ++m) {
+        sweep.extend();
+        consider(c.unit_peak[m] - dropped_before, Moment::CheckpointedUnit, m, m);
+        if (m < s.last) consider(c.gap_peak[m] - dropped_before, Moment::Gap, m, m);
+      }
+      consider(sweep.recomputePeak() - dropped_before, Moment::Recompute, s.first, s.last);
+      dropped_before += sweep.dropped();
+      consider(c.gap_peak[s.last] - dropped_before, Moment::Gap, s.last, s.last);
+      out.recompute_ns += sweep.recomputeNs();
+      k = s.last + 1;
+    } else {
+      consider(c.unit_peak[k] - dropped_before, Moment::Unit, k, k);
+      consider(c.gap_peak[k] - dropped_before, Moment::Gap, k, k);
+      ++k;
+    }
+  }
+  out.where_kind = static_cast<int>(where);
+  out.where_first = wa;
+  out.where_last = wb;
+  return out;
+}
+
+std::string whereOf(const UnitChain& chain, const ChainPeak& p) {
+  return describe(chain, static_cast<Moment>(p.where_kind), p.where_first, p.where_last);
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,104 @@
+#include "model/memory_curve.h"
+
+#include <algorithm>
+
+#include "model/memory_events.h"
+
+namespace gcprof::advisor {
+
+std::string AllocationFilter::describe() const {
+  if (!device) return "host";
+  return kind == AllocKind::Segment ? "device segments" : "device tensors";
+}
+
+AllocationFilter hostFilter() { return AllocationFilter{}; }
+
+AllocationFilter primaryFilter(const Trace& trace) {
+  bool device_tensor = false, device_segment = false;
+  for (const Allocation& a : trace.allocations) {
+    if (a.device < 0) continue;
+    if (a.kind == static_cast<int>(AllocKind::Segment))
+      device_segment = true;
+    else
+      device_tensor = true;
+  }
+  AllocationFilter f;
+  if (device_tensor || device_segment) {
+    f.device = true;
+    f.kind = device_tensor ? AllocKind::Tensor : AllocKind::Segment;
+  }
+  return f;
+}
+
+MemoryCurve memoryCurve(const Trace& trace, const AllocationFilter& filter) {
+  MemoryCurve c;
+  c.filter = filter;
+  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
+  Bytes live = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    live += events[i].delta;
+    bool last_at_time = i + 1 == events.size() || events[i + 1].time != events[i].time;
+    // Within one timestamp frees come first, so the maximum is reached after
+    // the timestamp's last event; no point is lost by keeping only that one.
+    if (!last_at_time) continue;
+    c.points.push_back({events[i].time, live});
+    if (live > c.peak) {
+      c.peak = live;
+      c.peak_time = events[i].time;
+    }
+  }
+  c.live_at_end = live;
+  return c;
+}
+
+MemoryCurve memoryCurve(const Trace& trace) { return memoryCurve(trace, primaryFilter(trace)); }
+
+Bytes liveAt(const MemoryCurve& curve, Ns t) {
+  auto it = std::upper_bound(curve.points.begin(), curve.points.end(), t,
+                             [](Ns v, const MemoryPoint& p) { return v < p.time; });
+  return it == curve.points.begin() ? 0 : std::prev(it)->live;
+}
+
+std::vector<StepPeak> stepPeaks(const Trace& trace, const MemoryCurve& curve) {
+  std::vector<StepPeak> out;
+  for (const Step& s : trace.steps) {
+    StepPeak p;
+    p.step = s.index;
+    p.start = s.start;
+    p.end = s.end;
+    // The level entering the step counts: memory held across steps
+    // (parameters, optimizer state) is part of every step's peak.
+    p.live_at_start = liveAt(curve, s.start - 1);
+    p.peak = p.live_at_start;
+    p.peak_time = s.start;
+    auto it = std::lower_bound(curve.points.begin(), curve.points.end(), s.start,
+                               [](const MemoryPoint& q, Ns v) { return q.time < v; });
+    for (; it != curve.points.end() && it->time <= s.end; ++it) {
+      if (it->live > p.peak) {
+        p.peak = it->live;
+        p.peak_time = it->time;
+      }
+    }
+    out.push_back(p);
+  }
+  return out;
+}
+
+std::vector<MemoryPoint> downsample(const std::vector<MemoryPoint>& points, size_t max_points) {
+  if (max_points < 2 || points.size() <= max_points) return points;
+  std::vector<MemoryPoint> out;
+  out.reserve(max_points + 1);
+  size_t per = (points.size() + max_points - 1) / max_points;
+  for (size_t i = 0; i < points.size(); i += per) {
+    size_t end = std::min(points.size(), i + per);
+    // Keep the bucket's highest point so that peaks survive in charts.
+    MemoryPoint best = points[i];
+    for (size_t j = i + 1; j < end; ++j)
+      if (points[j].live > best.live) best = points[j];
+    out.push_back(best);
+  }
+  if (out.back().time != points.back().time) out.push_back(points.back());
+  return out;
+}
+
+}  // namespace gcprof::advisor

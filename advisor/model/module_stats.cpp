@@ -1,0 +1,129 @@
+#include "model/module_stats.h"
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <unordered_map>
+
+namespace gcprof::advisor {
+namespace {
+
+// One module's ranges within one step.
+struct StepRanges {
+  std::vector<const Range*> forward;
+  std::vector<const Range*> backward;
+};
+
+// Sum of the lengths of the union of [start, end] intervals (overlapping
+// backward ranges of one module must not count twice).
+Ns unionLength(std::vector<std::pair<Ns, Ns>> iv) {
+  std::sort(iv.begin(), iv.end());
+  Ns total = 0, cur_s = 0, cur_e = -1;
+  bool open = false;
+  for (auto [s, e] : iv) {
+    if (!open || s > cur_e) {
+      if (open) total += cur_e - cur_s;
+      cur_s = s;
+      cur_e = e;
+      open = true;
+    } else {
+      cur_e = std::max(cur_e, e);
+    }
+  }
+  if (open) total += cur_e - cur_s;
+  return total;
+}
+
+// Bytes allocated inside any of `forward` and freed inside the span of
+// `backward` (allocations are sorted by allocation time).
+Bytes savedBytes(const std::vector<Allocation>& allocs, const AllocationFilter& filter,
+                 const StepRanges& sr) {
+  if (sr.backward.empty()) return 0;
+  Ns bs = sr.backward.front()->start, be = sr.backward.front()->end;
+  for (const Range* b : sr.backward) {
+    bs = std::min(bs, b->start);
+    be = std::max(be, b->end);
+  }
+  Bytes total = 0;
+  for (const Range* f : sr.forward) {
+    auto it = std::lower_bound(allocs.begin(), allocs.end(), f->start,
+                               [](const Allocation& a, Ns t) { return a.alloc < t; });
+    for (; it != allocs.end() && it->alloc <= f->end; ++it) {
+      if (filter.matches(*it) && it->freed() && it->free >= bs && it->free <= be)
+        total += it->bytes;
+    }
+  }
+  return total;
+}
+
+}  // namespace
+
+std::vector<ModuleStats> moduleStats(const Trace& trace) {
+  return moduleStats(trace, primaryFilter(trace));
+}
+
+std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter& filter) {
+  // name -> step -> ranges; std::map keeps steps ordered.
+  std::unordered_map<std::string, std::map<int64_t, StepRanges>> by_name;
+  std::unordered_map<std::string, ModuleStats> stats;
+  for (const Range& r : trace.ranges) {
+    if (r.domain != RangeDomain::Module) continue;
+    if (r.phase == Phase::User) continue;
+    StepRanges& sr = by_name[r.name][r.step];
+    (r.phase == Phase::Forward ? sr.forward : sr.backward).push_back(&r);
+    ModuleStats& m = stats[r.name];
+    if (m.name.empty()) {
+      m.name = r.name;
+      m.depth = r.depth;
+      m.first_forward = r.phase == Phase::Forward ? r.start : INT64_MAX;
+    } else if (r.phase == Phase::Forward) {
+      m.first_forward = std::min(m.first_forward, r.start);
+    }
+  }
+  std::vector<ModuleStats> out;
+  for (auto& [name, steps] : by_name) {
+    ModuleStats m = stats[name];
+    int64_t n_steps = 0, calls = 0, bcalls = 0;
+    Ns fwd = 0, bwd = 0;
+    Bytes saved = 0, in = 0, out_b = 0;
+    for (auto& [step, sr] : steps) {
+      if (sr.forward.empty()) continue;  // a backward without its forward says nothing
+      ++n_steps;
+      calls += static_cast<int64_t>(sr.forward.size());
+      bcalls += static_cast<int64_t>(sr.backward.size());
+      for (const Range* f : sr.forward) {
+        fwd += rangeDuration(*f);
+        in += f->input_bytes;
+        out_b += f->output_bytes;
+      }
+      bool device = !sr.backward.empty() &&
+                    std::all_of(sr.backward.begin(), sr.backward.end(),
+                                [](const Range* b) { return b->device_ns >= 0; });
+      if (device) {
+        for (const Range* b : sr.backward) bwd += b->device_ns;
+      } else {
+        std::vector<std::pair<Ns, Ns>> iv;
+        for (const Range* b : sr.backward) iv.push_back({b->start, std::max(b->start, b->end)});
+        bwd += unionLength(std::move(iv));
+      }
+      saved += savedBytes(trace.allocations, filter, sr);
+    }
+    if (n_steps == 0) continue;
+    m.steps = static_cast<int>(n_steps);
+    m.calls = static_cast<double>(calls) / n_steps;
+    m.backward_calls = static_cast<double>(bcalls) / n_steps;
+    m.forward_ns = fwd / n_steps;
+    m.backward_ns = bwd / n_steps;
+    m.saved_bytes = saved / n_steps;
+    m.input_bytes = in / calls;
+    m.output_bytes = out_b / calls;
+    out.push_back(std::move(m));
+  }
+  std::sort(out.begin(), out.end(), [](const ModuleStats& a, const ModuleStats& b) {
+    if (a.first_forward != b.first_forward) return a.first_forward < b.first_forward;
+    return a.depth < b.depth;  // a parent starts with its first child
+  });
+  return out;
+}
+
+}  // namespace gcprof::advisor

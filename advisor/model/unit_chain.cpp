@@ -1,0 +1,242 @@
+#include "model/unit_chain.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+#include "model/advice_error.h"
+#include "model/memory_events.h"
+#include "model/step_regions.h"
+
+namespace gcprof::advisor {
+namespace {
+
+Ns median(std::vector<Ns> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+void raise(Bytes& slot, Bytes v) { slot = std::max(slot, v); }
+
+// Live-byte maxima of the regions of every complete step, entry levels included.
+struct RegionMaxima {
+  std::vector<std::vector<Bytes>> per_step;  // [complete step][region]
+  Bytes outside = 0;
+  std::string outside_where = "nowhere (no memory recorded)";
+};
+
+RegionMaxima regionMaxima(const Trace& trace, const AllocationFilter& filter,
+                          const std::vector<const StepLayout*>& steps,
+                          const std::vector<StepRegions>& regions,
+                          std::vector<std::vector<Bytes>>& entering) {
+  RegionMaxima m;
+  m.per_step.resize(steps.size());
+  entering.resize(steps.size());
+  for (size_t s = 0; s < steps.size(); ++s) {
+    m.per_step[s].assign(regions[s].count(), LLONG_MIN);
+    entering[s].assign(regions[s].count(), 0);
+  }
+  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
+  Bytes live = 0;
+  size_t s = 0;       // current complete step
+  int cur = -1;       // last region of step s entered so far
+  auto noteOutside = [&](Ns t) {
+    if (live <= m.outside && m.outside > 0) return;
+    m.outside = live;
+    m.outside_where = "outside the recorded steps (set-up, parameters)";
+    for (size_t q = 0; q < steps.size(); ++q) {
+      if (t < steps[q]->start || t > steps[q]->end) continue;
+      m.outside_where = t < regions[q].begin()
+                            ? "before the first unit's forward (inputs, embeddings)"
+                            : "after the first unit's backward (optimizer step, gradients)";
+      return;
+    }
+    for (const Step& st : trace.steps)
+      if (t >= st.start && t <= st.end) m.outside_where = "in a step whose units were not all recorded";
+  };
+  // Enter every region of step s up to `r` at the current level.
+  auto enterUpTo = [&](int r) {
+    for (int q = cur + 1; q <= r; ++q) {
+      entering[s][q] = live;
+      raise(m.per_step[s][q], live);
+    }
+    cur = std::max(cur, r);
+  };
+  for (size_t i = 0; i < events.size(); ++i) {
+    Ns t = events[i].time;
+    while (s < steps.size() && t > regions[s].end()) {
+      enterUpTo(regions[s].count() - 1);
+      ++s;
+      cur = -1;
+    }
+    int r = s < steps.size() ? regions[s].regionOf(t) : StepRegions::kOutside;
+    if (r != StepRegions::kOutside) enterUpTo(r);
+    live += events[i].delta;
+    bool last_at_time = i + 1 == events.size() || events[i + 1].time != t;
+    if (!last_at_time) continue;
+    if (r == StepRegions::kOutside)
+      noteOutside(t);
+    else
+      raise(m.per_step[s][r], live);
+  }
+  for (; s < steps.size(); ++s, cur = -1) enterUpTo(regions[s].count() - 1);
+  return m;
+}
+
+// Born-in-position and drop-bucket bookkeeping for one complete step.
+struct BornStats {
+  std::vector<Bytes> kept, peak;
+  std::map<std::pair<int, int>, Bytes> buckets;  // (first unit, last unit) -> bytes
+};
+
+BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const StepRegions& reg) {
+  int n = reg.units();
+  BornStats b;
+  b.kept.assign(2 * n - 1, 0);
+  b.peak.assign(2 * n - 1, 0);
+  std::vector<std::vector<MemoryEvent>> local(2 * n - 1);
+  auto first = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), reg.begin(),
+                                [](const Allocation& a, Ns t) { return a.alloc < t; });
+  for (auto it = first; it != trace.allocations.end() && it->alloc <= reg.end(); ++it) {
+    const Allocation& a = *it;
+    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    int p = reg.regionOf(a.alloc);
+    if (!reg.isForwardPosition(p)) continue;
+    int fr = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
+    if (fr == p) {
+      local[p].push_back({a.alloc, a.bytes});
+      local[p].push_back({a.free, -a.bytes});
+      continue;
+    }
+    local[p].push_back({a.alloc, a.bytes});
+    b.kept[p] += a.bytes;
+    int q = reg.backwardPosition(fr);
+    if (q < 0) continue;
+    int lo = std::min(p, q), hi = std::max(p, q);
+    b.buckets[{lo / 2, (hi + 1) / 2}] += a.bytes;
+  }
+  for (size_t p = 0; p < local.size(); ++p) {
+    std::vector<MemoryEvent>& ev = local[p];
+    std::sort(ev.begin(), ev.end(), [](const MemoryEvent& x, const MemoryEvent& y) {
+      return x.time != y.time ? x.time < y.time : x.delta < y.delta;
+    });
+    Bytes live = 0;
+    for (size_t i = 0; i < ev.size(); ++i) {
+      live += ev[i].delta;
+      if (i + 1 == ev.size() || ev[i + 1].time != ev[i].time) b.peak[p] = std::max(b.peak[p], live);
+    }
+  }
+  return b;
+}
+
+}  // namespace
+
+Ns UnitChain::recomputeNs(int first, int last) const {
+  Ns t = 0;
+  for (int k = first; k <= last; ++k) t += forward_ns[k] + (k < last ? gap_ns[k] : 0);
+  return t;
+}
+
+Bytes UnitChain::droppedBytes(int first, int last) const {
+  Bytes d = 0;
+  for (int j = first; j <= last; ++j)
+    for (const DropBucket& b : drops[j])
+      if (b.first >= first) d += b.bytes;
+  return d;
+}
+
+UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
+                         const RunLayout& layout, const std::vector<std::string>& names) {
+  std::vector<const StepLayout*> steps;
+  for (const StepLayout& s : layout.steps)
+    if (s.complete) steps.push_back(&s);
+  if (steps.empty()) {
+    std::string why = layout.steps.empty() ? "no steps" : layout.steps.front().problem;
+    throw AdviceError("no step has all units' forward and backward in chain order (step " +
+                      std::to_string(layout.steps.empty() ? -1 : layout.steps.front().step) +
+                      ": " + why + "); choose other units with --units");
+  }
+  std::sort(steps.begin(), steps.end(),
+            [](const StepLayout* a, const StepLayout* b) { return a->start < b->start; });
+  int n = static_cast<int>(names.size());
+  std::vector<StepRegions> regions;
+  for (const StepLayout* s : steps) regions.emplace_back(*s);
+
+  UnitChain c;
+  c.names = names;
+  c.complete_steps = steps.size();
+  std::vector<std::vector<Bytes>> entering;
+  RegionMaxima maxima = regionMaxima(trace, filter, steps, regions, entering);
+  c.outside = std::max<Bytes>(0, maxima.outside);
+  c.outside_where = maxima.outside_where;
+  c.unit_peak.assign(n, 0);
+  c.gap_peak.assign(n, 0);
+  c.before_backward.assign(n, 0);
+  c.born_kept.assign(2 * n - 1, 0);
+  c.born_peak.assign(2 * n - 1, 0);
+  std::map<std::pair<int, int>, Bytes> drop_min;
+  for (size_t s = 0; s < steps.size(); ++s) {
+    const StepRegions& reg = regions[s];
+    const std::vector<Bytes>& mx = maxima.per_step[s];
+    for (int k = 0; k < n; ++k) {
+      raise(c.unit_peak[k], std::max(mx[reg.forward(k)], mx[reg.backward(k)]));
+      Bytes g = mx[reg.forwardGap(k)];
+      if (k + 1 < n) g = std::max(g, mx[reg.backwardGap(k + 1)]);
+      raise(c.gap_peak[k], g);
+      raise(c.before_backward[k], entering[s][reg.backward(k)]);
+    }
+    BornStats b = bornStats(trace, filter, reg);
+    for (int p = 0; p < 2 * n - 1; ++p) {
+      raise(c.born_kept[p], b.kept[p]);
+      raise(c.born_peak[p], b.peak[p]);
+    }
+    // The drop a plan can count on is the smallest any step shows.
+    if (s == 0) {
+      drop_min = b.buckets;
+    } else {
+      for (auto it = drop_min.begin(); it != drop_min.end();) {
+        auto f = b.buckets.find(it->first);
+        if (f == b.buckets.end()) {
+          it = drop_min.erase(it);
+        } else {
+          it->second = std::min(it->second, f->second);
+          ++it;
+        }
+      }
+    }
+  }
+  c.drops.assign(n, {});
+  c.saved.assign(n, 0);
+  for (const auto& [key, bytes] : drop_min) {
+    c.drops[key.second].push_back({key.first, bytes});
+    if (key.first == key.second) c.saved[key.first] += bytes;
+  }
+
+  // Times from the steady steps.
+  std::vector<const StepLayout*> steady;
+  for (size_t i : layout.steady) steady.push_back(&layout.steps[i]);
+  c.forward_ns.assign(n, 0);
+  c.gap_ns.assign(n, 0);
+  for (int k = 0; k < n; ++k) {
+    std::vector<Ns> f, g;
+    for (const StepLayout* s : steady) {
+      f.push_back(s->units[k].forward_ns);
+      if (k + 1 < n && !s->units[k].device_time)
+        g.push_back(s->units[k + 1].fwd_start - s->units[k].fwd_end);
+    }
+    c.forward_ns[k] = median(f);
+    c.gap_ns[k] = median(g);
+  }
+  std::vector<Ns> durations;
+  for (const StepLayout* s : steady) durations.push_back(s->end - s->start);
+  c.step_ns = median(durations);
+  c.steady_step = steady.empty() ? -1 : steady.front()->step;
+  MemoryCurve curve = memoryCurve(trace, filter);
+  c.baseline_peak = curve.peak;
+  if (!steady.empty()) c.persistent = liveAt(curve, steady.front()->start - 1);
+  return c;
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,64 @@
+// The unit chain: what the solvers see of a recorded run. For N units in
+// forward order it holds, as an envelope over the complete steps (highest
+// memory, lowest drop, so that a plan fitting the chain fits every step):
+//
+//   forward_ns[k]        f_k, recompute cost (median of the steady steps)
+//   unit_peak[k]         A_k, highest live bytes during F_k or B_k
+//   gap_peak[k]          G_k, highest live bytes in FG_k or BG_{k+1} (Mid for the last)
+//   before_backward[k]   live bytes when B_k begins (where recomputation is inserted)
+//   born_kept/born_peak  per forward position: bytes born there still alive when
+//                        it ends, and the highest bytes born there alive at once
+//   drops                bytes born in forward position a and freed in backward
+//                        position b, filed under the segments that contain both
+//
+// With D = the bytes dropped by the segments that ended before a moment, a
+// plan's peak is the maximum of: outside, A_k - D_<k, G_k - D_<=k, and for
+// each segment S = [i..j] the recomputation Mb_j - D_<i - d_S + R_S
+// (chain_peak.h). See docs/plan.md for the derivation.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "model/memory_curve.h"
+#include "model/step_layout.h"
+#include "trace.h"
+
+namespace gcprof::advisor {
+
+struct DropBucket {
+  int first = 0;  // counted by segments [i..j] with i <= first (and j >= the bucket's list)
+  Bytes bytes = 0;
+};
+
+struct UnitChain {
+  std::vector<std::string> names;
+  std::vector<Ns> forward_ns;
+  std::vector<Ns> gap_ns;            // between forward k and k+1 (host timing; 0 on device)
+  std::vector<Bytes> unit_peak;
+  std::vector<Bytes> gap_peak;
+  std::vector<Bytes> before_backward;
+  std::vector<Bytes> born_kept;      // 2N-1 forward positions
+  std::vector<Bytes> born_peak;
+  std::vector<std::vector<DropBucket>> drops;  // indexed by the last unit a segment must reach
+  std::vector<Bytes> saved;          // d_k of a single unit (bytes born in F_k, freed in B_k)
+
+  Bytes outside = 0;                 // memory no plan changes
+  std::string outside_where;         // where that maximum lies, for messages
+  Bytes baseline_peak = 0;           // the recorded peak (all steps and moments)
+  Ns step_ns = 0;                    // median steady step time
+  Bytes persistent = 0;              // live when the first steady step begins
+  int64_t steady_step = -1;          // the first steady step's index
+  size_t complete_steps = 0;
+
+  int size() const { return static_cast<int>(names.size()); }
+  Ns recomputeNs(int first, int last) const;  // f over [first..last] plus inner gaps
+  Bytes droppedBytes(int first, int last) const;
+};
+
+// Builds the chain of `layout`'s units from the allocations `filter` accepts.
+// Throws AdviceError when no step is complete (with the first step's problem).
+UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
+                         const RunLayout& layout, const std::vector<std::string>& names);
+
+}  // namespace gcprof::advisor

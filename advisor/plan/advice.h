@@ -1,0 +1,83 @@
+// One `gcprof advise` from start to end, UI-free so that the CLI, the reports
+// and the GUI share it: choose units, build the chain, solve, and check the
+// answer on the replay simulator, which has the last word on every number a
+// plan predicts.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/chain_peak.h"
+#include "model/memory_curve.h"
+#include "model/module_stats.h"
+#include "model/step_layout.h"
+#include "model/unit_chain.h"
+#include "model/unit_selection.h"
+#include "simulate/replay_simulator.h"
+#include "solve/optimal_solver.h"
+#include "solve/strategy.h"
+
+namespace gcprof::advisor {
+
+struct Budget {
+  bool percent = false;
+  double fraction = 0;  // of the recorded peak, when percent
+  Bytes bytes = 0;
+  std::string text;     // as the user wrote it
+  Bytes resolve(Bytes recorded_peak) const;
+};
+
+struct AdviceRequest {
+  std::string units = "auto";
+  Strategy strategy = Strategy::Optimal;
+  std::optional<Budget> budget;
+  std::optional<double> max_slowdown;   // 0.3 = 30% more step time
+  std::optional<SegmentKind> kind;      // default: from the run's runtime
+  int max_segment_units = -1;          // -1: defaultSolverOptions' rule, 0: no limit
+};
+
+// A plan with what the simulator predicts for it.
+struct PlanOutcome {
+  std::string name;        // none | every | uniform | optimal
+  Segments segments;
+  Bytes peak = 0;          // simulated
+  Ns recompute_ns = 0;     // per step
+  Ns step_ns = 0;
+  Bytes chain_peak = 0;    // the unit-chain model's bound, for diagnostics
+  std::string peak_where;  // the moment that sets the chain peak
+  bool fits = true;        // peak <= budget (true without a budget)
+};
+
+struct Advice {
+  RunInfo run;
+  SegmentKind kind = SegmentKind::Region;
+  AllocationFilter filter;
+  std::vector<ModuleStats> modules;
+  UnitSelection units;
+  RunLayout layout;
+  UnitChain chain;
+
+  Strategy strategy = Strategy::Optimal;
+  bool has_budget = false;
+  Bytes budget = 0;             // resolved; the recorded peak when none was given
+  std::string budget_text;
+  std::optional<double> max_slowdown;
+
+  PlanOutcome baseline, every, uniform;
+  PlanOutcome chosen;           // the answer (also for strategies none/every/uniform)
+  bool feasible = true;         // chosen fits the budget and the slowdown limit
+  bool exact = true;            // the optimal search was not thinned
+  std::string message;          // why not feasible, with the smallest reachable peak
+  Bytes min_reachable_peak = -1;  // filled when infeasible
+  PlanOutcome minimum;            // the plan that reaches it
+};
+
+// Throws AdviceError for bad input (no units, incomplete steps, ...).
+Advice advise(const Trace& trace, const AdviceRequest& request);
+
+// The outcome of an arbitrary plan on the same run (used by tests and reports).
+PlanOutcome outcomeOf(const Trace& trace, const Advice& advice, const std::string& name,
+                      const Segments& segments);
+
+}  // namespace gcprof::advisor

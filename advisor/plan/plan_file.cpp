@@ -1,0 +1,137 @@
+#include "plan/plan_file.h"
+
+#include <fstream>
+#include <sstream>
+#include <unordered_map>
+
+#include "model/advice_error.h"
+
+namespace gcprof::advisor {
+namespace {
+
+nlohmann::json outcomeJson(const PlanOutcome& o, const Advice& a) {
+  double slowdown = a.baseline.step_ns > 0 ? static_cast<double>(o.step_ns) /
+                                                 static_cast<double>(a.baseline.step_ns) - 1.0
+                                           : 0.0;
+  return {{"peak_bytes", o.peak},
+          {"recompute_ns", o.recompute_ns},
+          {"step_ns", o.step_ns},
+          {"slowdown", slowdown},
+          {"checkpointed_units", [&] {
+             int n = 0;
+             for (const Segment& s : o.segments) n += s.last - s.first + 1;
+             return n;
+           }()},
+          {"fits_budget", o.fits}};
+}
+
+template <typename T>
+T field(const nlohmann::json& doc, const char* key, const std::string& where) {
+  if (!doc.contains(key)) throw AdviceError(where + ": plan has no \"" + std::string(key) + "\"");
+  try {
+    return doc.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw AdviceError(where + ": plan field \"" + std::string(key) + "\" has the wrong type");
+  }
+}
+
+}  // namespace
+
+nlohmann::json planJson(const Advice& a) {
+  const UnitChain& c = a.chain;
+  nlohmann::json checkpoint = nlohmann::json::array();
+  nlohmann::json segments = nlohmann::json::array();
+  for (const Segment& s : a.chosen.segments) {
+    nlohmann::json names = nlohmann::json::array();
+    for (int k = s.first; k <= s.last; ++k) names.push_back(c.names[k]);
+    checkpoint.push_back(names);
+    segments.push_back({{"kind", toString(a.kind)},
+                        {"units", names},
+                        {"recompute_ns", c.recomputeNs(s.first, s.last)},
+                        {"dropped_bytes", c.droppedBytes(s.first, s.last)}});
+  }
+  nlohmann::json units = nlohmann::json::array();
+  nlohmann::json unit_stats = nlohmann::json::array();
+  std::unordered_map<std::string, const ModuleStats*> by_name;
+  for (const ModuleStats& m : a.modules) by_name[m.name] = &m;
+  for (int k = 0; k < c.size(); ++k) {
+    units.push_back(c.names[k]);
+    nlohmann::json u = {{"name", c.names[k]},
+                        {"forward_ns", c.forward_ns[k]},
+                        {"saved_bytes", c.saved[k]}};
+    auto m = by_name.find(c.names[k]);
+    if (m != by_name.end()) {
+      u["input_bytes"] = m->second->input_bytes;
+      u["output_bytes"] = m->second->output_bytes;
+      u["backward_ns"] = m->second->backward_ns;
+    }
+    unit_stats.push_back(u);
+  }
+  nlohmann::json doc = {
+      {"format", kPlanFormat},
+      {"trace_run", a.run.id},
+      {"runtime", a.run.runtime},
+      {"strategy", toString(a.strategy)},
+      {"segment_kind", toString(a.kind)},
+      {"budget_bytes", a.budget},
+      {"budget", a.has_budget ? a.budget_text : std::string()},
+      {"memory", a.filter.describe()},
+      {"units_rule", a.units.rule},
+      {"units", units},
+      {"checkpoint", checkpoint},
+      {"segments", segments},
+      {"predicted", outcomeJson(a.chosen, a)},
+      {"baseline", {{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns}}},
+      {"compare", {{"every", outcomeJson(a.every, a)}, {"uniform", outcomeJson(a.uniform, a)}}},
+      {"feasible", a.feasible},
+      {"exact", a.exact},
+      {"steady_step", c.steady_step},
+      {"complete_steps", c.complete_steps},
+      {"unit_stats", unit_stats}};
+  if (a.max_slowdown) doc["max_slowdown"] = *a.max_slowdown;
+  if (!a.feasible) {
+    doc["message"] = a.message;
+    if (a.min_reachable_peak >= 0) doc["min_reachable_peak_bytes"] = a.min_reachable_peak;
+  }
+  return doc;
+}
+
+PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
+  if (!doc.is_object()) throw AdviceError(where + ": not a gcprof plan (expected a JSON object)");
+  PlanFile p;
+  p.format = field<std::string>(doc, "format", where);
+  if (p.format != kPlanFormat)
+    throw AdviceError(where + ": plan format '" + p.format + "' is not " + kPlanFormat +
+                      "; write it with this gcprof's `advise -o`");
+  p.trace_run = doc.value("trace_run", int64_t{0});
+  p.strategy = doc.value("strategy", std::string());
+  p.segment_kind = doc.value("segment_kind", std::string("region"));
+  p.budget_bytes = field<Bytes>(doc, "budget_bytes", where);
+  p.units = doc.value("units", std::vector<std::string>{});
+  p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);
+  if (doc.contains("predicted")) {
+    const nlohmann::json& pr = doc["predicted"];
+    p.predicted_peak = pr.value("peak_bytes", Bytes{0});
+    p.predicted_recompute_ns = pr.value("recompute_ns", Ns{0});
+    p.predicted_step_ns = pr.value("step_ns", Ns{0});
+  }
+  if (doc.contains("baseline")) {
+    p.baseline_peak = doc["baseline"].value("peak_bytes", Bytes{0});
+    p.baseline_step_ns = doc["baseline"].value("step_ns", Ns{0});
+  }
+  p.json = doc;
+  return p;
+}
+
+PlanFile readPlanFile(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw AdviceError(path + ": cannot read the plan file");
+  std::stringstream ss;
+  ss << in.rdbuf();
+  nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false);
+  if (doc.is_discarded())
+    throw AdviceError(path + ": not valid JSON; write plans with `gcprof advise -o`");
+  return parsePlan(doc, path);
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,39 @@
+// The plan file, format gcprof.plan/1 (docs/plan.md): written by `advise`,
+// stored in the trace's plans table, read by verify, the python shim and
+// gcprof::torch.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+#include "plan/advice.h"
+
+namespace gcprof::advisor {
+
+inline constexpr const char* kPlanFormat = "gcprof.plan/1";
+
+nlohmann::json planJson(const Advice& advice);
+
+// What the consumers need from a plan file.
+struct PlanFile {
+  std::string format;
+  int64_t trace_run = 0;
+  std::string strategy;
+  std::string segment_kind;  // module | region
+  Bytes budget_bytes = 0;
+  std::vector<std::string> units;
+  std::vector<std::vector<std::string>> checkpoint;
+  Bytes predicted_peak = 0;
+  Ns predicted_recompute_ns = 0;
+  Ns predicted_step_ns = 0;
+  Bytes baseline_peak = 0;
+  Ns baseline_step_ns = 0;
+  nlohmann::json json;  // the whole document
+};
+
+// Throws AdviceError naming `where` and the field at fault.
+PlanFile parsePlan(const nlohmann::json& doc, const std::string& where);
+PlanFile readPlanFile(const std::string& path);
+
+}  // namespace gcprof::advisor

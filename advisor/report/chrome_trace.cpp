@@ -1,0 +1,119 @@
+#include "report/chrome_trace.h"
+
+#include <algorithm>
+#include <climits>
+#include <map>
+
+#include "model/memory_curve.h"
+
+namespace gcprof::advisor {
+namespace {
+
+constexpr int kHostPid = 1;
+constexpr int kDevicePid = 2;
+constexpr int kLanes = 8;
+
+const char* phaseName(const Range& r) {
+  if (r.domain == RangeDomain::Step) return "step";
+  if (r.phase == Phase::Forward) return "forward";
+  if (r.phase == Phase::Backward) return "backward";
+  return r.domain == RangeDomain::Nvtx ? "nvtx" : "user";
+}
+
+// Slices on one track must nest; ranges "need not nest" (backward hooks of
+// one thread can overlap), so each thread's ranges are spread over lanes in
+// which they do.
+class LaneAssigner {
+ public:
+  int assign(int64_t thread, Ns start, Ns end) {
+    std::vector<std::vector<Ns>>& lanes = threads_[thread];
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      std::vector<Ns>& open = lanes[l];  // end times of the open slices, innermost last
+      while (!open.empty() && open.back() <= start) open.pop_back();
+      if (open.empty() || end <= open.back()) {
+        open.push_back(end);
+        return static_cast<int>(l);
+      }
+    }
+    if (lanes.size() < kLanes) {
+      lanes.push_back({end});
+      return static_cast<int>(lanes.size() - 1);
+    }
+    return kLanes - 1;  // pathological overlap: share the last lane
+  }
+  const std::map<int64_t, std::vector<std::vector<Ns>>>& threads() const { return threads_; }
+
+ private:
+  std::map<int64_t, std::vector<std::vector<Ns>>> threads_;
+};
+
+}  // namespace
+
+nlohmann::json chromeTrace(const Trace& t, size_t max_counter_points) {
+  Ns origin = LLONG_MAX;
+  if (!t.allocations.empty()) origin = t.allocations.front().alloc;
+  if (!t.ranges.empty()) origin = std::min(origin, t.ranges.front().start);
+  for (const Step& s : t.steps) origin = std::min(origin, s.start);
+  if (origin == LLONG_MAX) origin = 0;
+  auto us = [&](Ns ns) { return static_cast<double>(ns - origin) / 1000.0; };
+
+  nlohmann::json events = nlohmann::json::array();
+  events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kHostPid},
+                    {"args", {{"name", "gcprof run " + std::to_string(t.run.id) + " (host)"}}}});
+  LaneAssigner lanes;
+  for (const Range& r : t.ranges) {
+    Ns end = std::max(r.end, r.start);
+    int lane = lanes.assign(r.thread, r.start, end);
+    std::string name = r.name.empty() ? "(model)" : r.name;
+    if (r.phase == Phase::Backward) name += " (backward)";
+    nlohmann::json args = {{"depth", r.depth}, {"step", r.step}};
+    if (r.device_ns >= 0) args["device_ns"] = r.device_ns;
+    if (r.input_bytes || r.output_bytes) {
+      args["input_bytes"] = r.input_bytes;
+      args["output_bytes"] = r.output_bytes;
+    }
+    events.push_back({{"ph", "X"}, {"name", name}, {"cat", phaseName(r)}, {"pid", kHostPid},
+                      {"tid", r.thread * kLanes + lane}, {"ts", us(r.start)},
+                      {"dur", static_cast<double>(end - r.start) / 1000.0}, {"args", args}});
+  }
+  for (const auto& [thread, ls] : lanes.threads()) {
+    for (size_t l = 0; l < ls.size(); ++l) {
+      std::string name = "thread " + std::to_string(thread) + (l ? " (overlapping " + std::to_string(l) + ")" : "");
+      events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kHostPid},
+                        {"tid", thread * kLanes + static_cast<int64_t>(l)}, {"args", {{"name", name}}}});
+    }
+  }
+  for (const Step& s : t.steps) {
+    events.push_back({{"ph", "i"}, {"s", "p"}, {"name", "step " + std::to_string(s.index)},
+                      {"cat", "step"}, {"pid", kHostPid}, {"tid", 0}, {"ts", us(s.start)}});
+  }
+  for (const Scalar& sc : t.scalars) {
+    auto step = std::find_if(t.steps.begin(), t.steps.end(), [&](const Step& s) { return s.index == sc.step; });
+    if (step == t.steps.end()) continue;
+    events.push_back({{"ph", "C"}, {"name", sc.name}, {"pid", kHostPid}, {"ts", us(step->end)},
+                      {"args", {{sc.name, sc.value}}}});
+  }
+  AllocationFilter filter = primaryFilter(t);
+  MemoryCurve curve = memoryCurve(t, filter);
+  int mem_pid = filter.device ? kDevicePid : kHostPid;
+  std::string counter = "live bytes (" + filter.describe() + ")";
+  for (const MemoryPoint& p : downsample(curve.points, max_counter_points))
+    events.push_back({{"ph", "C"}, {"name", counter}, {"pid", mem_pid}, {"ts", us(p.time)},
+                      {"args", {{"bytes", p.live}}}});
+  if (!t.kernels.empty() || filter.device) {
+    events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kDevicePid},
+                      {"args", {{"name", "gcprof run " + std::to_string(t.run.id) + " (device)"}}}});
+  }
+  for (const Kernel& k : t.kernels) {
+    events.push_back({{"ph", "X"}, {"name", k.name}, {"cat", "kernel"}, {"pid", kDevicePid},
+                      {"tid", k.device * 1000 + k.stream}, {"ts", us(k.start)},
+                      {"dur", static_cast<double>(std::max<Ns>(0, k.end - k.start)) / 1000.0},
+                      {"args", {{"correlation", k.correlation}, {"range", k.range}}}});
+  }
+  return {{"traceEvents", events},
+          {"displayTimeUnit", "ms"},
+          {"otherData", {{"generator", "gcprof export"}, {"run", t.run.id}, {"memory", filter.describe()},
+                         {"peak_bytes", curve.peak}}}};
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,60 @@
+// The Markdown report: readable in a CI step summary ($GITHUB_STEP_SUMMARY).
+#include <sstream>
+
+#include "report/report_data.h"
+#include "report/text_escape.h"
+
+namespace gcprof::advisor {
+namespace {
+
+std::string checkpointList(const std::vector<std::vector<std::string>>& segments) {
+  if (segments.empty()) return "nothing (the recorded run already fits)";
+  std::string out;
+  for (const auto& seg : segments) {
+    if (seg.empty()) continue;
+    if (!out.empty()) out += ", ";
+    out += "`" + seg.front() + "`";
+    if (seg.size() > 1) out += "..`" + seg.back() + "` (one region)";
+  }
+  return out;
+}
+
+std::string ratio(double num, double den) {
+  if (den <= 0) return "";
+  char buf[32];
+  std::snprintf(buf, sizeof buf, " (%+.1f%%)", (num / den - 1) * 100);
+  return buf;
+}
+
+}  // namespace
+
+std::string markdownReport(const ReportData& r) {
+  const Verification& v = r.v;
+  bool pass = v.verdict == "PASS";
+  std::ostringstream md;
+  md << "## gcprof: " << (pass ? "PASS" : "FAIL") << "\n\n";
+  md << "Plan " << v.plan_id << " (" << (v.strategy.empty() ? "?" : v.strategy) << ", "
+     << v.checkpoint.size() << " checkpointed segment" << (v.checkpoint.size() == 1 ? "" : "s")
+     << ") made from run " << v.baseline_run << ", verified by re-running it as run " << v.run
+     << " (`" << markdownCell(r.trace) << "`, " << r.memory << " memory).\n\n";
+  md << "**Checkpoint:** " << checkpointList(v.checkpoint) << "\n\n";
+  md << "| | baseline | predicted | measured | budget |\n|---|---:|---:|---:|---:|\n";
+  md << "| peak memory | " << mib(v.baseline_peak) << " | " << mib(v.predicted_peak) << " | "
+     << mib(v.measured_peak) << ratio(static_cast<double>(v.measured_peak), static_cast<double>(v.predicted_peak))
+     << " | " << mib(v.budget) << " |\n";
+  md << "| step time | " << ms(v.baseline_step_ns) << " | " << ms(v.predicted_step_ns) << " | "
+     << ms(v.measured_step_ns)
+     << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
+     << " | |\n\n";
+  md << "| gate | result | detail |\n|---|---|---|\n";
+  for (const Gate& g : v.gates)
+    md << "| " << markdownCell(g.name) << " | " << (g.passed ? "pass" : "**FAIL**") << " | "
+       << markdownCell(g.detail) << " |\n";
+  md << "\nPeak memory saved: " << mib(v.baseline_peak - v.measured_peak) << " of "
+     << mib(v.baseline_peak) << "; measured step time"
+     << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
+     << " against the baseline.\n";
+  return md.str();
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,162 @@
+#include "report/report_data.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "model/advice_error.h"
+#include "model/chain_peak.h"
+#include "model/step_layout.h"
+#include "simulate/replay_simulator.h"
+
+namespace gcprof::advisor {
+namespace {
+
+std::pair<Ns, Ns> runSpan(const Trace& t) {
+  Ns lo = INT64_MAX, hi = INT64_MIN;
+  for (const Allocation& a : t.allocations) {
+    lo = std::min(lo, a.alloc);
+    hi = std::max(hi, std::max(a.alloc, a.free));
+  }
+  for (const Range& r : t.ranges) {
+    lo = std::min(lo, r.start);
+    hi = std::max(hi, r.end);
+  }
+  if (lo > hi) lo = hi = 0;
+  return {lo, hi};
+}
+
+std::vector<std::pair<Ns, Ns>> stepsOf(const Trace& t) {
+  std::vector<std::pair<Ns, Ns>> out;
+  for (const Step& s : t.steps) out.push_back({s.start, s.end});
+  std::sort(out.begin(), out.end());
+  return out;
+}
+
+std::vector<ChartPoint> onAxis(const std::vector<MemoryPoint>& pts, const StepAxis& axis,
+                               size_t max_points) {
+  std::vector<ChartPoint> out;
+  out.reserve(std::min(pts.size(), max_points + 1));
+  for (const MemoryPoint& p : downsample(pts, max_points)) out.push_back({axis(p.time), p.live});
+  return out;
+}
+
+}  // namespace
+
+StepAxis::StepAxis(std::vector<std::pair<Ns, Ns>> steps, Ns run_start, Ns run_end)
+    : steps_(std::move(steps)), run_start_(run_start), run_end_(std::max(run_end, run_start + 1)) {}
+
+double StepAxis::operator()(Ns t) const {
+  if (steps_.empty())
+    return static_cast<double>(t - run_start_) / static_cast<double>(run_end_ - run_start_);
+  for (size_t k = 0; k < steps_.size(); ++k) {
+    auto [s, e] = steps_[k];
+    if (t < s) return static_cast<double>(k);
+    if (t <= e) return static_cast<double>(k) + static_cast<double>(t - s) / static_cast<double>(std::max<Ns>(1, e - s));
+  }
+  return static_cast<double>(steps_.size());
+}
+
+namespace {
+
+// The plan's segments as unit indexes; empty when a name is not a unit.
+std::optional<Segments> segmentsOf(const PlanFile& plan) {
+  Segments segs;
+  for (const auto& seg : plan.checkpoint) {
+    if (seg.empty()) continue;
+    auto first = std::find(plan.units.begin(), plan.units.end(), seg.front());
+    auto last = std::find(plan.units.begin(), plan.units.end(), seg.back());
+    if (first == plan.units.end() || last == plan.units.end()) return std::nullopt;
+    segs.push_back({static_cast<int>(first - plan.units.begin()),
+                    static_cast<int>(last - plan.units.begin())});
+  }
+  return segs;
+}
+
+}  // namespace
+
+ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_points) {
+  std::vector<VerificationRecord> all = store.verifications();
+  if (all.empty())
+    throw AdviceError(store.path() + ": holds no verification; run `gcprof verify " + store.path() +
+                      " --plan plan.json` first");
+  const VerificationRecord* rec = &all.back();
+  if (verification_id > 0) {
+    rec = nullptr;
+    for (const VerificationRecord& v : all)
+      if (v.id == verification_id) rec = &v;
+    if (!rec)
+      throw AdviceError(store.path() + ": no verification " + std::to_string(verification_id) +
+                        " (it has " + std::to_string(all.size()) + ")");
+  }
+  ReportData r;
+  r.trace = store.path();
+  r.verification_id = rec->id;
+  nlohmann::json doc = nlohmann::json::parse(rec->json, nullptr, false);
+  try {
+    if (doc.is_discarded()) throw std::runtime_error("not JSON");
+    r.v = fromJson(doc);
+  } catch (const std::exception& e) {
+    throw AdviceError(store.path() + ": verification " + std::to_string(rec->id) +
+                      " is damaged (" + e.what() + "); run gcprof verify again");
+  }
+  for (const PlanRecord& p : store.plans()) {
+    if (p.id != r.v.plan_id) continue;
+    nlohmann::json pj = nlohmann::json::parse(p.json, nullptr, false);
+    try {
+      r.plan = parsePlan(pj, store.path() + " plan " + std::to_string(p.id));
+    } catch (const AdviceError&) {
+      // A report without the predicted curve is still a report.
+    }
+  }
+
+  Trace base = store.load(rec->baseline_run);
+  AllocationFilter filter = primaryFilter(base);
+  r.memory = filter.describe();
+  auto [b0, b1] = runSpan(base);
+  StepAxis base_axis(stepsOf(base), b0, b1);
+  r.steps = base_axis.steps();
+  r.baseline = onAxis(memoryCurve(base, filter).points, base_axis, max_points);
+  if (rec->run > 0) {
+    Trace measured = store.load(rec->run);
+    auto [m0, m1] = runSpan(measured);
+    StepAxis axis(stepsOf(measured), m0, m1);
+    r.measured = onAxis(memoryCurve(measured, primaryFilter(measured)).points, axis, max_points);
+  }
+  if (r.plan && !r.plan->units.empty()) {
+    if (std::optional<Segments> segs = segmentsOf(*r.plan)) {
+      RunLayout layout = stepLayouts(base, r.plan->units);
+      SimulationOptions o;
+      o.want_curve = true;
+      Simulation sim = simulate(base, filter, layout, *segs, o);
+      std::vector<std::pair<Ns, Ns>> bounds = sim.step_bounds;
+      std::sort(bounds.begin(), bounds.end());
+      Ns shift = bounds.empty() ? 0 : bounds.back().second - stepsOf(base).back().second;
+      StepAxis axis(bounds.size() == stepsOf(base).size() ? bounds : stepsOf(base), b0, b1 + shift);
+      r.predicted = onAxis(sim.curve, axis, max_points);
+      std::vector<bool> checkpointed(r.plan->units.size(), false);
+      for (const Segment& s : *segs)
+        for (int k = s.first; k <= s.last; ++k) checkpointed[k] = true;
+      for (const StepLayout& st : layout.steps) {
+        if (!st.complete) continue;
+        for (size_t k = 0; k < st.units.size(); ++k) {
+          const UnitWindow& w = st.units[k];
+          const std::string& name = r.plan->units[k];
+          r.bands.push_back({name, base_axis(w.fwd_start), base_axis(w.fwd_end), true, checkpointed[k]});
+          r.bands.push_back({name, base_axis(w.bwd_start), base_axis(w.bwd_end), false, checkpointed[k]});
+        }
+      }
+    }
+  }
+  return r;
+}
+
+nlohmann::json reportJson(const ReportData& r) {
+  nlohmann::json j = toJson(r.v);
+  j["format"] = "gcprof.report/1";
+  j["trace"] = r.trace;
+  j["verification_id"] = r.verification_id;
+  j["memory"] = r.memory;
+  return j;
+}
+
+}  // namespace gcprof::advisor

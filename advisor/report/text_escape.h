@@ -1,0 +1,56 @@
+// Escaping for the report formats: XML/HTML text and attributes, Markdown cells.
+#pragma once
+
+#include <cstdio>
+#include <string>
+
+#include "trace.h"
+
+namespace gcprof::advisor {
+
+inline std::string xmlEscape(const std::string& s) {
+  std::string out;
+  out.reserve(s.size());
+  for (char c : s) {
+    switch (c) {
+      case '&': out += "&amp;"; break;
+      case '<': out += "&lt;"; break;
+      case '>': out += "&gt;"; break;
+      case '"': out += "&quot;"; break;
+      case '\'': out += "&apos;"; break;
+      default:
+        // XML 1.0 forbids most control characters even when escaped.
+        if (static_cast<unsigned char>(c) < 0x20 && c != '\n' && c != '\t' && c != '\r') out += '?';
+        else out += c;
+    }
+  }
+  return out;
+}
+
+inline std::string markdownCell(const std::string& s) {
+  std::string out;
+  for (char c : s) {
+    if (c == '|') out += "\\|";
+    else if (c == '\n') out += ' ';
+    else out += c;
+  }
+  return out;
+}
+
+inline std::string mib(Bytes b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
+  return buf;
+}
+
+// Durations in the unit that keeps three significant digits readable.
+inline std::string ms(Ns ns) {
+  char buf[32];
+  double v = static_cast<double>(ns);
+  if (ns < 10000) std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
+  else if (ns < 10000000) std::snprintf(buf, sizeof buf, "%.1f us", v / 1e3);
+  else std::snprintf(buf, sizeof buf, "%.1f ms", v / 1e6);
+  return buf;
+}
+
+}  // namespace gcprof::advisor

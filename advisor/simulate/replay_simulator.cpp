@@ -1,0 +1,141 @@
+#include "simulate/replay_simulator.h"
+
+#include <algorithm>
+#include <climits>
+
+#include "model/step_regions.h"
+
+namespace gcprof::advisor {
+namespace {
+
+// Phases at one instant: a replay that begins in this instant's region goes
+// first (0), recorded events next (1), drops and replays of a later region
+// last (2). Every event at one instant lies in one region, so this matches
+// the chain model's region maxima.
+struct SimEvent {
+  Ns time;
+  Ns rel;         // offset within a replay; 0 for recorded events
+  Bytes delta;
+  Ns shift;       // > 0: the marker ending a replay, adds this much time
+  uint8_t phase;
+};
+
+bool before(const SimEvent& a, const SimEvent& b) {
+  if (a.time != b.time) return a.time < b.time;
+  if (a.phase != b.phase) return a.phase < b.phase;
+  if (a.rel != b.rel) return a.rel < b.rel;
+  return a.delta < b.delta;
+}
+
+Ns median(std::vector<Ns> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  size_t m = v.size() / 2;
+  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
+}
+
+// Adds the events one segment changes in one step; returns its recompute time.
+Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
+                const StepRegions& reg, const Segment& seg, std::vector<SimEvent>& ev) {
+  const UnitWindow& first = step.units[seg.first];
+  const UnitWindow& last = step.units[seg.last];
+  Ns cost = 0;
+  for (int k = seg.first; k <= seg.last; ++k) {
+    cost += step.units[k].forward_ns;
+    if (k < seg.last && !step.units[k].device_time)
+      cost += step.units[k + 1].fwd_start - step.units[k].fwd_end;
+  }
+  Ns anchor = last.bwd_start;
+  uint8_t replay_phase = reg.regionOf(anchor) == reg.backward(seg.last) ? 0 : 2;
+  Ns replay_end = last.fwd_end - first.fwd_start + 1;
+  int lo = StepRegions::forward(seg.first), hi = StepRegions::forward(seg.last);
+  auto it = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), first.fwd_start,
+                             [](const Allocation& a, Ns t) { return a.alloc < t; });
+  for (; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
+    const Allocation& a = *it;
+    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    int born = reg.regionOf(a.alloc);
+    if (born < lo || born > hi) continue;
+    int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
+    Ns rel = a.alloc - first.fwd_start;
+    ev.push_back({anchor, rel, a.bytes, 0, replay_phase});
+    if (freed >= born && freed <= hi) {  // transient: same lifetime in the replay
+      ev.push_back({anchor, a.free - first.fwd_start, -a.bytes, 0, replay_phase});
+      continue;
+    }
+    int bpos = reg.backwardPosition(freed);
+    if (bpos >= lo && bpos <= hi) {
+      // Dropped: freed as the segment's forward ends; the replayed copy is
+      // freed where the recorded one was.
+      ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2});
+    } else {
+      ev.push_back({anchor, replay_end, -a.bytes, 0, replay_phase});
+    }
+  }
+  ev.push_back({anchor, LLONG_MAX, 0, std::max<Ns>(cost, 1), replay_phase});
+  return cost;
+}
+
+}  // namespace
+
+Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
+                    const Segments& plan, const SimulationOptions& options) {
+  Simulation sim;
+  std::vector<SimEvent> ev;
+  ev.reserve(trace.allocations.size() * 2 + 16);
+  for (const Allocation& a : trace.allocations) {
+    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    ev.push_back({a.alloc, 0, a.bytes, 0, 1});
+    if (a.freed()) ev.push_back({a.free, 0, -a.bytes, 0, 1});
+  }
+  std::vector<Ns> step_cost(layout.steps.size(), 0);
+  for (size_t si = 0; si < layout.steps.size(); ++si) {
+    const StepLayout& step = layout.steps[si];
+    if (!step.complete || plan.empty()) continue;
+    StepRegions reg(step);
+    for (const Segment& seg : plan) step_cost[si] += applySegment(trace, filter, step, reg, seg, ev);
+    sim.total_recompute_ns += step_cost[si];
+    ++sim.steps_applied;
+  }
+  std::sort(ev.begin(), ev.end(), before);
+  sim.events = ev.size();
+
+  Bytes live = 0;
+  Ns shift = 0;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    const SimEvent& e = ev[i];
+    if (e.shift > 0) {
+      shift += e.shift;
+      continue;
+    }
+    live += e.delta;
+    bool group_end = i + 1 == ev.size() || ev[i + 1].time != e.time ||
+                     ev[i + 1].phase != e.phase || ev[i + 1].rel != e.rel;
+    if (!group_end) continue;
+    Ns t = e.time + shift + e.rel;  // rel is 0 for recorded events and drops
+    if (live > sim.peak) {
+      sim.peak = live;
+      sim.peak_time = t;
+    }
+    if (options.want_curve) sim.curve.push_back({t, live});
+  }
+  if (options.want_curve && options.max_curve_points > 0)
+    sim.curve = downsample(sim.curve, options.max_curve_points);
+
+  Ns before = 0;  // recompute inserted by earlier steps (steps are in time order)
+  for (size_t si = 0; si < layout.steps.size(); ++si) {
+    const StepLayout& st = layout.steps[si];
+    sim.step_bounds.push_back({st.start + before, st.end + before + step_cost[si]});
+    before += step_cost[si];
+  }
+  std::vector<Ns> recompute, step_time;
+  for (size_t si : layout.steady) {
+    recompute.push_back(step_cost[si]);
+    step_time.push_back(layout.steps[si].end - layout.steps[si].start + step_cost[si]);
+  }
+  sim.recompute_ns = median(recompute);
+  sim.step_ns = median(step_time);
+  return sim;
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,42 @@
+// Applies a plan to the recorded allocation trace itself (ARCHITECTURE,
+// "Advisor semantics"). In every complete step, for each segment [i..j]:
+//   - allocations born in its forward (F_i..F_j) and freed in its backward
+//     (B_j..B_i) are freed when its forward ends instead;
+//   - when its backward begins, its whole forward sub-trace is replayed:
+//     transient allocations with their recorded lifetimes, dropped ones
+//     re-made and freed when recorded, the rest freed when the replay ends;
+//   - the replay's time (the segment's forward time) shifts everything after it.
+// Everything else, parameters, gradients, optimizer state, workspaces and
+// steps that are not complete, is carried exactly as recorded.
+#pragma once
+
+#include <utility>
+#include <vector>
+
+#include "model/chain_peak.h"
+#include "model/memory_curve.h"
+#include "model/step_layout.h"
+
+namespace gcprof::advisor {
+
+struct SimulationOptions {
+  bool want_curve = false;
+  size_t max_curve_points = 0;  // 0: every point
+};
+
+struct Simulation {
+  Bytes peak = 0;
+  Ns peak_time = 0;               // on the simulated timeline
+  Ns recompute_ns = 0;            // per steady step (median)
+  Ns step_ns = 0;                 // steady step time with recomputation (median)
+  Ns total_recompute_ns = 0;      // over the whole run
+  size_t steps_applied = 0;       // complete steps the plan was applied to
+  size_t events = 0;              // memory events replayed, for the benchmark
+  std::vector<MemoryPoint> curve; // simulated timeline (want_curve)
+  std::vector<std::pair<Ns, Ns>> step_bounds;  // each recorded step on the simulated timeline
+};
+
+Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
+                    const Segments& plan, const SimulationOptions& options = {});
+
+}  // namespace gcprof::advisor

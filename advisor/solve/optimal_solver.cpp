@@ -1,0 +1,282 @@
+#include "solve/optimal_solver.h"
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+
+#include "solve/fixed_plans.h"
+
+namespace gcprof::advisor {
+namespace {
+
+struct State {
+  Ns cost = 0;
+  Bytes dropped = 0;
+  int from_pos = -1;  // predecessor: position and index in its front
+  int from_idx = -1;
+  bool segment = false;  // the step into this state was a segment [from_pos..pos-1]
+};
+
+int maxLast(const UnitChain& c, int k, const SolverOptions& o) {
+  int n = c.size();
+  if (o.kind == SegmentKind::Module) return k;
+  if (o.max_segment_units > 0) return std::min(n - 1, k + o.max_segment_units - 1);
+  return n - 1;
+}
+
+// Segment [k..j] quantities for j = k.., computed once per start position.
+struct SweepCache {
+  std::vector<Bytes> dropped, recompute_peak;
+  std::vector<Ns> cost;
+  SegmentSweep sweep;
+  SweepCache(const UnitChain& c, int k) : sweep(c, k) {}
+  void upTo(size_t count) {
+    while (dropped.size() < count) {
+      sweep.extend();
+      dropped.push_back(sweep.dropped());
+      recompute_peak.push_back(sweep.recomputePeak());
+      cost.push_back(sweep.recomputeNs());
+    }
+  }
+};
+
+// Sorted by cost, keeping only states with strictly more D than any cheaper one.
+bool prune(std::vector<State>& v, size_t max_front) {
+  std::sort(v.begin(), v.end(), [](const State& a, const State& b) {
+    return a.cost != b.cost ? a.cost < b.cost : a.dropped > b.dropped;
+  });
+  std::vector<State> out;
+  for (const State& s : v)
+    if (out.empty() || s.dropped > out.back().dropped) out.push_back(s);
+  bool thinned = false;
+  if (out.size() > max_front) {
+    // Keep the cheapest state of each of `max_front` equal slices of D (and
+    // the one dropping most): every kept plan stays valid, only optimality
+    // is no longer guaranteed, and the solution says so.
+    Bytes lo = out.front().dropped, hi = out.back().dropped;
+    double width = static_cast<double>(hi - lo + 1) / static_cast<double>(max_front);
+    std::vector<State> thin;
+    std::vector<bool> taken(max_front + 1, false);
+    for (const State& st : out) {  // by cost: the first in a slice is its cheapest
+      size_t b = static_cast<size_t>(static_cast<double>(st.dropped - lo) / width);
+      if (b > max_front) b = max_front;
+      if (!taken[b]) {
+        taken[b] = true;
+        thin.push_back(st);
+      }
+    }
+    if (thin.back().dropped != hi) thin.push_back(out.back());
+    out.swap(thin);
+    thinned = true;
+  }
+  v.swap(out);
+  return thinned;
+}
+
+Segments reconstruct(const std::vector<std::vector<State>>& fronts, int pos, int idx) {
+  Segments segs;
+  while (pos > 0) {
+    const State& s = fronts[pos][idx];
+    if (s.segment) segs.push_back({s.from_pos, pos - 1});
+    int p = s.from_pos, i = s.from_idx;
+    pos = p;
+    idx = i;
+  }
+  std::reverse(segs.begin(), segs.end());
+  return segs;
+}
+
+// A lower bound on the recompute still needed from position k with D bytes
+// dropped so far: every later constraint asks for at least need[k] - D more
+// bytes, and no segment starting at k or later drops bytes more cheaply
+// than ratio[k] ns per byte. States that cannot beat the best plan known
+// (cost_limit) are dropped, which keeps the search exact.
+struct RemainingCost {
+  std::vector<Bytes> need;
+  std::vector<double> ratio;
+  RemainingCost(const UnitChain& c, Bytes budget, const SolverOptions& o) {
+    int n = c.size();
+    need.assign(n + 1, 0);
+    ratio.assign(n + 1, 1e300);
+    for (int k = n - 1; k >= 0; --k) {
+      need[k] = std::max({need[k + 1], c.unit_peak[k] - budget, c.gap_peak[k] - budget});
+      double best = ratio[k + 1];
+      SegmentSweep sweep(c, k);
+      for (int j = k; j <= maxLast(c, k, o); ++j) {
+        sweep.extend();
+        if (sweep.dropped() > 0)
+          best = std::min(best, static_cast<double>(sweep.recomputeNs()) /
+                                    static_cast<double>(sweep.dropped()));
+      }
+      ratio[k] = best;
+    }
+  }
+  Ns atLeast(int k, Bytes dropped) const {
+    Bytes missing = need[k] - dropped;
+    if (missing <= 0) return 0;
+    if (ratio[k] >= 1e299) return std::numeric_limits<Ns>::max() / 4;  // cannot be met
+    // Rounded down with a margin so that float error never prunes the optimum.
+    return static_cast<Ns>(static_cast<double>(missing) * ratio[k] * (1 - 1e-9));
+  }
+};
+
+// The shared dynamic program; `feasibility_only` keeps one state (largest D).
+Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feasibility_only) {
+  Solution sol;
+  int n = c.size();
+  if (c.outside > budget || n == 0) {
+    if (n == 0 && c.outside <= budget) sol.feasible = true;
+    return sol;
+  }
+  std::optional<RemainingCost> remaining;
+  if (!feasibility_only && o.cost_limit < std::numeric_limits<Ns>::max())
+    remaining.emplace(c, budget, o);
+  auto hopeless = [&](Ns cost, int pos, Bytes dropped) {
+    return remaining && cost > o.cost_limit - remaining->atLeast(pos, dropped);
+  };
+  std::vector<std::vector<State>> fronts(n + 1);
+  fronts[0].push_back({0, 0, -1, -1, false});
+  for (int k = 0; k < n; ++k) {
+    std::vector<State>& here = fronts[k];
+    if (feasibility_only) {
+      if (here.size() > 1) {
+        auto best = std::max_element(here.begin(), here.end(), [](const State& a, const State& b) {
+          return a.dropped < b.dropped;
+        });
+        State keep = *best;
+        here.assign(1, keep);
+      }
+    } else if (prune(here, o.max_front)) {
+      sol.exact = false;
+    }
+    sol.states += here.size();
+    SweepCache cache(c, k);
+    int last_max = maxLast(c, k, o);
+    for (int idx = 0; idx < static_cast<int>(here.size()); ++idx) {
+      const State st = here[idx];
+      Bytes D = st.dropped;
+      if (c.unit_peak[k] - D > budget) continue;  // unit k's own moments: nothing to do here
+      if (hopeless(st.cost, k, D)) continue;
+      if (c.gap_peak[k] - D <= budget && !hopeless(st.cost, k + 1, D))
+        fronts[k + 1].push_back({st.cost, D, k, idx, false});
+      for (int j = k; j <= last_max; ++j) {
+        if (j > k && (c.unit_peak[j] - D > budget || c.gap_peak[j - 1] - D > budget)) break;
+        cache.upTo(static_cast<size_t>(j - k + 1));
+        size_t q = static_cast<size_t>(j - k);
+        Ns cost = st.cost + cache.cost[q];
+        if (cost > o.cost_limit) break;  // recompute only grows with j
+        Bytes d = cache.dropped[q];
+        if (cache.recompute_peak[q] - D > budget) continue;
+        if (c.gap_peak[j] - (D + d) > budget) continue;
+        if (hopeless(cost, j + 1, D + d)) continue;
+        fronts[j + 1].push_back({cost, D + d, k, idx, true});
+      }
+    }
+  }
+  std::vector<State>& end = fronts[n];
+  if (end.empty()) return sol;
+  if (!feasibility_only) prune(end, o.max_front);
+  int best = 0;
+  for (int i = 1; i < static_cast<int>(end.size()); ++i)
+    if (end[i].cost < end[best].cost) best = i;
+  sol.feasible = true;
+  sol.segments = reconstruct(fronts, n, best);
+  ChainPeak p = evaluateChain(c, sol.segments);
+  sol.recompute_ns = p.recompute_ns;
+  sol.peak = p.peak;
+  return sol;
+}
+
+template <typename Feasible>
+Solution bisectBudget(const UnitChain& c, Feasible feasible) {
+  // Bytes are integers: the smallest feasible budget is some plan's peak.
+  Bytes lo = std::max<Bytes>(0, c.outside) - 1;  // infeasible below what no plan changes
+  Solution hi_sol = feasible(c.baseline_peak);
+  Bytes hi = c.baseline_peak;
+  if (!hi_sol.feasible) return hi_sol;
+  hi = std::min(hi, hi_sol.peak);
+  while (hi - lo > 1) {
+    Bytes mid = lo + (hi - lo) / 2;
+    Solution s = feasible(mid);
+    if (s.feasible) {
+      hi_sol = s;
+      hi = std::min(mid, s.peak);
+    } else {
+      lo = mid;
+    }
+  }
+  return hi_sol;
+}
+
+}  // namespace
+
+SolverOptions defaultSolverOptions(int units, SegmentKind kind) {
+  SolverOptions o;
+  o.kind = kind;
+  if (units > 64) {
+    // Module plans extend each state once per unit: thousands of states are
+    // cheap. Region plans extend each state by every segment length.
+    o.max_front = kind == SegmentKind::Module ? 1024 : 64;
+    int root = static_cast<int>(std::lround(std::sqrt(static_cast<double>(units))));
+    o.max_segment_units = std::max(16, 2 * root);
+  }
+  return o;
+}
+
+Solution solveOptimal(const UnitChain& chain, Bytes budget, const SolverOptions& options) {
+  // The best plan known so far bounds the answer's recompute, which prunes
+  // most of the search. Candidates: the budget-blind plans, any feasible
+  // plan (the feasibility search is exact and cheap), and a coarse search.
+  Solution best;
+  auto offer = [&](const Solution& s) {
+    if (s.feasible && (!best.feasible || s.recompute_ns < best.recompute_ns)) best = s;
+  };
+  for (const Segments& plan : {Segments{}, everyUnit(chain.size()),
+                               uniformPlan(chain.size(), options.kind)}) {
+    ChainPeak p = evaluateChain(chain, plan);
+    if (p.peak > budget || p.recompute_ns > options.cost_limit) continue;
+    Solution s;
+    s.feasible = true;
+    s.segments = plan;
+    s.peak = p.peak;
+    s.recompute_ns = p.recompute_ns;
+    offer(s);
+  }
+  SolverOptions unlimited = options;  // feasibility alone: recompute does not matter
+  unlimited.cost_limit = std::numeric_limits<Ns>::max();
+  Solution any = run(chain, budget, unlimited, true);
+  if (any.recompute_ns <= options.cost_limit) offer(any);
+  if (!any.feasible) return any;  // no plan fits: exactly infeasible
+  SolverOptions o = options;
+  SolverOptions coarse = o;
+  coarse.max_front = std::min<size_t>(o.max_front, 8);
+  if (best.feasible) coarse.cost_limit = std::min(o.cost_limit, best.recompute_ns);
+  offer(run(chain, budget, coarse, false));
+  if (best.feasible) o.cost_limit = std::min(o.cost_limit, best.recompute_ns);
+  Solution main = run(chain, budget, o, false);
+  size_t states = any.states + main.states;
+  // A thinned search may lose the paths to the known plan; keep the better.
+  bool exact = main.exact;
+  offer(main);
+  best.exact = exact;
+  best.states = states;
+  return best;
+}
+
+Solution anyFeasible(const UnitChain& chain, Bytes budget, const SolverOptions& options) {
+  SolverOptions unlimited = options;
+  unlimited.cost_limit = std::numeric_limits<Ns>::max();
+  return run(chain, budget, unlimited, true);
+}
+
+Solution minimumPeak(const UnitChain& chain, const SolverOptions& options) {
+  return bisectBudget(chain, [&](Bytes b) { return anyFeasible(chain, b, options); });
+}
+
+Solution leastPeakWithin(const UnitChain& chain, Ns cost_limit, const SolverOptions& options) {
+  SolverOptions o = options;
+  o.cost_limit = cost_limit;
+  return bisectBudget(chain, [&](Bytes b) { return solveOptimal(chain, b, o); });
+}
+
+}  // namespace gcprof::advisor

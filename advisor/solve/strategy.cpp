@@ -1,0 +1,31 @@
+#include "solve/strategy.h"
+
+#include "model/advice_error.h"
+
+namespace gcprof::advisor {
+
+std::string toString(Strategy s) {
+  switch (s) {
+    case Strategy::None: return "none";
+    case Strategy::Every: return "every";
+    case Strategy::Uniform: return "uniform";
+    case Strategy::Optimal: return "optimal";
+  }
+  return "?";
+}
+
+std::string toString(SegmentKind k) { return k == SegmentKind::Module ? "module" : "region"; }
+
+Strategy parseStrategy(const std::string& s) {
+  if (s == "none") return Strategy::None;
+  if (s == "every") return Strategy::Every;
+  if (s == "uniform") return Strategy::Uniform;
+  if (s == "optimal") return Strategy::Optimal;
+  throw AdviceError("--strategy " + s + ": expected optimal, uniform, every or none");
+}
+
+SegmentKind segmentKindFor(const std::string& runtime) {
+  return runtime == "python" ? SegmentKind::Module : SegmentKind::Region;
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,185 @@
+#include "plan/advice.h"
+
+#include <gtest/gtest.h>
+
+#include "chain_traces.h"
+#include "model/advice_error.h"
+#include "model/unit_selection.h"
+#include "plan/plan_file.h"
+#include "report/chrome_trace.h"
+
+namespace gcprof::advisor {
+namespace {
+
+using testing::chainTrace;
+using testing::ChainSpec;
+
+ModuleStats module(const std::string& name, Bytes saved, Ns first) {
+  ModuleStats m;
+  m.name = name;
+  m.depth = 1 + static_cast<int>(std::count(name.begin(), name.end(), '.'));
+  m.saved_bytes = saved;
+  m.first_forward = first;
+  m.backward_calls = 1;
+  return m;
+}
+
+std::vector<ModuleStats> gptModules() {
+  std::vector<ModuleStats> v = {module("", 100, 0), module("tok", 0, 1)};
+  for (int i = 0; i < 4; ++i) {
+    Ns t = 10 + 10 * i;
+    v.push_back(module("layers." + std::to_string(i), 30, t));
+    v.push_back(module("layers." + std::to_string(i) + ".mlp", 12, t + 1));
+    v.push_back(module("layers." + std::to_string(i) + ".mlp.0", 4, t + 2));
+    v.push_back(module("layers." + std::to_string(i) + ".mlp.2", 4, t + 3));
+  }
+  v.push_back(module("head", 0, 90));
+  return v;
+}
+
+TEST(UnitSelection, AutoFindsTheRepeatedBlocksThatSaveMost) {
+  UnitSelection s = selectUnits(gptModules(), "auto");
+  EXPECT_EQ(s.names, (std::vector<std::string>{"layers.0", "layers.1", "layers.2", "layers.3"}));
+  EXPECT_EQ(s.rule, "auto: layers.#");
+  EXPECT_EQ(repeatPattern("encoder.h.11"), "encoder.h.#");
+  EXPECT_EQ(repeatPattern("head"), "head");
+}
+
+TEST(UnitSelection, DepthAndRegexOverrideAuto) {
+  EXPECT_EQ(selectUnits(gptModules(), "depth=3").names.size(), 4u);  // the mlps
+  EXPECT_EQ(selectUnits(gptModules(), "layers\\.[02]").names,
+            (std::vector<std::string>{"layers.0", "layers.2"}));
+}
+
+TEST(UnitSelection, BadChoicesAreClearErrors) {
+  EXPECT_THROW(selectUnits(gptModules(), "layers\\.[0-9]+(\\.mlp)?"), AdviceError);  // nested
+  EXPECT_THROW(selectUnits(gptModules(), "nothing.*"), AdviceError);
+  EXPECT_THROW(selectUnits(gptModules(), "depth=x"), AdviceError);
+  EXPECT_THROW(selectUnits(gptModules(), "(unclosed"), AdviceError);
+  std::vector<ModuleStats> no_backward = gptModules();
+  for (ModuleStats& m : no_backward) m.backward_calls = 0;
+  try {
+    selectUnits(no_backward, "auto");
+    FAIL() << "no error";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("backward"), std::string::npos);
+  }
+}
+
+Budget percent(double f) {
+  Budget b;
+  b.percent = true;
+  b.fraction = f;
+  b.text = std::to_string(static_cast<int>(f * 100)) + "%";
+  return b;
+}
+
+ChainSpec eightUnits(const std::string& runtime) {
+  ChainSpec spec;
+  spec.units = 8;
+  spec.steps = 3;
+  spec.runtime = runtime;
+  return spec;
+}
+
+TEST(Advice, OptimalFitsTheBudgetAndBeatsEvery) {
+  Trace t = chainTrace(eightUnits("native"));
+  AdviceRequest r;
+  r.budget = percent(0.6);
+  Advice a = advise(t, r);
+  ASSERT_TRUE(a.feasible) << a.message;
+  EXPECT_EQ(a.kind, SegmentKind::Region);
+  EXPECT_LE(a.chosen.peak, a.budget);
+  if (a.every.fits) {
+    EXPECT_LE(a.chosen.recompute_ns, a.every.recompute_ns);
+  }
+  if (a.uniform.fits) {
+    EXPECT_LE(a.chosen.recompute_ns, a.uniform.recompute_ns);
+  }
+  EXPECT_EQ(a.budget, static_cast<Bytes>(std::llround(0.6 * a.baseline.peak)));
+  EXPECT_EQ(a.chosen.step_ns, a.baseline.step_ns + a.chosen.recompute_ns);
+
+  nlohmann::json plan = planJson(a);
+  PlanFile p = parsePlan(plan, "test");
+  EXPECT_EQ(p.budget_bytes, a.budget);
+  EXPECT_EQ(p.predicted_peak, a.chosen.peak);
+  EXPECT_EQ(p.baseline_peak, a.baseline.peak);
+  EXPECT_EQ(p.checkpoint.size(), a.chosen.segments.size());
+  EXPECT_EQ(p.segment_kind, "region");
+}
+
+TEST(Advice, PythonRunsGetSingleModuleSegments) {
+  Trace t = chainTrace(eightUnits("python"));
+  AdviceRequest r;
+  r.budget = percent(0.65);
+  Advice a = advise(t, r);
+  ASSERT_TRUE(a.feasible) << a.message;
+  EXPECT_EQ(a.kind, SegmentKind::Module);
+  EXPECT_FALSE(a.chosen.segments.empty());
+  for (const Segment& s : a.chosen.segments) EXPECT_EQ(s.first, s.last);
+}
+
+TEST(Advice, InfeasibleBudgetNamesTheSmallestReachablePeak) {
+  Trace t = chainTrace(eightUnits("native"));
+  AdviceRequest r;
+  r.budget = percent(0.05);
+  Advice a = advise(t, r);
+  EXPECT_FALSE(a.feasible);
+  EXPECT_GT(a.min_reachable_peak, a.budget);
+  EXPECT_NE(a.message.find("smallest peak any plan reaches"), std::string::npos);
+  EXPECT_NE(a.message.find("the peak is set"), std::string::npos);
+  // Asking for exactly that peak succeeds.
+  Budget b;
+  b.bytes = a.min_reachable_peak;
+  r.budget = b;
+  EXPECT_TRUE(advise(t, r).feasible);
+}
+
+TEST(Advice, MaxSlowdownIsTheDual) {
+  Trace t = chainTrace(eightUnits("native"));
+  AdviceRequest r;
+  r.max_slowdown = 0.05;
+  Advice a = advise(t, r);
+  ASSERT_TRUE(a.feasible) << a.message;
+  EXPECT_LE(static_cast<double>(a.chosen.recompute_ns), 0.05 * a.baseline.step_ns);
+  r.max_slowdown = 10.0;  // anything goes: the least peak of all
+  Advice loose = advise(t, r);
+  EXPECT_LE(loose.chosen.peak, a.chosen.peak);
+  EXPECT_LE(loose.chosen.peak, loose.every.peak);
+}
+
+TEST(Advice, OptimalNeedsATarget) {
+  Trace t = chainTrace(eightUnits("native"));
+  EXPECT_THROW(advise(t, AdviceRequest{}), AdviceError);
+  AdviceRequest every;
+  every.strategy = Strategy::Every;
+  EXPECT_TRUE(advise(t, every).feasible);
+}
+
+TEST(PlanFile, RejectsForeignDocuments) {
+  EXPECT_THROW(parsePlan(nlohmann::json::array(), "x"), AdviceError);
+  EXPECT_THROW(parsePlan({{"format", "other/1"}}, "x"), AdviceError);
+  EXPECT_THROW(parsePlan({{"format", kPlanFormat}, {"budget_bytes", 1}}, "x"), AdviceError);
+  EXPECT_THROW(parsePlan({{"format", kPlanFormat}, {"budget_bytes", "a lot"}, {"checkpoint", nlohmann::json::array()}}, "x"),
+               AdviceError);
+  EXPECT_THROW(readPlanFile("/nonexistent/plan.json"), AdviceError);
+}
+
+TEST(ChromeTrace, SlicesCountersAndInstants) {
+  Trace t = chainTrace(eightUnits("native"));
+  nlohmann::json j = chromeTrace(t);
+  size_t slices = 0, counters = 0, instants = 0;
+  for (const auto& e : j["traceEvents"]) {
+    std::string ph = e["ph"];
+    slices += ph == "X";
+    counters += ph == "C";
+    instants += ph == "i";
+  }
+  EXPECT_EQ(slices, t.ranges.size());
+  EXPECT_EQ(instants, t.steps.size());
+  EXPECT_GT(counters, 10u);
+  EXPECT_EQ(j["otherData"]["peak_bytes"], memoryCurve(t).peak);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor

@@ -1,0 +1,79 @@
+#include "model/memory_curve.h"
+
+#include <gtest/gtest.h>
+
+#include "trace_builder.h"
+
+namespace gcprof::advisor {
+namespace {
+
+using testing::TraceBuilder;
+
+TEST(MemoryCurve, FreesBeforeAllocationsAtTheSameInstant) {
+  TraceBuilder b;
+  b.alloc(0, 10, 100);
+  b.alloc(5, 20, 50);
+  b.alloc(10, -1, 30);  // reuses a's memory at the instant a is freed
+  MemoryCurve c = memoryCurve(b.build());
+  EXPECT_FALSE(c.filter.device);
+  EXPECT_EQ(c.peak, 150);
+  EXPECT_EQ(c.peak_time, 5);
+  EXPECT_EQ(liveAt(c, 10), 80);
+  EXPECT_EQ(c.live_at_end, 30);
+  ASSERT_EQ(c.points.size(), 4u);
+  EXPECT_EQ(c.points.back().live, 30);
+}
+
+TEST(MemoryCurve, DeviceRunsUseDeviceTensorsOnly) {
+  TraceBuilder b;
+  b.alloc(0, 100, 1000);                                  // host: ignored
+  b.alloc(1, 50, 4096, 0, 0, AllocKind::Segment);         // caching-allocator segment
+  b.alloc(2, 10, 300, 0);
+  b.alloc(3, 20, 200, 0);
+  Trace t = b.build();
+  MemoryCurve c = memoryCurve(t);
+  EXPECT_TRUE(c.filter.device);
+  EXPECT_EQ(c.filter.describe(), "device tensors");
+  EXPECT_EQ(c.peak, 500);
+  EXPECT_EQ(memoryCurve(t, hostFilter()).peak, 1000);
+}
+
+TEST(MemoryCurve, DeviceSegmentsWhenNoTensorsWereReported) {
+  TraceBuilder b;
+  b.alloc(1, 50, 4096, 0, 0, AllocKind::Segment);
+  b.alloc(2, 60, 1024, 0, 0, AllocKind::Segment);
+  MemoryCurve c = memoryCurve(b.build());
+  EXPECT_EQ(c.filter.describe(), "device segments");
+  EXPECT_EQ(c.peak, 5120);
+}
+
+TEST(MemoryCurve, PeakPerStepCountsMemoryHeldAcrossSteps) {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);   // parameters
+  b.alloc(10, 15, 500);   // step 0
+  b.alloc(25, 28, 200);   // step 1
+  b.step(0, 5, 20);
+  b.step(1, 21, 30);
+  Trace t = b.build();
+  MemoryCurve c = memoryCurve(t);
+  std::vector<StepPeak> p = stepPeaks(t, c);
+  ASSERT_EQ(p.size(), 2u);
+  EXPECT_EQ(p[0].peak, 1500);
+  EXPECT_EQ(p[0].peak_time, 10);
+  EXPECT_EQ(p[1].peak, 1200);
+  EXPECT_EQ(p[1].live_at_start, 1000);
+}
+
+TEST(MemoryCurve, DownsampleKeepsThePeak) {
+  std::vector<MemoryPoint> pts;
+  for (int i = 0; i < 1000; ++i) pts.push_back({i, i == 537 ? 99999 : i % 7});
+  std::vector<MemoryPoint> d = downsample(pts, 50);
+  EXPECT_LE(d.size(), 51u);
+  Bytes best = 0;
+  for (const MemoryPoint& p : d) best = std::max(best, p.live);
+  EXPECT_EQ(best, 99999);
+  EXPECT_EQ(d.back().time, 999);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor

@@ -1,0 +1,99 @@
+#include "model/module_stats.h"
+
+#include <gtest/gtest.h>
+
+#include "trace_builder.h"
+
+namespace gcprof::advisor {
+namespace {
+
+using testing::TraceBuilder;
+
+const ModuleStats& find(const std::vector<ModuleStats>& v, const std::string& name) {
+  for (const ModuleStats& m : v)
+    if (m.name == name) return m;
+  throw std::runtime_error("no module " + name);
+}
+
+// Two steps of modules a (with child a.b) and c; every number below is
+// worked out from the allocations listed.
+Trace twoSteps() {
+  TraceBuilder b;
+  for (int s = 0; s < 2; ++s) {
+    Ns o = 100 * s;
+    b.step(s, o, o + 99);
+    b.range("a", Phase::Forward, o + 10, o + 20, s, -1, 64, 32);
+    b.range("a.b", Phase::Forward, o + 12, o + 18, s);
+    b.range("c", Phase::Forward, o + 21, o + 30, s, s == 0 ? 4 : 6);
+    b.range("c", Phase::Backward, o + 40, o + 50, s);
+    b.range("a.b", Phase::Backward, o + 52, o + 58, s);
+    if (s == 0) {
+      b.range("a", Phase::Backward, o + 51, o + 60, s);
+    } else {  // two overlapping backward ranges: their union counts once
+      b.range("a", Phase::Backward, o + 51, o + 55, s);
+      b.range("a", Phase::Backward, o + 53, o + 60, s);
+    }
+    b.alloc(o + 13, o + 55, 100, -1, s);  // a.b saved (and so a's)
+    b.alloc(o + 11, o + 59, 40, -1, s);   // a saved, outside a.b
+    b.alloc(o + 15, o + 16, 7, -1, s);    // transient: saved by nobody
+    b.alloc(o + 22, o + 45, s == 0 ? 60 : 80, -1, s);  // c saved
+    b.alloc(o + 25, o + 55, 10, -1, s);   // freed in a's backward, not c's
+  }
+  b.alloc(0, -1, 5000);  // parameters: nobody's
+  return b.build();
+}
+
+TEST(ModuleStats, SavedBytesTimesAndOrder) {
+  std::vector<ModuleStats> v = moduleStats(twoSteps());
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].name, "a");
+  EXPECT_EQ(v[1].name, "a.b");
+  EXPECT_EQ(v[2].name, "c");
+  const ModuleStats& a = find(v, "a");
+  EXPECT_EQ(a.depth, 1);
+  EXPECT_EQ(a.saved_bytes, 140);
+  EXPECT_EQ(a.forward_ns, 10);
+  EXPECT_EQ(a.backward_ns, 9);
+  EXPECT_EQ(a.input_bytes, 64);
+  EXPECT_EQ(a.output_bytes, 32);
+  EXPECT_DOUBLE_EQ(a.calls, 1.0);
+  EXPECT_EQ(a.steps, 2);
+  const ModuleStats& ab = find(v, "a.b");
+  EXPECT_EQ(ab.depth, 2);
+  EXPECT_EQ(ab.saved_bytes, 100);
+  const ModuleStats& c = find(v, "c");
+  EXPECT_EQ(c.saved_bytes, 70);   // (60 + 80) / 2
+  EXPECT_EQ(c.forward_ns, 5);     // device time (4 + 6) / 2, not the host 9
+  EXPECT_EQ(c.backward_ns, 10);
+}
+
+TEST(ModuleStats, RepeatedCallsAreCountedPerStep) {
+  TraceBuilder b;
+  b.step(0, 0, 100);
+  b.range("shared", Phase::Forward, 10, 20, 0);
+  b.range("shared", Phase::Forward, 30, 40, 0);
+  b.range("shared", Phase::Backward, 50, 60, 0);
+  b.range("shared", Phase::Backward, 70, 80, 0);
+  b.alloc(12, 55, 10);
+  b.alloc(32, 75, 20);
+  std::vector<ModuleStats> v = moduleStats(b.build());
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_DOUBLE_EQ(v[0].calls, 2.0);
+  EXPECT_EQ(v[0].forward_ns, 20);
+  EXPECT_EQ(v[0].backward_ns, 20);
+  EXPECT_EQ(v[0].saved_bytes, 30);
+}
+
+TEST(ModuleStats, RunWithoutStepsIsOneStep) {
+  TraceBuilder b;
+  b.range("m", Phase::Forward, 10, 20, -1);
+  b.range("m", Phase::Backward, 30, 40, -1);
+  b.alloc(15, 35, 8, -1, -1);
+  std::vector<ModuleStats> v = moduleStats(b.build());
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].saved_bytes, 8);
+  EXPECT_EQ(v[0].steps, 1);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor

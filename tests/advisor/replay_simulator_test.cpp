@@ -1,0 +1,134 @@
+#include "simulate/replay_simulator.h"
+
+#include <gtest/gtest.h>
+
+#include "chain_traces.h"
+#include "model/chain_peak.h"
+#include "model/unit_chain.h"
+
+namespace gcprof::advisor {
+namespace {
+
+using testing::chainTrace;
+using testing::ChainSpec;
+using testing::unitName;
+
+struct Fixture {
+  Trace trace;
+  AllocationFilter filter;
+  RunLayout layout;
+  UnitChain chain;
+  explicit Fixture(const ChainSpec& spec) : trace(chainTrace(spec)) {
+    filter = primaryFilter(trace);
+    std::vector<std::string> names;
+    for (int k = 0; k < spec.units; ++k) names.push_back(unitName(k));
+    layout = stepLayouts(trace, names);
+    chain = buildUnitChain(trace, filter, layout, names);
+  }
+  Bytes simPeak(const Segments& plan) { return simulate(trace, filter, layout, plan).peak; }
+};
+
+// Three units of 50 transient + 200 saved + 100 output bytes over 1000 bytes
+// of parameters. Worked out by hand in the comments below.
+TEST(ReplaySimulator, WorkedChainOfThree) {
+  Fixture f(ChainSpec{});
+  // Baseline: parameters + 3 x (saved + output) at the end of the forward.
+  EXPECT_EQ(f.simPeak({}), 1900);
+  EXPECT_EQ(memoryCurve(f.trace).peak, 1900);
+  // Every unit: each saves 200 less; the last forward ends at
+  // 1000 + 2 x 100 (kept outputs) + 300 = 1500 just before its drop.
+  EXPECT_EQ(f.simPeak({{0, 0}, {1, 1}, {2, 2}}), 1500);
+  // Region [0..1]: drops 2 x 200 + the inner output (100). The replay at
+  // layers.1's backward starts from 1010 (after layers.2's backward) and
+  // re-makes 600 bytes: 1610.
+  EXPECT_EQ(f.simPeak({{0, 1}}), 1610);
+  // One segment over everything saves nothing at the peak.
+  EXPECT_EQ(f.simPeak({{0, 2}}), 1900);
+}
+
+TEST(ReplaySimulator, ParametersAndGradientsAreUntouched) {
+  Fixture f(ChainSpec{});
+  SimulationOptions o;
+  o.want_curve = true;
+  Simulation none = simulate(f.trace, f.filter, f.layout, {}, o);
+  Simulation every = simulate(f.trace, f.filter, f.layout, {{0, 0}, {1, 1}, {2, 2}}, o);
+  // Parameters + 3 gradients live at the end either way.
+  EXPECT_EQ(none.curve.back().live, 1030);
+  EXPECT_EQ(every.curve.back().live, 1030);
+  // Before the first forward nothing differs.
+  EXPECT_EQ(none.curve.front().live, 1000);
+  EXPECT_EQ(every.curve.front().live, 1000);
+}
+
+TEST(ReplaySimulator, RecomputeTimeShiftsTheStep) {
+  Fixture f(ChainSpec{});
+  Simulation none = simulate(f.trace, f.filter, f.layout, {});
+  Simulation every = simulate(f.trace, f.filter, f.layout, {{0, 0}, {1, 1}, {2, 2}});
+  Simulation region = simulate(f.trace, f.filter, f.layout, {{0, 1}});
+  EXPECT_EQ(none.recompute_ns, 0);
+  EXPECT_EQ(every.recompute_ns, 3 * 40);
+  EXPECT_EQ(region.recompute_ns, 40 + 60 + 40);  // two forwards and the gap between them
+  EXPECT_EQ(every.step_ns, none.step_ns + 120);
+  EXPECT_EQ(f.chain.recomputeNs(0, 1), 140);
+  EXPECT_EQ(evaluateChain(f.chain, {{0, 1}}).recompute_ns, 140);
+}
+
+TEST(ReplaySimulator, AppliesThePlanToEveryCompleteStep) {
+  ChainSpec spec;
+  spec.steps = 3;
+  Fixture f(spec);
+  Simulation every = simulate(f.trace, f.filter, f.layout, {{0, 0}, {1, 1}, {2, 2}});
+  EXPECT_EQ(every.steps_applied, 3u);
+  EXPECT_EQ(every.total_recompute_ns, 3 * 120);
+  // Gradients accumulate across steps (never freed): 1000 + 2 x 30 at step 2's start.
+  EXPECT_EQ(every.peak, 1500 + 60);
+  EXPECT_EQ(f.simPeak({}), 1900 + 60);
+}
+
+TEST(UnitChain, WorkedChainOfThree) {
+  Fixture f(ChainSpec{});
+  const UnitChain& c = f.chain;
+  ASSERT_EQ(c.size(), 3);
+  EXPECT_EQ(c.saved, (std::vector<Bytes>{200, 200, 200}));
+  EXPECT_EQ(c.droppedBytes(0, 1), 500);
+  EXPECT_EQ(c.droppedBytes(0, 2), 800);
+  EXPECT_EQ(c.baseline_peak, 1900);
+  EXPECT_EQ(c.outside, 1000);  // parameters, before the first forward
+  EXPECT_EQ(c.forward_ns, (std::vector<Ns>{40, 40, 40}));
+  EXPECT_EQ(evaluateChain(c, {}).peak, 1900);
+}
+
+// On a trace this clean the chain model is exact: it agrees with the
+// simulator on every plan of every shape.
+TEST(UnitChain, AgreesWithTheSimulatorOnEveryPlan) {
+  ChainSpec spec;
+  spec.units = 5;
+  spec.steps = 2;
+  Fixture f(spec);
+  int n = spec.units;
+  // Enumerate all plans: each unit starts a segment, continues one, or is left alone.
+  std::vector<int> choice(n, 0);
+  int plans = 0;
+  while (true) {
+    Segments plan;
+    bool valid = true;
+    for (int k = 0; k < n && valid; ++k) {
+      if (choice[k] == 1) plan.push_back({k, k});
+      if (choice[k] == 2) {
+        if (plan.empty() || plan.back().last != k - 1) valid = false;
+        else plan.back().last = k;
+      }
+    }
+    if (valid) {
+      ++plans;
+      EXPECT_EQ(evaluateChain(f.chain, plan).peak, f.simPeak(plan)) << "plan #" << plans;
+    }
+    int k = 0;
+    while (k < n && ++choice[k] == 3) choice[k++] = 0;
+    if (k == n) break;
+  }
+  EXPECT_GT(plans, 50);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor
