@@ -30,12 +30,6 @@ struct VerifyArgs {
   std::vector<std::string> command;
 };
 
-std::string absolute(const std::string& p) {
-  if (!p.empty() && p[0] == '/') return p;
-  char cwd[4096];
-  return std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + p;
-}
-
 // The plan's row in the trace: the one advise stored, or a new one.
 int64_t planId(TraceStore& store, const PlanFile& plan) {
   if (plan.json.contains("plan_id")) {
@@ -146,13 +140,13 @@ int runVerify(const VerifyArgs& a) {
   int64_t plan_id = planId(store, plan);
 
   LaunchOptions o;
-  o.trace = absolute(a.trace);
+  o.trace = absolutePath(a.trace);
   o.backend = a.backend != "auto" ? a.backend : (baseline.backend == "cuda" ? "cuda" : "auto");
   o.min_bytes = baseline.min_bytes > 0 ? baseline.min_bytes : o.min_bytes;
   o.baseline_run = baseline_id;
   o.plan_id = plan_id;
   o.name = "verify plan " + std::to_string(plan_id);
-  o.extra_env["GCPROF_PLAN"] = absolute(a.plan);
+  o.extra_env["GCPROF_PLAN"] = absolutePath(a.plan);
   if (!a.command.empty()) {
     o.argv = a.command;
   } else {

@@ -7,6 +7,21 @@
 #include "model/module_stats.h"
 
 namespace gcprof::advisor {
+
+std::pair<Ns, Ns> runSpan(const Trace& t) {
+  Ns lo = INT64_MAX, hi = INT64_MIN;
+  for (const Allocation& a : t.allocations) {
+    lo = std::min(lo, a.alloc);
+    hi = std::max(hi, std::max(a.alloc, a.free));
+  }
+  for (const Range& r : t.ranges) {
+    lo = std::min(lo, r.start);
+    hi = std::max(hi, r.end);
+  }
+  if (lo > hi) lo = hi = 0;
+  return {lo, hi};
+}
+
 namespace {
 
 struct Span {
@@ -55,16 +70,7 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
   bool pseudo = layout.steps.empty();
   if (pseudo) {
     // No step markers: the whole run is one step.
-    Ns lo = INT64_MAX, hi = INT64_MIN;
-    for (const Allocation& a : trace.allocations) {
-      lo = std::min(lo, a.alloc);
-      hi = std::max(hi, std::max(a.alloc, a.free));
-    }
-    for (const Range& r : trace.ranges) {
-      lo = std::min(lo, r.start);
-      hi = std::max(hi, r.end);
-    }
-    if (lo > hi) lo = hi = 0;
+    auto [lo, hi] = runSpan(trace);
     layout.steps.push_back({-1, lo, hi, {}, false, ""});
   }
 

@@ -38,4 +38,7 @@ struct RunLayout {
 // Times are the median over the steady steps.
 RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units);
 
+// First and last event time of a run (allocations and ranges); {0, 0} when empty.
+std::pair<Ns, Ns> runSpan(const Trace& t);
+
 }  // namespace gcprof::advisor

@@ -5,25 +5,13 @@
 #include <future>
 #include <cstdio>
 
+#include "byte_text.h"
 #include "model/advice_error.h"
 #include "solve/fixed_plans.h"
 #include "verify/verification.h"
 
 namespace gcprof::advisor {
 namespace {
-
-std::string bytesText(Bytes b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (std::fabs(v) >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[48];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
-  return buf;
-}
 
 PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name,
                     const Segments& segments) {
@@ -91,20 +79,20 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   PlanOutcome least = measure(trace, a, "minimum", m.segments);
   a.min_reachable_peak = least.peak;
   a.minimum = least;
-  std::string budget = bytesText(a.budget) + (a.budget_text.empty() ? "" : " (" + a.budget_text + ")");
+  std::string budget = formatBytes(a.budget) + (a.budget_text.empty() ? "" : " (" + a.budget_text + ")");
   if (a.strategy != Strategy::Optimal && least.peak <= a.budget) {
-    return "the " + toString(a.strategy) + " plan peaks at " + bytesText(a.chosen.peak) +
+    return "the " + toString(a.strategy) + " plan peaks at " + formatBytes(a.chosen.peak) +
            ", above the budget " + budget + " (set " + a.chosen.peak_where +
            "); --strategy optimal fits it.";
   }
   std::string msg = "budget " + budget + " cannot be met: the smallest peak any plan reaches is " +
-                    bytesText(least.peak) + " (" + std::to_string(m.segments.size()) +
+                    formatBytes(least.peak) + " (" + std::to_string(m.segments.size()) +
                     " checkpointed segments, " + nsText(least.recompute_ns) +
-                    " recompute per step); recorded peak " + bytesText(a.baseline.peak) + ".\n";
+                    " recompute per step); recorded peak " + formatBytes(a.baseline.peak) + ".\n";
   msg += "  At that plan the peak is set " + least.peak_where;
-  msg += "; " + bytesText(a.chain.persistent) +
+  msg += "; " + formatBytes(a.chain.persistent) +
          " is live before the first unit runs (parameters, optimizer state, gradients, data)";
-  msg += ".\n  Raise the budget to at least " + bytesText(least.peak) +
+  msg += ".\n  Raise the budget to at least " + formatBytes(least.peak) +
          ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;
 }

@@ -11,20 +11,6 @@
 namespace gcprof::advisor {
 namespace {
 
-std::pair<Ns, Ns> runSpan(const Trace& t) {
-  Ns lo = INT64_MAX, hi = INT64_MIN;
-  for (const Allocation& a : t.allocations) {
-    lo = std::min(lo, a.alloc);
-    hi = std::max(hi, std::max(a.alloc, a.free));
-  }
-  for (const Range& r : t.ranges) {
-    lo = std::min(lo, r.start);
-    hi = std::max(hi, r.end);
-  }
-  if (lo > hi) lo = hi = 0;
-  return {lo, hi};
-}
-
 std::vector<std::pair<Ns, Ns>> stepsOf(const Trace& t) {
   std::vector<std::pair<Ns, Ns>> out;
   for (const Step& s : t.steps) out.push_back({s.start, s.end});

@@ -4,16 +4,11 @@
 #include <cmath>
 #include <cstdio>
 
+#include "byte_text.h"
 #include "model/memory_curve.h"
 
 namespace gcprof::advisor {
 namespace {
-
-std::string mib(Bytes b) {
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.1f MiB", static_cast<double>(b) / (1 << 20));
-  return buf;
-}
 
 std::vector<std::pair<int64_t, double>> lossesOf(const Trace& t) {
   std::vector<std::pair<int64_t, double>> out;
@@ -82,13 +77,13 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   v.gates.push_back({"job completed", job_exit_code == 0,
                      "the verification run exited with " + std::to_string(job_exit_code)});
   v.gates.push_back({"peak within budget", v.measured_peak <= v.budget,
-                     "measured " + mib(v.measured_peak) + " vs budget " + mib(v.budget)});
+                     "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget)});
   double err = v.measured_peak ? std::fabs(static_cast<double>(v.measured_peak - v.predicted_peak)) /
                                      static_cast<double>(v.measured_peak)
                                : 1.0;
   char buf[160];
   std::snprintf(buf, sizeof buf, "predicted %s, measured %s: %.1f%% off (tolerance %.0f%%)",
-                mib(v.predicted_peak).c_str(), mib(v.measured_peak).c_str(), err * 100,
+                formatBytes(v.predicted_peak).c_str(), formatBytes(v.measured_peak).c_str(), err * 100,
                 kPeakTolerance * 100);
   v.gates.push_back({"peak prediction", err <= kPeakTolerance, buf});
   v.gates.push_back(lossGate(baseline, measured, v.loss_tolerance, v.losses));

@@ -1,4 +1,5 @@
 #include "gui_app.h"
+#include "byte_text.h"
 
 #include <algorithm>
 
@@ -146,12 +147,12 @@ void GuiApp::summary() {
   const view::RunView& run = doc_->run();
   std::string line = run.label();
   if (const view::PlanView* p = doc_->selectedPlan()) {
-    if (p->predicted_peak > 0) line += " · predicted " + view::formatBytes(p->predicted_peak);
+    if (p->predicted_peak > 0) line += " · predicted " + gcprof::formatBytes(p->predicted_peak);
     if (p->predicted_recompute > 0) line += " (+" + view::formatDuration(static_cast<double>(p->predicted_recompute)) + " recompute)";
   }
-  if (const view::Overlay* p = doc_->predicted()) line += " · simulated " + view::formatBytes(p->peak);
+  if (const view::Overlay* p = doc_->predicted()) line += " · simulated " + gcprof::formatBytes(p->peak);
   if (const view::Overlay* v = doc_->verified()) {
-    line += " · measured " + view::formatBytes(v->peak);
+    line += " · measured " + gcprof::formatBytes(v->peak);
     std::string verdict = doc_->verdict();
     if (!verdict.empty()) line += " " + verdict;
   }

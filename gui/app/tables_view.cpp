@@ -1,4 +1,5 @@
 #include "tables_view.h"
+#include "byte_text.h"
 
 #include "live_set.h"
 #include "theme.h"
@@ -41,11 +42,11 @@ void TablesView::drawUnits(const view::TraceDocument& doc, TimelineView& timelin
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(view::formatDuration(u.forward_ns).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(view::formatBytes(static_cast<Bytes>(u.saved_bytes)).c_str());
+    ImGui::TextUnformatted(gcprof::formatBytes(static_cast<Bytes>(u.saved_bytes)).c_str());
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(doc.selectedPlan() ? (u.checkpointed ? "yes" : "-") : "");
     ImGui::TableNextColumn();
-    if (u.checkpointed) ImGui::TextUnformatted(view::formatBytes(static_cast<Bytes>(u.predicted_saving)).c_str());
+    if (u.checkpointed) ImGui::TextUnformatted(gcprof::formatBytes(static_cast<Bytes>(u.predicted_saving)).c_str());
   }
   ImGui::EndTable();
 }
@@ -62,7 +63,7 @@ void TablesView::drawLive(const view::TraceDocument& doc, TimelineView& timeline
     ImGui::TextDisabled("Live at cursor: click the memory area to place the cursor");
     return;
   }
-  ImGui::Text("Live at cursor: %zu allocations, %s", live_.size(), view::formatBytes(live_bytes_).c_str());
+  ImGui::Text("Live at cursor: %zu allocations, %s", live_.size(), gcprof::formatBytes(live_bytes_).c_str());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
                                 ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
   if (!ImGui::BeginTable("live", 4, flags, ImVec2(size.x, size.y - ImGui::GetFrameHeightWithSpacing())))
@@ -87,7 +88,7 @@ void TablesView::drawLive(const view::TraceDocument& doc, TimelineView& timeline
       uint16_t s = run.series.seriesOf(i);
       ImGui::TableNextRow();
       ImGui::TableNextColumn();
-      ImGui::TextUnformatted(view::formatBytes(a.bytes).c_str());
+      ImGui::TextUnformatted(gcprof::formatBytes(a.bytes).c_str());
       ImGui::TableNextColumn();
       ImGui::PushID(row);
       swatch(run.series.seriesColour(s));

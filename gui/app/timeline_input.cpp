@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "theme.h"
+#include "byte_text.h"
 #include "timeline_view.h"
 
 namespace gcprof::gui {
@@ -84,15 +85,15 @@ void TimelineView::memoryTooltip(const view::TraceDocument& doc, Ns t) {
                                               : static_cast<double>(run.trace.steps.front().start);
   ImGui::BeginTooltip();
   ImGui::Text("%s   live %s", view::formatDuration(static_cast<double>(t) - zero).c_str(),
-              view::formatBytes(total).c_str());
+              gcprof::formatBytes(total).c_str());
   for (size_t i = 0; i < std::min<size_t>(top.size(), 6); ++i) {
     ImGui::ColorButton("##c", ImGui::ColorConvertU32ToFloat4(col(run.series.seriesColour(top[i].second))),
                        ImGuiColorEditFlags_NoTooltip, ImVec2(10, 10));
     ImGui::SameLine();
-    ImGui::Text("%-10s %s", view::formatBytes(top[i].first).c_str(), run.series.seriesName(top[i].second).c_str());
+    ImGui::Text("%-10s %s", gcprof::formatBytes(top[i].first).c_str(), run.series.seriesName(top[i].second).c_str());
   }
   for (const view::Overlay* o : {doc.predicted(), doc.verified()})
-    if (o) ImGui::Text("%s: %s", o->label.c_str(), view::formatBytes(o->curve.totalAt(static_cast<Ns>(o->warp.fromBaseline(static_cast<double>(t))))).c_str());
+    if (o) ImGui::Text("%s: %s", o->label.c_str(), gcprof::formatBytes(o->curve.totalAt(static_cast<Ns>(o->warp.fromBaseline(static_cast<double>(t))))).c_str());
   ImGui::TextDisabled("click: cursor + highlight unit · wheel: zoom · drag: pan · double-click: fit step");
   ImGui::EndTooltip();
 }

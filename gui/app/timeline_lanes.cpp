@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "theme.h"
+#include "byte_text.h"
 #include "timeline_view.h"
 
 namespace gcprof::gui {
@@ -60,7 +61,7 @@ void TimelineView::rangeTooltip(const view::RunView& run, const view::Lane& lane
     const Step& s = run.trace.steps[static_cast<size_t>(it.range)];
     ImGui::Text("step %lld", static_cast<long long>(s.index));
     ImGui::Text("duration %s", view::formatDuration(static_cast<double>(s.end - s.start)).c_str());
-    ImGui::Text("peak %s", view::formatBytes(run.memory.maxIn(s.start, s.end + 1)).c_str());
+    ImGui::Text("peak %s", gcprof::formatBytes(run.memory.maxIn(s.start, s.end + 1)).c_str());
     for (const Scalar& sc : run.trace.scalars)
       if (sc.step == s.index) ImGui::Text("%s %.5g", sc.name.c_str(), sc.value);
     ImGui::TextDisabled("double-click: fit to this step");
@@ -81,9 +82,9 @@ void TimelineView::rangeTooltip(const view::RunView& run, const view::Lane& lane
       bytes += a->bytes;
       ++count;
     }
-    ImGui::Text("allocated inside %s in %zu allocations", view::formatBytes(bytes).c_str(), count);
+    ImGui::Text("allocated inside %s in %zu allocations", gcprof::formatBytes(bytes).c_str(), count);
     if (r.input_bytes || r.output_bytes)
-      ImGui::Text("in %s, out %s", view::formatBytes(r.input_bytes).c_str(), view::formatBytes(r.output_bytes).c_str());
+      ImGui::Text("in %s, out %s", gcprof::formatBytes(r.input_bytes).c_str(), gcprof::formatBytes(r.output_bytes).c_str());
     ImGui::TextDisabled("click: highlight its unit's allocations");
   }
   ImGui::EndTooltip();

@@ -1,4 +1,5 @@
 #include "timeline_view.h"
+#include "byte_text.h"
 
 #include <algorithm>
 #include <cmath>
@@ -85,7 +86,7 @@ void TimelineView::drawMemory(const view::TraceDocument& doc, ImDrawList* dl, Im
   for (double b = step; b < y_max; b += step) {
     float y = y_of(b);
     dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), IM_COL32(255, 255, 255, 18));
-    std::string label = view::formatBytes(static_cast<Bytes>(b));
+    std::string label = gcprof::formatBytes(static_cast<Bytes>(b));
     ImVec2 ts = ImGui::CalcTextSize(label.c_str());
     dl->AddText(ImVec2(p0.x - ts.x - 6, y - ts.y / 2), IM_COL32(170, 170, 170, 255), label.c_str());
   }
@@ -136,7 +137,7 @@ void TimelineView::drawMemory(const view::TraceDocument& doc, ImDrawList* dl, Im
   if (const view::PlanView* plan = doc.selectedPlan(); plan && plan->budget > 0) {
     float y = y_of(static_cast<double>(plan->budget));
     dl->AddLine(ImVec2(p0.x, y), ImVec2(p1.x, y), col(view::palette::kBudget), 2.0f);
-    std::string label = "budget " + view::formatBytes(plan->budget);
+    std::string label = "budget " + gcprof::formatBytes(plan->budget);
     dl->AddText(ImVec2(p1.x - ImGui::CalcTextSize(label.c_str()).x - 6, y - 18),
                 col(view::palette::kBudget), label.c_str());
   }

@@ -1,4 +1,5 @@
 #include "plan_view.h"
+#include "byte_text.h"
 
 #include <cmath>
 #include <cstdio>
@@ -47,17 +48,6 @@ std::string PlanView::label() const {
   if (budget > 0) s += ", budget " + formatBytes(budget);
   if (!error.empty()) s += " (" + error + ")";
   return s;
-}
-
-std::string formatBytes(Bytes b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b < 0 ? -b : b);
-  int u = 0;
-  while (v >= 1024 && u < 4) { v /= 1024; ++u; }
-  char buf[48];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%s%lld B", b < 0 ? "-" : "", static_cast<long long>(v));
-  else std::snprintf(buf, sizeof buf, "%s%.*f %s", b < 0 ? "-" : "", v < 10 ? 2 : (v < 100 ? 1 : 0), v, units[u]);
-  return buf;
 }
 
 std::string formatDuration(double ns) {

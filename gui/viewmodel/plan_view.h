@@ -35,7 +35,6 @@ struct PlanView {
 };
 
 // "1.5 GiB", "312 KiB", "17 B"
-std::string formatBytes(Bytes b);
 // "12.3 ms", "850 us", "2.10 s"
 std::string formatDuration(double ns);
 

@@ -1,4 +1,5 @@
 #include "run_view.h"
+#include "byte_text.h"
 
 #include <algorithm>
 

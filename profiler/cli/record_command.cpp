@@ -23,15 +23,9 @@ struct RecordArgs {
   std::vector<std::string> command;
 };
 
-std::string absolute(const std::string& p) {
-  if (!p.empty() && p[0] == '/') return p;
-  char cwd[PATH_MAX];
-  return std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + p;
-}
-
 int runRecord(const RecordArgs& a) {
   LaunchOptions o;
-  o.trace = absolute(a.output);
+  o.trace = absolutePath(a.output);
   o.argv = a.command;
   o.backend = a.backend;
   o.min_bytes = parseBytes(a.min_bytes);

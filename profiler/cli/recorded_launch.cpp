@@ -81,6 +81,12 @@ void forward(int sig) {
 
 }  // namespace
 
+std::string absolutePath(const std::string& p) {
+  if (!p.empty() && p[0] == '/') return p;
+  char cwd[PATH_MAX];
+  return std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + p;
+}
+
 std::string injectorPath() {
   for (const std::string& p : {exeDir() + "/../lib/libgcprof_inject.so",
                                exeDir() + "/libgcprof_inject.so"})

@@ -33,6 +33,9 @@ struct LaunchResult {
 // be opened; the job's own failures are in the result.
 LaunchResult launchRecorded(const LaunchOptions& options);
 
+// `p` made absolute against the current directory (the job may run elsewhere).
+std::string absolutePath(const std::string& p);
+
 // Where the injector and the python shim of this installation are.
 std::string injectorPath();
 std::string pythonShimDir();

@@ -39,22 +39,4 @@ double parsePercent(const std::string& text) {
   }
 }
 
-long long parseBudget(const std::string& text, long long reference) {
-  if (!text.empty() && text.back() == '%') return std::llround(parsePercent(text) * reference);
-  return parseBytes(text);
-}
-
-std::string formatBytes(long long bytes) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(bytes);
-  int u = 0;
-  while (std::fabs(v) >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, u == 0 ? "%.0f %s" : "%.2f %s", v, units[u]);
-  return buf;
-}
-
 }  // namespace gcprof::cli

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "fabricated_training.h"
+#include "byte_text.h"
 #include "live_set.h"
 #include "run_view.h"
 #include "series_assignment.h"
