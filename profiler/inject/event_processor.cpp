@@ -29,7 +29,7 @@ int moduleDepth(const char* name) {
 
 }  // namespace
 
-EventProcessor::EventProcessor(const std::string& db, bool root) : writer_(db), root_(root) {
+EventProcessor::EventProcessor(const std::string& db, bool root) : db_(db), root_(root) {
   // Until a --steps window or `gcprof ctl pause` says otherwise, we record
   // from the start.
   const Config& c = config();
@@ -38,19 +38,20 @@ EventProcessor::EventProcessor(const std::string& db, bool root) : writer_(db), 
 
 void EventProcessor::ensureRun() {
   if (has_run_) return;
+  writer_ = std::make_unique<gcprof::RunWriter>(db_);
   // The root's run was made by `gcprof record` (so that it exists even when
   // the job dies early); the same process after an exec keeps using it.
-  if (root_ && config().run_id > 0) writer_.selectRun(config().run_id);
-  else writer_.createRun(describeThisProcess());
+  if (root_ && config().run_id > 0) writer_->selectRun(config().run_id);
+  else writer_->createRun(describeThisProcess());
   has_run_ = true;
-  for (const gcprof::Allocation& a : pending_) writer_.add(a);
+  for (const gcprof::Allocation& a : pending_) writer_->add(a);
   pending_.clear();
   pending_.shrink_to_fit();
 }
 
 void EventProcessor::commit() {
-  if (!has_run_) return;
-  writer_.commit();
+  if (!writer_) return;
+  writer_->commit();
 }
 
 bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
@@ -62,12 +63,12 @@ bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
 void EventProcessor::keep(const gcprof::Allocation& a) {
   if (!inSomeWindow(a.alloc, a.free)) return;
   if (has_run_) {
-    writer_.add(a);
+    writer_->add(a);
   } else if (pending_.size() < kMaxPending) {
     pending_.push_back(a);
   } else if (root_) {
     ensureRun();  // a long job that marks nothing: write as we go
-    writer_.add(a);
+    writer_->add(a);
   } else {
     ++dropped_pending_;
   }
@@ -124,7 +125,7 @@ void EventProcessor::onRangeEnd(const Stamped& s) {
   auto it = open_ranges_.find(s.e.a);
   if (it == open_ranges_.end()) return;  // started before the window
   it->second.end = s.e.time;
-  writer_.add(it->second);
+  writer_->add(it->second);
   open_ranges_.erase(it);
 }
 
@@ -152,14 +153,14 @@ void EventProcessor::process(It begin, It end) {
         in_step_ = true;
         break;
       case EventType::StepEnd:
-        if (in_step_ && has_run_) writer_.add(gcprof::Step{step_, step_start_, s.e.time});
+        if (in_step_ && has_run_) writer_->add(gcprof::Step{step_, step_start_, s.e.time});
         in_step_ = false;
         break;
       case EventType::Scalar: {
         ensureRun();
         double v;
         std::memcpy(&v, &s.e.c, sizeof v);
-        writer_.add(gcprof::Scalar{step_, reinterpret_cast<const char*>(s.e.b), v});
+        writer_->add(gcprof::Scalar{step_, reinterpret_cast<const char*>(s.e.b), v});
         break;
       }
       case EventType::Kernel: {
@@ -172,7 +173,7 @@ void EventProcessor::process(It begin, It end) {
         k.end = static_cast<Ns>(s.e.a);
         k.correlation = s.e.c;
         k.range = s.e.d;
-        writer_.add(k);
+        writer_->add(k);
         break;
       }
       case EventType::WindowOpen:
@@ -196,14 +197,14 @@ void EventProcessor::finish(const char* status, const Counters& c, const char* b
   Ns end = std::max(last_time_, nowNs());
   for (auto& [id, r] : open_ranges_) {
     r.end = end;
-    writer_.add(r);
+    writer_->add(r);
   }
   open_ranges_.clear();
-  if (in_step_) writer_.add(gcprof::Step{step_, step_start_, end});
+  if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end});
   for (auto& [addr, a] : live_) keep(a);  // still live at exit: free = -1
   live_.clear();
-  writer_.commit();
-  writer_.attributeKernelTime();
+  writer_->commit();
+  writer_->attributeKernelTime();
   gcprof::RunInfo info;
   info.status = status;
   info.ended = end;
@@ -213,7 +214,7 @@ void EventProcessor::finish(const char* status, const Counters& c, const char* b
   info.unmatched_frees = unmatched_frees_;
   info.backend = backend;
   info.runtime = runtime;
-  writer_.finish(info);
+  writer_->finish(info);
 }
 
 }  // namespace gcprof::inject

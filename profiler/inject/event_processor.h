@@ -39,7 +39,7 @@ class EventProcessor {
   // Closes what is open, writes what is live, sets the run's final status.
   void finish(const char* status, const Counters& c, const char* backend, const char* runtime);
 
-  int64_t run() const { return writer_.run(); }
+  int64_t run() const { return writer_ ? writer_->run() : 0; }
 
  private:
   void ensureRun();
@@ -50,7 +50,10 @@ class EventProcessor {
   void keep(const gcprof::Allocation& a);
   bool inSomeWindow(Ns alloc, Ns free) const;
 
-  gcprof::RunWriter writer_;
+  // Opened with the run: a process that never gets one (a shell) never
+  // touches the trace file.
+  std::unique_ptr<gcprof::RunWriter> writer_;
+  std::string db_;
   bool root_;
   bool has_run_ = false;
   std::unordered_map<uint64_t, gcprof::Allocation> live_;
