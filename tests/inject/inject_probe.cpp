@@ -82,6 +82,16 @@ int steps() {
   return 0;
 }
 
+// Single-threaded and long enough (~300 ms) for the writer to run several
+// rounds of SQLite work while the job allocates.
+int busy() {
+  for (int i = 0; i < 3000; ++i) {
+    free(keep(malloc(50000 + (i % 7) * 16)));
+    if (i % 100 == 0) usleep(10000);
+  }
+  return 0;
+}
+
 int sigterm() {
   gcprof_step_begin(0);
   keep(malloc(99999));
@@ -100,6 +110,7 @@ int main(int argc, char** argv) {
   if (mode == "fork") return forkChild();
   if (mode == "steps") return steps();
   if (mode == "sigterm") return sigterm();
-  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm\n");
+  if (mode == "busy") return busy();
+  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy\n");
   return 2;
 }

@@ -140,3 +140,14 @@ TEST(Injector, SigtermFlushesAndMarksTheRunInterrupted) {
   EXPECT_EQ(countBytes(t, 99999), 1u);
   EXPECT_EQ(t.steps.size(), 1u);
 }
+
+TEST(Injector, AllocationsMadeByGcprofItselfAreNotRecorded) {
+  // The writer thread allocates through SQLite and the STL, and the first
+  // event of a thread sets up its buffer; the recursion guard keeps all of it
+  // out. The probe is single-threaded, so every row must be its main thread's.
+  Recorded r = record("busy");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  ASSERT_GE(t.allocations.size(), 3000u);
+  for (const Allocation& a : t.allocations) EXPECT_EQ(a.thread, t.run.pid) << a.bytes;
+}
