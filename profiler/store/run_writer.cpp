@@ -160,6 +160,19 @@ void RunWriter::add(const Kernel& k) {
   done(kernel_);
 }
 
+int64_t RunWriter::appendRun(const Trace& t) {
+  int64_t id = createRun(t.run);
+  for (const Range& r : t.ranges) add(r);
+  for (const Allocation& a : t.allocations) add(a);
+  for (const Step& s : t.steps) add(s);
+  for (const Scalar& s : t.scalars) add(s);
+  for (const Kernel& k : t.kernels) add(k);
+  RunInfo done = t.run;
+  if (done.status.empty()) done.status = "complete";
+  finish(done);
+  return id;
+}
+
 void RunWriter::attributeKernelTime() {
   commit();
   sqlite3_stmt* st = prepare(R"SQL(

@@ -32,6 +32,10 @@ class RunWriter {
   void add(const Step& s);
   void add(const Scalar& s);
   void add(const Kernel& k);
+  // Writes a whole in-memory run (a status of "" becomes "complete") and
+  // returns its id: traces built by hand in tests, runs copied between files.
+  int64_t appendRun(const Trace& t);
+
   // Sets each range's device_ns to the device time of the kernels launched
   // inside it or inside its children (CUDA runs; a no-op without kernels).
   void attributeKernelTime();

@@ -121,20 +121,7 @@ Trace fabricateTraining(const TrainingShape& s) {
   return t;
 }
 
-int64_t writeRun(const std::string& path, const Trace& t) {
-  RunWriter w(path);
-  int64_t run = w.createRun(t.run);
-  w.begin();
-  for (const Range& r : t.ranges) w.add(r);
-  for (const Allocation& a : t.allocations) w.add(a);
-  for (const Step& s : t.steps) w.add(s);
-  for (const Scalar& s : t.scalars) w.add(s);
-  w.commit();
-  RunInfo done = t.run;
-  done.id = run;
-  w.finish(done);
-  return run;
-}
+int64_t writeRun(const std::string& path, const Trace& t) { return RunWriter(path).appendRun(t); }
 
 std::string planJson(int64_t run, int layers, const std::set<int>& checkpointed, Bytes budget) {
   std::string units, segs;
