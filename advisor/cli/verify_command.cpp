@@ -61,11 +61,18 @@ class Progress {
       try {
         TraceStore s(trace_, TraceStore::Mode::ReadOnly);
         sqlite3_stmt* st = nullptr;
-        sqlite3_prepare_v2(s.handle(), "SELECT count(*) FROM steps WHERE run > ?", -1, &st, nullptr);
+        sqlite3_prepare_v2(s.handle(), "SELECT count(*), max(peak_bytes) FROM steps WHERE run > ?",
+                           -1, &st, nullptr);
         sqlite3_bind_int64(st, 1, after_);
-        long long steps = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+        long long steps = 0, peak = 0;
+        if (sqlite3_step(st) == SQLITE_ROW) {
+          steps = sqlite3_column_int64(st, 0);
+          peak = sqlite3_column_int64(st, 1);
+        }
         sqlite3_finalize(st);
-        if (steps != shown) std::fprintf(stderr, "gcprof verify: %lld step(s) done\n", steps);
+        if (steps != shown && steps > 0)
+          std::fprintf(stderr, "gcprof verify: %lld step(s) done, peak so far %s\n", steps,
+                       formatBytes(peak).c_str());
         shown = steps;
       } catch (const std::exception&) {
         // The job has not created its run yet, or is writing: try again.

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <cstring>
@@ -74,6 +75,13 @@ void EventProcessor::keep(const gcprof::Allocation& a) {
   }
 }
 
+void EventProcessor::track(const gcprof::Allocation& a, int sign) {
+  int space = a.device >= 0 ? 1 : 0;
+  saw_device_ |= space == 1;
+  live_bytes_[space] += sign * a.bytes;
+  step_peak_[space] = std::max(step_peak_[space], live_bytes_[space]);
+}
+
 void EventProcessor::onAlloc(const Stamped& s) {
   gcprof::Allocation a;
   a.addr = s.e.a;
@@ -91,8 +99,10 @@ void EventProcessor::onAlloc(const Stamped& s) {
     // Its free is still in flight from another thread: close the old one here.
     it->second.free = a.alloc;
     keep(it->second);
+    track(it->second, -1);
     it->second = a;
   }
+  track(a, +1);
 }
 
 void EventProcessor::onFree(const Stamped& s) {
@@ -103,6 +113,7 @@ void EventProcessor::onFree(const Stamped& s) {
   }
   it->second.free = s.e.time;
   keep(it->second);
+  track(it->second, -1);
   live_.erase(it);
 }
 
@@ -151,9 +162,12 @@ void EventProcessor::process(It begin, It end) {
         step_ = static_cast<int64_t>(s.e.a);
         step_start_ = s.e.time;
         in_step_ = true;
+        step_peak_[0] = live_bytes_[0];
+        step_peak_[1] = live_bytes_[1];
         break;
       case EventType::StepEnd:
-        if (in_step_ && has_run_) writer_->add(gcprof::Step{step_, step_start_, s.e.time});
+        if (in_step_ && has_run_)
+          writer_->add(gcprof::Step{step_, step_start_, s.e.time, step_peak_[saw_device_ ? 1 : 0]});
         in_step_ = false;
         break;
       case EventType::Scalar: {
@@ -200,7 +214,7 @@ void EventProcessor::finish(const char* status, const Counters& c, const char* b
     writer_->add(r);
   }
   open_ranges_.clear();
-  if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end});
+  if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end, step_peak_[saw_device_ ? 1 : 0]});
   for (auto& [addr, a] : live_) keep(a);  // still live at exit: free = -1
   live_.clear();
   writer_->commit();

@@ -60,6 +60,11 @@ class EventProcessor {
   std::unordered_map<uint64_t, gcprof::Range> open_ranges_;
   std::vector<gcprof::Allocation> pending_;  // finished before this process had a run
   std::vector<std::pair<Ns, Ns>> windows_;   // [open, close); close = INT64_MAX while open
+  // Live bytes as allocations come and go, for each step's high-water mark
+  // (what `verify` shows while the job runs); device memory when there is any.
+  void track(const gcprof::Allocation& a, int sign);
+  gcprof::Bytes live_bytes_[2] = {0, 0}, step_peak_[2] = {0, 0};  // [host, device]
+  bool saw_device_ = false;
   int64_t step_ = -1;
   Ns step_start_ = 0;
   bool in_step_ = false;

@@ -31,7 +31,8 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   alloc_ = prepare(
       "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
-  step_ = prepare("INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns) VALUES (?,?,?,?)");
+  step_ = prepare(
+      "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
   scalar_ = prepare("INSERT INTO scalars (run, step, name, value) VALUES (?,?,?,?)");
   kernel_ = prepare(
       "INSERT INTO kernels (run, name, device, stream, start_ns, end_ns, correlation, range)"
@@ -135,6 +136,7 @@ void RunWriter::add(const Step& s) {
   sqlite3_bind_int64(step_, 2, s.index);
   sqlite3_bind_int64(step_, 3, s.start);
   sqlite3_bind_int64(step_, 4, s.end);
+  sqlite3_bind_int64(step_, 5, s.peak);
   done(step_);
 }
 

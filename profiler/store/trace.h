@@ -64,6 +64,7 @@ struct Step {
   int64_t index = 0;
   Ns start = 0;
   Ns end = 0;
+  Bytes peak = 0;  // live bytes high-water mark the recorder saw in the step (progress only)
 };
 
 struct Scalar {

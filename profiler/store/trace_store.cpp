@@ -174,9 +174,10 @@ Trace TraceStore::load(int64_t id) {
     }
   }
   {
-    Stmt s(db_, path_, "SELECT step, start_ns, end_ns FROM steps WHERE run=? ORDER BY step");
+    Stmt s(db_, path_,
+           "SELECT step, start_ns, end_ns, peak_bytes FROM steps WHERE run=? ORDER BY step");
     s.bind(1, id);
-    while (s.step()) t.steps.push_back({s.i64(0), s.i64(1), s.i64(2)});
+    while (s.step()) t.steps.push_back({s.i64(0), s.i64(1), s.i64(2), s.i64(3)});
   }
   {
     Stmt s(db_, path_, "SELECT step, name, value FROM scalars WHERE run=? ORDER BY step, rowid");

@@ -108,3 +108,18 @@ TEST(EventProcessor, OpenRangesAndStepsAreClosedAtFinish) {
   ASSERT_EQ(t.steps.size(), 1u);
   EXPECT_GE(t.steps[0].end, 20);
 }
+
+TEST(EventProcessor, EachStepCarriesItsLiveBytesHighWaterMark) {
+  std::string db = tempDb("peak");
+  EventProcessor p(db, true);
+  run(p, {ev(EventType::Alloc, 1, 0x1000, 1000),  // before the steps: persistent
+          ev(EventType::StepBegin, 5, 0), ev(EventType::Alloc, 6, 0x2000, 500),
+          ev(EventType::Alloc, 7, 0x3000, 300), ev(EventType::Free, 8, 0x2000),
+          ev(EventType::Free, 9, 0x3000), ev(EventType::StepEnd, 10, 0),
+          ev(EventType::StepBegin, 11, 1), ev(EventType::Alloc, 12, 0x2000, 100),
+          ev(EventType::StepEnd, 13, 1)});
+  Trace t = load(db);
+  ASSERT_EQ(t.steps.size(), 2u);
+  EXPECT_EQ(t.steps[0].peak, 1800);
+  EXPECT_EQ(t.steps[1].peak, 1100);
+}
