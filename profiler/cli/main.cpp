@@ -16,12 +16,10 @@ int main(int argc, char** argv) {
   gcprof::cli::addRecord(app, exit_code);
   gcprof::cli::addShow(app, exit_code);
   gcprof::cli::addCtl(app, exit_code);
-#ifndef GCPROF_NO_ADVISOR
   gcprof::cli::addAdvise(app, exit_code);
   gcprof::cli::addVerify(app, exit_code);
   gcprof::cli::addReport(app, exit_code);
   gcprof::cli::addExport(app, exit_code);
-#endif
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

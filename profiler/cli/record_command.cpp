@@ -44,8 +44,6 @@ int runRecord(const RecordArgs& a) {
                    "CUDA (no GPU, no driver, or no CUDA context): host memory was recorded\n",
                    id);
   }
-  if (r.runs.empty())
-    std::fprintf(stderr, "gcprof: the job created no run in %s (did it start?)\n", a.output.c_str());
   return r.exit_code;
 }
 

@@ -38,13 +38,12 @@ EventProcessor::EventProcessor(const std::string& db, bool root) : db_(db), root
 }
 
 void EventProcessor::ensureRun() {
-  if (has_run_) return;
+  if (writer_) return;
   writer_ = std::make_unique<gcprof::RunWriter>(db_);
   // The root's run was made by `gcprof record` (so that it exists even when
   // the job dies early); the same process after an exec keeps using it.
   if (root_ && config().run_id > 0) writer_->selectRun(config().run_id);
   else writer_->createRun(describeThisProcess());
-  has_run_ = true;
   for (const gcprof::Allocation& a : pending_) writer_->add(a);
   pending_.clear();
   pending_.shrink_to_fit();
@@ -63,7 +62,7 @@ bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
 
 void EventProcessor::keep(const gcprof::Allocation& a) {
   if (!inSomeWindow(a.alloc, a.free)) return;
-  if (has_run_) {
+  if (writer_) {
     writer_->add(a);
   } else if (pending_.size() < kMaxPending) {
     pending_.push_back(a);
@@ -166,7 +165,7 @@ void EventProcessor::process(It begin, It end) {
         step_peak_[1] = live_bytes_[1];
         break;
       case EventType::StepEnd:
-        if (in_step_ && has_run_)
+        if (in_step_ && writer_)
           writer_->add(gcprof::Step{step_, step_start_, s.e.time, step_peak_[saw_device_ ? 1 : 0]});
         in_step_ = false;
         break;
@@ -178,7 +177,7 @@ void EventProcessor::process(It begin, It end) {
         break;
       }
       case EventType::Kernel: {
-        if (!has_run_) break;
+        if (!writer_) break;
         gcprof::Kernel k;
         k.name = reinterpret_cast<const char*>(s.e.b);
         k.device = s.e.device;
@@ -204,7 +203,7 @@ void EventProcessor::process(It begin, It end) {
 
 void EventProcessor::finish(const char* status, const Counters& c, const char* backend,
                             const char* runtime) {
-  if (!has_run_) {
+  if (!writer_) {
     if (!root_) return;  // a shell or launcher that marked nothing: no run
     ensureRun();
   }

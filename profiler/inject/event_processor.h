@@ -55,7 +55,6 @@ class EventProcessor {
   std::unique_ptr<gcprof::RunWriter> writer_;
   std::string db_;
   bool root_;
-  bool has_run_ = false;
   std::unordered_map<uint64_t, gcprof::Allocation> live_;
   std::unordered_map<uint64_t, gcprof::Range> open_ranges_;
   std::vector<gcprof::Allocation> pending_;  // finished before this process had a run
