@@ -12,6 +12,8 @@
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "run_environment.h"
 #include "trace_store.h"
@@ -79,6 +81,22 @@ void forward(int sig) {
   if (g_child > 0) kill(g_child, sig);
 }
 
+// Where this gcprof runs from. Installed (cmake --install, a wheel, the
+// Debian package): <prefix>/bin/gcprof with the injector in <prefix>/<libdir>
+// and the shim in <prefix>/<datadir>/gcprof/python, so a moved or copied
+// prefix keeps working. In the build tree: build/bin/gcprof, build/lib, and
+// the shim straight from the source tree, which an installed gcprof never
+// looks at (a stale checkout must not stand in for a missing install).
+bool runsFromBuildTree() {
+  char real[PATH_MAX];
+  return realpath(GCPROF_BUILD_BIN_DIR, real) && exeDir() == real;
+}
+
+std::vector<std::string> injectorCandidates() {
+  return {exeDir() + "/../" GCPROF_INSTALL_LIBDIR "/libgcprof_inject.so",
+          exeDir() + "/../lib/libgcprof_inject.so", exeDir() + "/libgcprof_inject.so"};
+}
+
 }  // namespace
 
 std::string absolutePath(const std::string& p) {
@@ -88,8 +106,7 @@ std::string absolutePath(const std::string& p) {
 }
 
 std::string injectorPath() {
-  for (const std::string& p : {exeDir() + "/../lib/libgcprof_inject.so",
-                               exeDir() + "/libgcprof_inject.so"})
+  for (const std::string& p : injectorCandidates())
     if (exists(p)) {
       char real[PATH_MAX];
       return realpath(p.c_str(), real) ? real : p;
@@ -98,7 +115,9 @@ std::string injectorPath() {
 }
 
 std::string pythonShimDir() {
-  for (const std::string& p : {exeDir() + "/../share/gcprof/python", std::string(GCPROF_PYTHON_DIR)})
+  std::vector<std::string> dirs = {exeDir() + "/../" GCPROF_INSTALL_DATADIR "/gcprof/python"};
+  if (runsFromBuildTree()) dirs.push_back(GCPROF_PYTHON_DIR);
+  for (const std::string& p : dirs)
     if (exists(p + "/sitecustomize.py")) return p;
   return "";
 }
@@ -106,9 +125,12 @@ std::string pythonShimDir() {
 LaunchResult launchRecorded(const LaunchOptions& o) {
   if (o.argv.empty()) throw std::runtime_error("no command to record (give it after --)");
   std::string inject = injectorPath();
-  if (inject.empty())
-    throw std::runtime_error("libgcprof_inject.so not found next to " + exeDir() +
-                             " (build it: cmake --build build)");
+  if (inject.empty()) {
+    std::string looked;
+    for (const std::string& p : injectorCandidates()) looked += (looked.empty() ? "" : ", ") + p;
+    throw std::runtime_error("libgcprof_inject.so not found (looked in " + looked +
+                             "); build it (cmake --build build) or reinstall gcprof");
+  }
   // The root process's run is made here, before the job starts, so that it
   // exists whatever happens to the job; the injector fills it in.
   long long before = 0, root_run = 0;

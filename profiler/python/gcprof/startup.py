@@ -15,8 +15,15 @@ def wanted():
     return bool(os.environ.get("GCPROF_DB") or os.environ.get("GCPROF_PLAN"))
 
 
+_started = False
+
+
 def start():
-    if wanted():
+    # Once per process: an installed package's GCPROF_PLAN hook (gcprof.pth)
+    # and `gcprof record`'s sitecustomize can both be there.
+    global _started
+    if wanted() and not _started:
+        _started = True
         TorchImportWatcher(on_torch_loaded).install()
 
 
