@@ -32,4 +32,4 @@ bench: build
 	@scripts/bench $(BUILD)
 
 clean:
-	rm -rf $(BUILD)
+	rm -rf $(BUILD) build-wheel

@@ -33,6 +33,15 @@ def outside_env(bin_dir=None):
     return env
 
 
+def cmake_cache(name):
+    """A setting of the build under test ("" when not set)."""
+    with open(os.path.join(BUILD, "CMakeCache.txt")) as f:
+        for line in f:
+            if line.startswith(name + ":"):
+                return line.split("=", 1)[1].strip()
+    return ""
+
+
 def run(argv, check=True, **kw):
     p = subprocess.run(argv, capture_output=True, text=True, **kw)
     if check and p.returncode != 0:

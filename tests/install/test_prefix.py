@@ -15,14 +15,6 @@ import installed as inst
 CONSUMER = os.path.join(inst.HERE, "consumer")
 
 
-def cmake_cache(name):
-    with open(os.path.join(inst.BUILD, "CMakeCache.txt")) as f:
-        for line in f:
-            if line.startswith(name + ":"):
-                return line.split("=", 1)[1].strip()
-    return ""
-
-
 def recorded_shim(gcprof, workdir, env):
     """The sitecustomize a python job gets under this gcprof record."""
     out = inst.run([gcprof, "record", "-o", "probe.db", "--", sys.executable, "-c",
@@ -44,7 +36,7 @@ class Prefix(unittest.TestCase):
                     "lib/cmake/gcprof/gcprofConfig.cmake",
                     "lib/cmake/gcprof/gcprofConfigVersion.cmake"):
             self.assertTrue(os.path.exists(os.path.join(self.prefix, rel)), rel)
-        if cmake_cache("GCPROF_BUILD_GUI") != "OFF":
+        if inst.cmake_cache("GCPROF_BUILD_GUI") != "OFF":
             self.assertTrue(os.path.exists(os.path.join(self.prefix, "bin/gcprof-gui")))
 
     def test_installed_gcprof_uses_the_prefix_shim(self):
