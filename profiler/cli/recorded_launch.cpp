@@ -97,6 +97,12 @@ std::vector<std::string> injectorCandidates() {
           exeDir() + "/../lib/libgcprof_inject.so", exeDir() + "/libgcprof_inject.so"};
 }
 
+std::vector<std::string> shimCandidates() {
+  std::vector<std::string> dirs = {exeDir() + "/../" GCPROF_INSTALL_DATADIR "/gcprof/python"};
+  if (runsFromBuildTree()) dirs.push_back(GCPROF_PYTHON_DIR);
+  return dirs;
+}
+
 }  // namespace
 
 std::string absolutePath(const std::string& p) {
@@ -105,20 +111,18 @@ std::string absolutePath(const std::string& p) {
   return std::string(getcwd(cwd, sizeof cwd) ? cwd : ".") + "/" + p;
 }
 
+std::string pythonShimDir() {
+  for (const std::string& p : shimCandidates())
+    if (exists(p + "/sitecustomize.py")) return p;
+  return "";
+}
+
 std::string injectorPath() {
   for (const std::string& p : injectorCandidates())
     if (exists(p)) {
       char real[PATH_MAX];
       return realpath(p.c_str(), real) ? real : p;
     }
-  return "";
-}
-
-std::string pythonShimDir() {
-  std::vector<std::string> dirs = {exeDir() + "/../" GCPROF_INSTALL_DATADIR "/gcprof/python"};
-  if (runsFromBuildTree()) dirs.push_back(GCPROF_PYTHON_DIR);
-  for (const std::string& p : dirs)
-    if (exists(p + "/sitecustomize.py")) return p;
   return "";
 }
 
@@ -131,6 +135,13 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     throw std::runtime_error("libgcprof_inject.so not found (looked in " + looked +
                              "); build it (cmake --build build) or reinstall gcprof");
   }
+  // A broken install still records, allocations only; say why python
+  // module names will be missing.
+  if (pythonShimDir().empty())
+    std::fprintf(stderr,
+                 "gcprof: python shim not found (looked in %s); python jobs are recorded without "
+                 "module ranges and GCPROF_PLAN is not applied\n",
+                 shimCandidates().front().c_str());
   // The root process's run is made here, before the job starts, so that it
   // exists whatever happens to the job; the injector fills it in.
   long long before = 0, root_run = 0;

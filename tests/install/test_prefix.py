@@ -43,12 +43,27 @@ class Prefix(unittest.TestCase):
         self.assertEqual(recorded_shim(os.path.join(self.prefix, "bin", "gcprof"), self.tmp, self.env),
                          os.path.join(self.prefix, "share", "gcprof", "python", "sitecustomize.py"))
 
+    def partial_copy(self, name, *parts):
+        """Another prefix holding only `parts` of this one (hard links)."""
+        root = os.path.join(self.tmp, name)
+        for rel in parts:
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            os.link(os.path.join(self.prefix, rel), os.path.join(root, rel))
+        return os.path.join(root, "bin", "gcprof")
+
+    def test_installed_gcprof_never_takes_the_shim_from_the_checkout(self):
+        gcprof = self.partial_copy("no-shim", "bin/gcprof", "lib/libgcprof_inject.so")
+        out = inst.run([gcprof, "record", "-o", "x.db", "--", sys.executable, "-c",
+                        "import os; print(os.environ.get('PYTHONPATH', ''))"],
+                       cwd=self.tmp, env=self.env)
+        self.assertNotIn(inst.ROOT, out.stdout)
+        self.assertIn("python shim not found", out.stderr)
+        self.assertIn(os.path.join(os.path.dirname(gcprof), "..", "share", "gcprof", "python"),
+                      out.stderr)
+
     def test_missing_injector_is_a_clear_error(self):
-        moved = os.path.join(self.tmp, "moved")
-        os.makedirs(os.path.join(moved, "bin"), exist_ok=True)
-        gcprof = os.path.join(moved, "bin", "gcprof")
-        if not os.path.exists(gcprof):
-            os.link(os.path.join(self.prefix, "bin", "gcprof"), gcprof)
+        gcprof = self.partial_copy("no-injector", "bin/gcprof")
+        moved = os.path.dirname(os.path.dirname(gcprof))
         out = inst.run([gcprof, "record", "-o", "x.db", "--", "true"], check=False, cwd=self.tmp,
                        env=self.env)
         self.assertEqual(out.returncode, 2, out.stderr)
