@@ -6,14 +6,15 @@ The hook is tested where python really reads it: a user site-packages
 (PYTHONUSERBASE) holding gcprof.pth and the package, as a wheel lays them out.
 """
 import atexit
-import json
 import os
 import shutil
 import site
+import subprocess
 import sys
 import tempfile
 
 from harness import SHIM, TINY, Skip, clean_env, loss_lines, run, run_python
+from test_plan import plan_file as plan_file_with
 
 TMP = tempfile.mkdtemp(prefix="gcprof-site-hook-test-")
 atexit.register(shutil.rmtree, TMP, ignore_errors=True)
@@ -24,9 +25,9 @@ def user_base():
     base = os.path.join(TMP, "userbase")
     if not os.path.isdir(base):
         env = clean_env(PYTHONUSERBASE=base)
-        import subprocess
-        site_dir = subprocess.run([sys.executable, "-c", "import site; print(site.getusersitepackages())"],
-                                  env=env, capture_output=True, text=True, check=True).stdout.strip()
+        where = "import site; print(site.getusersitepackages())"
+        site_dir = subprocess.run([sys.executable, "-c", where], env=env, capture_output=True,
+                                  text=True, check=True).stdout.strip()
         os.makedirs(site_dir)
         shutil.copy(os.path.join(SHIM, "gcprof.pth"), site_dir)
         shutil.copytree(os.path.join(SHIM, "gcprof"), os.path.join(site_dir, "gcprof"))
@@ -36,14 +37,7 @@ def user_base():
 
 
 def plan_file():
-    path = os.path.join(TMP, "plan.json")
-    plan = {"format": "gcprof.plan/1", "trace_run": 1, "strategy": "optimal",
-            "budget_bytes": 1 << 20, "units": ["layers.0", "layers.1", "layers.2"],
-            "checkpoint": [["layers.0"], ["layers.2"]],
-            "predicted": {"peak_bytes": 1, "recompute_ns": 1, "step_ns": 1}}
-    with open(path, "w") as f:
-        json.dump(plan, f)
-    return path
+    return plan_file_with([["layers.0"], ["layers.2"]], "site_hook.json")
 
 
 PROBE = "import sys; print('gcprof' in sys.modules, sys.modules.get('gcprof').__file__ " \
