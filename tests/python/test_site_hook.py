@@ -58,11 +58,12 @@ def test_gcprof_plan_arms_the_installed_package():
     assert loaded == "True" and where.startswith(base), proc.stdout
 
 
-def test_plan_applied_in_a_plain_python_with_identical_losses():
-    plain, _ = run_python([TINY, "--steps", "2"], shim=False)
+def test_plan_applied_in_a_plain_python():
+    # No PYTHONPATH, no gcprof record: the installed hook alone (that the
+    # losses stay identical under a plan is test_plan's).
     planned, _ = run_python([TINY, "--steps", "2"], shim=False, PYTHONUSERBASE=user_base(),
                             GCPROF_PLAN=plan_file())
-    assert loss_lines(planned) == loss_lines(plain)
+    loss_lines(planned)
     applied = [l for l in planned.stderr.splitlines() if "checkpointing 2 modules" in l]
     assert len(applied) == 1, planned.stderr
 
