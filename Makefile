@@ -8,6 +8,9 @@ CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
 ifeq ($(CI),true)
 CMAKE_FLAGS += -DGCPROF_WERROR=ON
 endif
+# Paths under the checkout are hashed relative to it, so the wheel's build
+# (build-wheel/, tests/install) and clones elsewhere reuse what build/ compiled.
+export CCACHE_BASEDIR := $(CURDIR)
 ifneq ($(shell command -v ccache 2>/dev/null),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 endif
