@@ -7,6 +7,7 @@
 
 #include "byte_text.h"
 #include "model/advice_error.h"
+#include "model/resident_memory.h"
 #include "solve/fixed_plans.h"
 #include "verify/verification.h"
 
@@ -67,11 +68,77 @@ std::optional<PlanOutcome> optimalWithinBudget(const Trace& trace, Advice& a,
   return best;
 }
 
+// The python shim's marker of a torch.compile wrapper (module_ranges.py):
+// "torch.compile GPT2LMHeadModel"; empty when the run has none.
+std::string compiledModel(const Trace& trace) {
+  static const std::string kMark = "torch.compile ";
+  for (const Range& r : trace.ranges)
+    if (r.phase == Phase::User && r.name.compare(0, kMark.size(), kMark) == 0)
+      return r.name.substr(kMark.size());
+  return "";
+}
+
+// Units as the request asks; a run whose blocks ran inside torch.compile's
+// graphs has none to offer, and the error says so instead of "no modules".
+UnitSelection unitsOf(const Trace& trace, const std::vector<ModuleStats>& modules,
+                      const std::string& spec) {
+  try {
+    return selectUnits(modules, spec);
+  } catch (const AdviceError& e) {
+    std::string compiled = compiledModel(trace);
+    if (compiled.empty()) throw;
+    throw AdviceError("the model (" + compiled + ") ran under torch.compile: its modules ran "
+                      "inside compiled graphs, where the python shim cannot see them, so there "
+                      "are no blocks to plan (" + e.what() + "). Record the job once with "
+                      "TORCH_COMPILE_DISABLE=1 in its environment (gcprof record -- env "
+                      "TORCH_COMPILE_DISABLE=1 python train.py ...); its plans apply to the "
+                      "compiled model too (names match with or without `_orig_mod.`)");
+  }
+}
+
 std::string nsText(Ns ns) {
   char buf[48];
   if (ns < 10000000) std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
   else std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
   return buf;
+}
+
+// `--units` for the direct sub-modules of the units, when the units are one
+// family ("transformer.h.#" -> "transformer\.h\.[0-9]+\.[^.]+"); "" otherwise.
+std::string subModuleSpec(const std::vector<std::string>& units) {
+  if (units.empty()) return "";
+  std::string pattern = familyPattern(units.front());
+  for (const std::string& u : units)
+    if (familyPattern(u) != pattern) return "";
+  std::string re;
+  for (char c : pattern) {
+    if (c == '#') re += "[0-9]+";
+    else if (std::string(".^$|()[]{}*+?\\").find(c) != std::string::npos) re += std::string("\\") + c;
+    else re += c;
+  }
+  return re + "\\.[^.]+";
+}
+
+struct FinerUnits {
+  std::string spec;
+  Bytes peak = 0;
+};
+
+// The least peak the sub-modules of the units reach as units, simulated:
+// what choosing finer units would buy. Empty when they cannot be units.
+std::optional<FinerUnits> finerUnitsReach(const Trace& trace, const Advice& a) {
+  std::string spec = subModuleSpec(a.units.names);
+  if (spec.empty()) return std::nullopt;
+  try {
+    Advice fine = a;
+    fine.units = selectUnits(a.modules, spec);
+    fine.layout = stepLayouts(trace, fine.units.names);
+    fine.chain = buildUnitChain(trace, a.filter, fine.layout, fine.units.names);
+    Solution m = minimumPeak(fine.chain, defaultSolverOptions(fine.chain.size(), a.kind));
+    return FinerUnits{spec, measure(trace, fine, "finer", m.segments).peak};
+  } catch (const AdviceError&) {
+    return std::nullopt;  // not a chain: nothing to offer
+  }
 }
 
 std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions& opts) {
@@ -90,8 +157,14 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
                     " checkpointed segments, " + nsText(least.recompute_ns) +
                     " recompute per step); recorded peak " + formatBytes(a.baseline.peak) + ".\n";
   msg += "  At that plan the peak is set " + least.peak_where;
-  msg += "; " + formatBytes(a.chain.persistent) +
-         " is live before the first unit runs (parameters, optimizer state, gradients, data)";
+  ResidentMemory resident = residentMemory(trace, a.filter, a.layout);
+  msg += ".\n  No checkpoint frees what is live when the first unit starts: " +
+         formatBytes(resident.total()) + " of the " + formatBytes(a.budget) + " budget (" +
+         resident.describe() + ")";
+  if (auto finer = finerUnitsReach(trace, a)) {
+    msg += ".\n  Finer units, the sub-modules of each unit (--units '" + finer->spec + "'), " +
+           (finer->peak < least.peak ? "reach " : "reach no lower: ") + formatBytes(finer->peak);
+  }
   msg += ".\n  Raise the budget to at least " + formatBytes(least.peak) +
          ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;
@@ -114,7 +187,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.run = trace.run;
   a.filter = primaryFilter(trace);
   a.modules = moduleStats(trace, a.filter);
-  a.units = selectUnits(a.modules, req.units);
+  a.units = unitsOf(trace, a.modules, req.units);
   a.layout = stepLayouts(trace, a.units.names);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
