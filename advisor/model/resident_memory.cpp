@@ -10,7 +10,7 @@ std::string ResidentMemory::describe() const {
     if (b <= 0) return;
     s += (s.empty() ? "" : ", ") + std::string(what) + " " + formatBytes(b);
   };
-  part(before_training, "parameters and buffers (made before the first step)");
+  part(before_training, "made before the first step (parameters, buffers; on host runs also the runtime's own heap)");
   part(gradients, "gradients kept from the previous step");
   part(optimizer, "optimizer state");
   part(this_step, "this step's input (batch, embeddings)");

@@ -197,7 +197,15 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
   std::vector<size_t> complete;
   for (size_t si = 0; si < layout.steps.size(); ++si)
     if (layout.steps[si].complete) complete.push_back(si);
-  if (complete.size() >= 2) complete.erase(complete.begin());
+  if (complete.size() >= 2) {
+    // The first step goes whole, with all its micro-steps, when others remain.
+    int64_t first = layout.steps[complete.front()].step;
+    std::vector<size_t> later;
+    for (size_t si : complete)
+      if (layout.steps[si].step != first) later.push_back(si);
+    if (later.empty()) later.assign(complete.begin() + 1, complete.end());
+    complete = later;
+  }
   layout.steady = complete;
   return layout;
 }

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -145,6 +146,19 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     if (leaves) s.rule += " (repeated single operations: no repeated composite modules)";
     return s;
   }
+  // A composite called more often than the model itself is one block applied
+  // several times (ALBERT's shared layer): its calls are the blocks, but they
+  // share one name, so they cannot be told apart as units.
+  double passes = 1;
+  for (const ModuleStats& m : modules)
+    if (m.name.empty()) passes = std::max(1.0, m.calls);
+  for (const ModuleStats* m : blocks)
+    if (m->calls > passes + 0.5)
+      throw AdviceError(m->name + " is called " + std::to_string(std::lround(m->calls / passes)) +
+                        " times per forward pass (one module applied several times: weight "
+                        "sharing), and no other modules repeat: its calls share one name, so "
+                        "gcprof cannot plan them one by one. Choose units that run once per "
+                        "pass with --units REGEX (its sub-modules, or the modules around it)");
   // No repeated modules: the top-level modules in forward order.
   int min_depth = INT32_MAX;
   for (const ModuleStats* m : cands)
@@ -157,6 +171,16 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
                       "); choose units with --units depth=N or --units REGEX");
   s.rule = "auto: depth " + std::to_string(min_depth) + " (no repeated blocks)";
   return s;
+}
+
+// The python shim's marker of a torch.compile wrapper (module_ranges.py):
+// "torch.compile GPT2LMHeadModel"; empty when the run has none.
+std::string compiledModel(const Trace& trace) {
+  static const std::string kMark = "torch.compile ";
+  for (const Range& r : trace.ranges)
+    if (r.phase == Phase::User && r.name.compare(0, kMark.size(), kMark) == 0)
+      return r.name.substr(kMark.size());
+  return "";
 }
 
 }  // namespace
@@ -217,6 +241,22 @@ UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::st
   sel.names.clear();
   for (const ModuleStats* m : chosen) sel.names.push_back(m->name);  // forward order
   return sel;
+}
+
+UnitSelection selectUnits(const Trace& trace, const std::vector<ModuleStats>& modules,
+                          const std::string& spec) {
+  try {
+    return selectUnits(modules, spec);
+  } catch (const AdviceError& e) {
+    std::string compiled = compiledModel(trace);
+    if (compiled.empty()) throw;
+    throw AdviceError("the model (" + compiled + ") ran under torch.compile: its modules ran "
+                      "inside compiled graphs, where the python shim cannot see them, so there "
+                      "are no blocks to plan (" + e.what() + "). Record the job once with "
+                      "TORCH_COMPILE_DISABLE=1 in its environment (gcprof record -- env "
+                      "TORCH_COMPILE_DISABLE=1 python train.py ...); its plans apply to the "
+                      "compiled model too (names match with or without `_orig_mod.`)");
+  }
 }
 
 }  // namespace gcprof::advisor

@@ -20,6 +20,11 @@ struct UnitSelection {
 // the chosen modules overlap in time (one nested in another).
 UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::string& spec);
 
+// The same, for a recorded run: when nothing can be chosen because the model
+// ran under torch.compile (the python shim's marker range), the error says so.
+UnitSelection selectUnits(const Trace& trace, const std::vector<ModuleStats>& modules,
+                          const std::string& spec);
+
 // Every run of digits replaced by '#': "layer3.1" -> "layer#.#",
 // "encoder.layers.encoder_layer_11" -> "encoder.layers.encoder_layer_#".
 // Modules with one pattern form a family (repeats of one structure).

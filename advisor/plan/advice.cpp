@@ -68,34 +68,6 @@ std::optional<PlanOutcome> optimalWithinBudget(const Trace& trace, Advice& a,
   return best;
 }
 
-// The python shim's marker of a torch.compile wrapper (module_ranges.py):
-// "torch.compile GPT2LMHeadModel"; empty when the run has none.
-std::string compiledModel(const Trace& trace) {
-  static const std::string kMark = "torch.compile ";
-  for (const Range& r : trace.ranges)
-    if (r.phase == Phase::User && r.name.compare(0, kMark.size(), kMark) == 0)
-      return r.name.substr(kMark.size());
-  return "";
-}
-
-// Units as the request asks; a run whose blocks ran inside torch.compile's
-// graphs has none to offer, and the error says so instead of "no modules".
-UnitSelection unitsOf(const Trace& trace, const std::vector<ModuleStats>& modules,
-                      const std::string& spec) {
-  try {
-    return selectUnits(modules, spec);
-  } catch (const AdviceError& e) {
-    std::string compiled = compiledModel(trace);
-    if (compiled.empty()) throw;
-    throw AdviceError("the model (" + compiled + ") ran under torch.compile: its modules ran "
-                      "inside compiled graphs, where the python shim cannot see them, so there "
-                      "are no blocks to plan (" + e.what() + "). Record the job once with "
-                      "TORCH_COMPILE_DISABLE=1 in its environment (gcprof record -- env "
-                      "TORCH_COMPILE_DISABLE=1 python train.py ...); its plans apply to the "
-                      "compiled model too (names match with or without `_orig_mod.`)");
-  }
-}
-
 std::string nsText(Ns ns) {
   char buf[48];
   if (ns < 10000000) std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
@@ -187,7 +159,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.run = trace.run;
   a.filter = primaryFilter(trace);
   a.modules = moduleStats(trace, a.filter);
-  a.units = unitsOf(trace, a.modules, req.units);
+  a.units = selectUnits(trace, a.modules, req.units);
   a.layout = stepLayouts(trace, a.units.names);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);

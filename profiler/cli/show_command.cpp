@@ -29,7 +29,7 @@ nlohmann::json describe(const Trace& t) {
   // What `advise --units auto` would take, and by which rule (docs/plan.md).
   nlohmann::json auto_units;
   try {
-    UnitSelection sel = selectUnits(modules, "auto");
+    UnitSelection sel = selectUnits(t, modules, "auto");
     auto_units = {{"rule", sel.rule}, {"names", sel.names}};
   } catch (const AdviceError& e) {
     auto_units = {{"rule", ""}, {"names", nlohmann::json::array()}, {"error", e.what()}};

@@ -56,7 +56,11 @@ def build_model(args):
                                  num_heads=4, hidden_dim=args.hidden, mlp_dim=4 * args.hidden,
                                  num_classes=10)
     import transformers as tf
-    common = dict(vocab_size=args.vocab)
+    # Eager attention keeps the textbook tensors (scores, probabilities) for
+    # backward: activation-heavy as training at long sequence lengths is.
+    # No KV cache: training does not use one (a cache would also grow again
+    # when a checkpoint recomputes a layer; issue 15 handles that case).
+    common = dict(vocab_size=args.vocab, attn_implementation="eager", use_cache=False)
     if args.model == "gpt2":
         cfg = tf.GPT2Config(n_layer=args.layers, n_embd=args.hidden, n_head=4,
                             n_positions=args.seq, resid_pdrop=0.0, embd_pdrop=0.0,
