@@ -13,7 +13,7 @@ std::string ResidentMemory::describe() const {
   part(before_training, "made before the first step (parameters, buffers; on host runs also the runtime's own heap)");
   part(gradients, "gradients kept from the previous step");
   part(optimizer, "optimizer state");
-  part(this_step, "this step's input (batch, embeddings)");
+  part(this_step, "this step's batch and the activations of the modules before the first unit");
   part(cached, "kept from an earlier step's forward (caches)");
   return s.empty() ? "nothing" : s;
 }

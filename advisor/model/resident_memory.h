@@ -16,7 +16,7 @@ struct ResidentMemory {
   Bytes before_training = 0;  // born before the first complete step: parameters, buffers
   Bytes gradients = 0;        // born in an earlier step's backward and kept
   Bytes optimizer = 0;        // born after an earlier step's backward: optimizer state
-  Bytes this_step = 0;        // born in this step before its first unit: the batch, embeddings
+  Bytes this_step = 0;        // born in this step before its first unit: the batch, a stem's activations
   Bytes cached = 0;           // born in an earlier step's forward and kept (caches)
   Bytes total() const { return before_training + gradients + optimizer + this_step + cached; }
   // "parameters and buffers 45.0 MiB, optimizer state 90.0 MiB, ..." (non-zero parts)

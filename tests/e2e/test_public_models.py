@@ -51,20 +51,18 @@ class PublicModel:
         cls.advice = p.gcprof("advise", cls.db, "--budget", "60%", "-o", cls.plan_path, check=False)
         cls.budget = "60%"
         if cls.advice.returncode == 1:
+            # Out of reach: plan the least peak the blocks reach, with 3% of the
+            # recorded peak as headroom (the python runtime's checkpoint
+            # bookkeeping adds ~1% on the host heap that the trace cannot show).
             cls.infeasible = cls.advice
-            cls.budget = cls.reachable_budget()
-            cls.advice = p.gcprof("advise", cls.db, "--budget", cls.budget, "-o", cls.plan_path,
-                                  check=False)
+            least = json.loads(p.gcprof("advise", cls.db, "--strategy", "every", "--json",
+                                        "--no-store").stdout)
+            recorded = least["baseline"]["peak_bytes"]
+            cls.budget = str(least["predicted"]["peak_bytes"] + recorded * 3 // 100)
+            cls.advice = p.gcprof("advise", cls.db, "--strategy", "every", "--budget", cls.budget,
+                                  "-o", cls.plan_path, check=False)
         cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan_path, check=False)
         cls.report = json.loads(p.gcprof("report", cls.db, "--format", "json").stdout)
-
-    @classmethod
-    def reachable_budget(cls):
-        """Halfway between the least peak the blocks reach and the recorded peak."""
-        least = json.loads(p.gcprof("advise", cls.db, "--strategy", "every", "--json",
-                                    "--no-store").stdout)
-        mid = (least["predicted"]["peak_bytes"] + least["baseline"]["peak_bytes"]) // 2
-        return str(mid)
 
     def test_units_are_the_blocks_of_every_stage(self):
         auto = self.recorded["auto_units"]
@@ -129,7 +127,7 @@ class ResNet18(PublicModel, unittest.TestCase):
     heap dominate the host peak and 60% is out of reach: advise must say so in
     the model's terms, and plan a budget the blocks do reach."""
     model = "resnet18"
-    flags = ("--image", "64", "--batch", "8")
+    flags = ("--image", "128", "--batch", "8")
     needs = ("torchvision",)
     first, last, count = "layer1.0", "layer4.1", 8
     rule = "auto: layer#.#"
