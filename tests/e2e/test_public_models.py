@@ -1,7 +1,7 @@
 """Issue 9 end to end: public model families, recorded small on CPU, get
 their blocks as units by default, a plan at 60% (or, where the process's own
 memory makes 60% unreachable on a host run, the reason in the model's terms
-and a plan at a budget the blocks reach), and a verify that PASSes.
+and the least peak the blocks reach), and a verify that PASSes.
 
 Models are built from configs with random weights (samples/python/train_public.py);
 nothing is downloaded."""
@@ -125,7 +125,7 @@ class VisionTransformer(PublicModel, unittest.TestCase):
 class ResNet18(PublicModel, unittest.TestCase):
     """Small images keep the test fast; then parameters and the process's own
     heap dominate the host peak and 60% is out of reach: advise must say so in
-    the model's terms, and plan a budget the blocks do reach."""
+    the model's terms, and the least peak the blocks reach must verify."""
     model = "resnet18"
     flags = ("--image", "128", "--batch", "8")
     needs = ("torchvision",)
