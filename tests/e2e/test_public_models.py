@@ -116,10 +116,13 @@ class Llama(PublicModel, unittest.TestCase):
 
 class VisionTransformer(PublicModel, unittest.TestCase):
     model = "vit"
-    flags = ("--layers", "4", "--image", "128", "--batch", "16")
+    flags = ("--layers", "6", "--image", "128", "--batch", "24")
     needs = ("torchvision",)
-    first, last, count = "encoder.layers.encoder_layer_0", "encoder.layers.encoder_layer_3", 4
+    first, last, count = "encoder.layers.encoder_layer_0", "encoder.layers.encoder_layer_5", 6
     rule = "auto: encoder.layers.encoder_layer_#"
+
+    def test_sixty_percent_is_reached(self):
+        self.assertEqual(self.budget, "60%")
 
 
 class ResNet18(PublicModel, unittest.TestCase):
