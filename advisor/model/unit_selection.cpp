@@ -118,8 +118,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
   for (const ModuleStats* m : cands)
     if (!m->name.empty() && composite.count(m->name)) blocks.push_back(m);
   std::vector<Family> fams = families(blocks);
-  bool leaves = fams.empty();
-  if (leaves) fams = families(cands);  // models built of single operations only
+  if (fams.empty()) fams = families(cands);  // ranges without sub-ranges (NVTX, C API)
   if (!fams.empty()) {
     const Family* best = &fams.front();
     for (const Family& f : fams)
@@ -143,7 +142,6 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     for (const ModuleStats* m : best->members) s.names.push_back(m->name);
     s.rule = "auto: " + best->pattern;
     if (!stages.empty()) s.rule += " (the blocks of the stages " + stages.back() + ")";
-    if (leaves) s.rule += " (repeated single operations: no repeated composite modules)";
     return s;
   }
   // A composite called more often than the model itself is one block applied
