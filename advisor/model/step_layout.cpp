@@ -175,6 +175,12 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
     std::vector<Span> spans;
     for (const UnitRanges& u : ur) spans.push_back(spanOf(u.forward, u.backward));
     st.problem = checkChain(spans, units, st.units);
+    // A unit called more often than the others can still look like a chain
+    // (two calls back to back); its windows would then mix both calls.
+    bool same_calls = std::all_of(ur.begin(), ur.end(), [&](const UnitRanges& u) {
+      return u.forward.size() == ur.front().forward.size();
+    });
+    if (st.problem.empty() && !same_calls) st.problem = repeatedCallProblem(ur, units);
     if (!st.problem.empty()) {
       size_t k = uniformPasses(ur);
       if (k && splitPasses(st, ur, k, units, layout.steps)) {

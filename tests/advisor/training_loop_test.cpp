@@ -83,6 +83,21 @@ TEST(RepeatedCalls, AUnitCalledTwiceInOnePassIsNamed) {
   EXPECT_NE(layout.steps[0].problem.find("weight sharing"), std::string::npos);
 }
 
+TEST(RepeatedCalls, BackToBackCallsAreNotMistakenForAChain) {
+  TraceBuilder b;
+  b.step(0, 0, 100);
+  b.range("layers.0", Phase::Forward, 0, 10);
+  b.range("layers.1", Phase::Forward, 10, 20);
+  b.range("layers.1", Phase::Forward, 20, 30);  // applied twice in a row
+  b.range("layers.1", Phase::Backward, 30, 40);
+  b.range("layers.1", Phase::Backward, 40, 50);
+  b.range("layers.0", Phase::Backward, 50, 60);
+  RunLayout layout = stepLayouts(b.build(), kUnits);
+  EXPECT_FALSE(layout.steps[0].complete);
+  EXPECT_NE(layout.steps[0].problem.find("layers.1 is called 2 times per step"), std::string::npos)
+      << layout.steps[0].problem;
+}
+
 TEST(RepeatedCalls, AutoRefusesASharedBlockWhenNothingElseRepeats) {
   std::vector<ModuleStats> modules(3);
   modules[0].name = "";
