@@ -46,7 +46,7 @@ class GradientAccumulation(unittest.TestCase):
         # lands under the budget depends on the plan's slack: the python
         # runtime's checkpoint bookkeeping adds ~1.5% on the host heap here,
         # which headroom (issue 15) absorbs.
-        report = json.loads(p.gcprof("report", self.db, "--format", "json").stdout)
+        report = json.loads(p.gcprof("report", self.db, "--format", "json", check=False).stdout)
         gates = {g["name"]: g for g in report["gates"]}
         for name in ("job completed", "peak prediction", "losses match"):
             self.assertTrue(gates[name]["passed"], gates[name]["detail"])
