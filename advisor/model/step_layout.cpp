@@ -55,26 +55,96 @@ std::string checkChain(const std::vector<Span>& spans, const std::vector<std::st
   return "";
 }
 
+// A unit's ranges in one step, by start time.
+struct UnitRanges {
+  std::vector<const Range*> forward, backward;
+};
+
+Span spanOf(const std::vector<const Range*>& forward, const std::vector<const Range*>& backward) {
+  Span sp;
+  for (const Range* r : forward) {
+    sp.fs = std::min(sp.fs, r->start);
+    sp.fe = std::max(sp.fe, r->end);
+    sp.forward_ns += rangeDuration(*r);
+    sp.device = sp.device && r->device_ns >= 0;
+    ++sp.forwards;
+  }
+  for (const Range* r : backward) {
+    sp.bs = std::min(sp.bs, r->start);
+    sp.be = std::max(sp.be, r->end);
+    ++sp.backwards;
+  }
+  return sp;
+}
+
+// The number of forward/backward passes every unit takes part in, once each,
+// when that number is the same for all units and at least 2 (gradient
+// accumulation); 0 otherwise.
+size_t uniformPasses(const std::vector<UnitRanges>& units) {
+  size_t k = units.empty() ? 0 : units.front().forward.size();
+  for (const UnitRanges& u : units)
+    if (u.forward.size() != k || u.backward.size() != k) return 0;
+  return k >= 2 ? k : 0;
+}
+
+// Why units called several times in one step are not a chain, in the user's terms.
+std::string repeatedCallProblem(const std::vector<UnitRanges>& units,
+                                const std::vector<std::string>& names) {
+  for (size_t k = 0; k < units.size(); ++k) {
+    size_t calls = units[k].forward.size();
+    if (calls < 2) continue;
+    return names[k] + " is called " + std::to_string(calls) +
+           " times per step while other units are not, or its calls interleave with theirs: a "
+           "module called several times in one forward pass (weight sharing, a loop over one "
+           "block) keeps every call's tensors under one name, so its savings and recomputation "
+           "cannot be planned; choose units that run once per forward pass (--units REGEX: their "
+           "callers or sub-modules that are not shared)";
+  }
+  return "";
+}
+
+// Splits a step of k forward/backward passes (gradient accumulation) into k
+// micro-steps, each a chain of its own; false when a pass is not in chain order.
+bool splitPasses(const StepLayout& step, const std::vector<UnitRanges>& units, size_t k,
+                 const std::vector<std::string>& names, std::vector<StepLayout>& out) {
+  std::vector<StepLayout> passes;
+  for (size_t j = 0; j < k; ++j) {
+    std::vector<Span> spans;
+    for (const UnitRanges& u : units) spans.push_back(spanOf({u.forward[j]}, {u.backward[j]}));
+    StepLayout pass{step.step, 0, 0, {}, false, ""};
+    if (!checkChain(spans, names, pass.units).empty()) return false;
+    pass.complete = true;
+    passes.push_back(std::move(pass));
+  }
+  for (size_t j = 0; j < k; ++j) {
+    passes[j].start = j == 0 ? step.start : passes[j - 1].end;
+    passes[j].end = j + 1 == k ? step.end : passes[j].units.front().bwd_end;
+    if (j > 0 && passes[j].start > passes[j].units.front().fwd_start) return false;
+  }
+  for (StepLayout& p : passes) out.push_back(std::move(p));
+  return true;
+}
+
 }  // namespace
 
 RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units) {
   std::unordered_map<std::string, size_t> index;
   for (size_t i = 0; i < units.size(); ++i) index[units[i]] = i;
 
-  RunLayout layout;
+  std::vector<StepLayout> steps;
   std::unordered_map<int64_t, size_t> step_at;
   for (const Step& s : trace.steps) {
-    step_at[s.index] = layout.steps.size();
-    layout.steps.push_back({s.index, s.start, s.end, {}, false, ""});
+    step_at[s.index] = steps.size();
+    steps.push_back({s.index, s.start, s.end, {}, false, ""});
   }
-  bool pseudo = layout.steps.empty();
+  bool pseudo = steps.empty();
   if (pseudo) {
     // No step markers: the whole run is one step.
     auto [lo, hi] = runSpan(trace);
-    layout.steps.push_back({-1, lo, hi, {}, false, ""});
+    steps.push_back({-1, lo, hi, {}, false, ""});
   }
 
-  std::vector<std::vector<Span>> spans(layout.steps.size(), std::vector<Span>(units.size()));
+  std::vector<std::vector<UnitRanges>> ranges(steps.size(), std::vector<UnitRanges>(units.size()));
   for (const Range& r : trace.ranges) {
     if (r.domain != RangeDomain::Module || r.phase == Phase::User) continue;
     auto u = index.find(r.name);
@@ -85,26 +155,41 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
       if (it == step_at.end()) continue;  // outside every step: carried as recorded
       si = it->second;
     }
-    Span& sp = spans[si][u->second];
-    if (r.phase == Phase::Forward) {
-      sp.fs = std::min(sp.fs, r.start);
-      sp.fe = std::max(sp.fe, r.end);
-      sp.forward_ns += rangeDuration(r);
-      sp.device = sp.device && r.device_ns >= 0;
-      ++sp.forwards;
-    } else {
-      sp.bs = std::min(sp.bs, r.start);
-      sp.be = std::max(sp.be, r.end);
-      ++sp.backwards;
-    }
+    UnitRanges& ur = ranges[si][u->second];
+    (r.phase == Phase::Forward ? ur.forward : ur.backward).push_back(&r);
   }
-  for (size_t si = 0; si < layout.steps.size(); ++si) {
-    StepLayout& st = layout.steps[si];
+  RunLayout layout;
+  for (size_t si = 0; si < steps.size(); ++si) {
+    StepLayout& st = steps[si];
     if (units.empty()) {
       st.problem = "no units";
+      layout.steps.push_back(std::move(st));
       continue;
     }
-    st.problem = checkChain(spans[si], units, st.units);
+    std::vector<UnitRanges>& ur = ranges[si];
+    for (UnitRanges& u : ur) {
+      auto byStart = [](const Range* a, const Range* b) { return a->start < b->start; };
+      std::sort(u.forward.begin(), u.forward.end(), byStart);
+      std::sort(u.backward.begin(), u.backward.end(), byStart);
+    }
+    std::vector<Span> spans;
+    for (const UnitRanges& u : ur) spans.push_back(spanOf(u.forward, u.backward));
+    st.problem = checkChain(spans, units, st.units);
+    // A unit called more often than the others can still look like a chain
+    // (two calls back to back); its windows would then mix both calls.
+    bool same_calls = std::all_of(ur.begin(), ur.end(), [&](const UnitRanges& u) {
+      return u.forward.size() == ur.front().forward.size();
+    });
+    if (st.problem.empty() && !same_calls) st.problem = repeatedCallProblem(ur, units);
+    if (!st.problem.empty()) {
+      size_t k = uniformPasses(ur);
+      if (k && splitPasses(st, ur, k, units, layout.steps)) {
+        layout.complete += k;
+        continue;
+      }
+      std::string repeated = repeatedCallProblem(ur, units);
+      if (!repeated.empty()) st.problem = repeated;
+    }
     st.complete = st.problem.empty();
     if (st.complete) {
       ++layout.complete;
@@ -113,11 +198,20 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
         st.end = std::max(st.end, st.units.front().bwd_end);
       }
     }
+    layout.steps.push_back(std::move(st));
   }
   std::vector<size_t> complete;
   for (size_t si = 0; si < layout.steps.size(); ++si)
     if (layout.steps[si].complete) complete.push_back(si);
-  if (complete.size() >= 2) complete.erase(complete.begin());
+  if (complete.size() >= 2) {
+    // The first step goes whole, with all its micro-steps, when others remain.
+    int64_t first = layout.steps[complete.front()].step;
+    std::vector<size_t> later;
+    for (size_t si : complete)
+      if (layout.steps[si].step != first) later.push_back(si);
+    if (later.empty()) later.assign(complete.begin() + 1, complete.end());
+    complete = later;
+  }
   layout.steady = complete;
   return layout;
 }

@@ -1,7 +1,9 @@
 // Where each unit's forward and backward lie in each recorded step. A step
 // whose units are all present and in chain order (forward 0..N-1, then
 // backward N-1..0) is "complete": the model and the simulator work on those
-// and carry every other moment of the run exactly as recorded.
+// and carry every other moment of the run exactly as recorded. A step of
+// several forward/backward passes (gradient accumulation) whose passes are
+// each in chain order becomes one layout per pass (micro-steps, same index).
 #pragma once
 
 #include <string>
@@ -27,7 +29,7 @@ struct StepLayout {
 };
 
 struct RunLayout {
-  std::vector<StepLayout> steps;  // by time
+  std::vector<StepLayout> steps;  // by time; micro-steps of one step share its index
   std::vector<size_t> steady;     // indexes of the steady-state steps (see stepLayouts)
   size_t complete = 0;
 };

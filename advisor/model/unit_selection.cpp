@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cmath>
 #include <map>
 #include <regex>
 #include <set>
@@ -50,37 +51,113 @@ void checkNoNesting(const std::vector<const ModuleStats*>& units) {
   }
 }
 
-UnitSelection autoUnits(const std::vector<const ModuleStats*>& cands) {
-  // Group siblings that differ only by a trailing index: the repeated blocks.
-  std::map<std::string, std::vector<const ModuleStats*>> groups;
+// Modules that share a family pattern are repeats of one structure: the
+// blocks of a model and, one level up, the stages that hold them.
+struct Family {
+  std::string pattern;
+  std::vector<const ModuleStats*> members;  // forward order
+  Bytes saved = 0;
+};
+
+bool nestedIn(const std::string& inner, const std::string& outer) {
+  return inner.size() > outer.size() + 1 && inner.compare(0, outer.size(), outer) == 0 &&
+         inner[outer.size()] == '.';
+}
+
+// A module with recorded sub-modules is a composite (a block, a stage); one
+// without is a single operation (Linear, GELU), never what people call a block.
+std::set<std::string> composites(const std::vector<ModuleStats>& modules) {
+  std::set<std::string> out;
+  for (const ModuleStats& m : modules)
+    for (size_t dot = m.name.find('.'); dot != std::string::npos; dot = m.name.find('.', dot + 1))
+      out.insert(m.name.substr(0, dot));
+  return out;
+}
+
+std::vector<Family> families(const std::vector<const ModuleStats*>& cands) {
+  std::map<std::string, Family> by_pattern;
   for (const ModuleStats* m : cands) {
-    std::string p = repeatPattern(m->name);
-    if (p != m->name) groups[p].push_back(m);
+    std::string p = familyPattern(m->name);
+    if (p == m->name) continue;
+    Family& f = by_pattern[p];
+    f.pattern = p;
+    f.members.push_back(m);
+    f.saved += m->saved_bytes;
   }
-  // The group that holds the most activation memory is the one worth
-  // checkpointing; a block's own sub-blocks (mlp.0, mlp.2) hold a fraction.
-  const std::vector<const ModuleStats*>* best = nullptr;
-  std::string best_pattern;
-  Bytes best_bytes = -1;
-  for (const auto& [pattern, ms] : groups) {
-    if (ms.size() < 2) continue;
-    Bytes total = 0;
-    for (const ModuleStats* m : ms) total += m->saved_bytes;
-    bool better = total > best_bytes ||
-                  (total == best_bytes && best && ms.size() > best->size());
-    if (better) {
-      best = &ms;
-      best_pattern = pattern;
-      best_bytes = total;
+  std::vector<Family> out;
+  for (auto& [p, f] : by_pattern)
+    if (f.members.size() >= 2) out.push_back(std::move(f));
+  return out;
+}
+
+bool moreWorth(const Family& a, const Family& b) {
+  if (a.saved != b.saved) return a.saved > b.saved;
+  return a.members.size() > b.members.size();
+}
+
+// Every member of `inner` lies inside some member of `outer`.
+bool splits(const Family& inner, const Family& outer) {
+  for (const ModuleStats* m : inner.members) {
+    bool inside = std::any_of(outer.members.begin(), outer.members.end(),
+                              [&](const ModuleStats* o) { return nestedIn(m->name, o->name); });
+    if (!inside) return false;
+  }
+  return true;
+}
+
+// See docs/plan.md, "Units": of the families of repeated composite modules,
+// the one holding the most saved bytes; then, while a finer family splits
+// each of its members into several and still holds kStageShare of its saved
+// bytes, that finer family (stages -> their blocks).
+constexpr double kStageShare = 0.9;
+
+UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
+                        const std::vector<const ModuleStats*>& cands) {
+  std::set<std::string> composite = composites(modules);
+  std::vector<const ModuleStats*> blocks;
+  for (const ModuleStats* m : cands)
+    if (!m->name.empty() && composite.count(m->name)) blocks.push_back(m);
+  std::vector<Family> fams = families(blocks);
+  if (fams.empty()) fams = families(cands);  // ranges without sub-ranges (NVTX, C API)
+  if (!fams.empty()) {
+    const Family* best = &fams.front();
+    for (const Family& f : fams)
+      if (moreWorth(f, *best)) best = &f;
+    std::vector<std::string> stages;
+    for (bool descended = true; descended;) {
+      descended = false;
+      const Family* finer = nullptr;
+      for (const Family& f : fams) {
+        if (f.members.size() <= best->members.size() || !splits(f, *best)) continue;
+        if (static_cast<double>(f.saved) < kStageShare * static_cast<double>(best->saved)) continue;
+        if (!finer || moreWorth(f, *finer)) finer = &f;
+      }
+      if (finer) {
+        stages.push_back(best->pattern);
+        best = finer;
+        descended = true;
+      }
     }
-  }
-  if (best) {
     UnitSelection s;
-    for (const ModuleStats* m : *best) s.names.push_back(m->name);
-    s.rule = "auto: " + best_pattern;
+    for (const ModuleStats* m : best->members) s.names.push_back(m->name);
+    s.rule = "auto: " + best->pattern;
+    if (!stages.empty()) s.rule += " (the blocks of the stages " + stages.back() + ")";
     return s;
   }
-  // No repeated blocks: the top-level modules in forward order.
+  // A composite called more often than the model itself is one block applied
+  // several times (ALBERT's shared layer): its calls are the blocks, but they
+  // share one name, so they cannot be told apart as units.
+  double passes = 1;
+  for (const ModuleStats& m : modules)
+    if (m.name.empty()) passes = std::max(1.0, m.calls);
+  for (const ModuleStats* m : blocks)
+    if (m->calls > passes + 0.5)
+      throw AdviceError(m->name + " is called " + std::to_string(std::lround(m->calls / passes)) +
+                        " times per forward pass (one module applied several times: weight "
+                        "sharing), and no other modules repeat: its calls share one name, so "
+                        "gcprof cannot plan them one by one. Choose units that run once per "
+                        "pass with --units REGEX (its sub-modules, or the modules around it)");
+  // No repeated modules: the top-level modules in forward order.
   int min_depth = INT32_MAX;
   for (const ModuleStats* m : cands)
     if (m->depth > 0) min_depth = std::min(min_depth, m->depth);
@@ -94,13 +171,29 @@ UnitSelection autoUnits(const std::vector<const ModuleStats*>& cands) {
   return s;
 }
 
+// The python shim's marker of a torch.compile wrapper (module_ranges.py):
+// "torch.compile GPT2LMHeadModel"; empty when the run has none.
+std::string compiledModel(const Trace& trace) {
+  static const std::string kMark = "torch.compile ";
+  for (const Range& r : trace.ranges)
+    if (r.phase == Phase::User && r.name.compare(0, kMark.size(), kMark) == 0)
+      return r.name.substr(kMark.size());
+  return "";
+}
+
 }  // namespace
 
-std::string repeatPattern(const std::string& name) {
-  size_t dot = name.rfind('.');
-  std::string last = dot == std::string::npos ? name : name.substr(dot + 1);
-  if (!isNumber(last)) return name;
-  return (dot == std::string::npos ? std::string() : name.substr(0, dot + 1)) + "#";
+std::string familyPattern(const std::string& name) {
+  std::string out;
+  for (size_t i = 0; i < name.size();) {
+    if (std::isdigit(static_cast<unsigned char>(name[i]))) {
+      out += '#';
+      while (i < name.size() && std::isdigit(static_cast<unsigned char>(name[i]))) ++i;
+    } else {
+      out += name[i++];
+    }
+  }
+  return out;
 }
 
 UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::string& spec) {
@@ -113,7 +206,7 @@ UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::st
                             "measured; mark backward (phase 2) ranges for the layers");
   UnitSelection sel;
   if (spec.empty() || spec == "auto") {
-    sel = autoUnits(cands);
+    sel = autoUnits(modules, cands);
   } else if (spec.rfind("depth=", 0) == 0) {
     std::string n = spec.substr(6);
     if (!isNumber(n)) throw AdviceError("--units " + spec + ": depth must be a number (depth=2)");
@@ -146,6 +239,22 @@ UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::st
   sel.names.clear();
   for (const ModuleStats* m : chosen) sel.names.push_back(m->name);  // forward order
   return sel;
+}
+
+UnitSelection selectUnits(const Trace& trace, const std::vector<ModuleStats>& modules,
+                          const std::string& spec) {
+  try {
+    return selectUnits(modules, spec);
+  } catch (const AdviceError& e) {
+    std::string compiled = compiledModel(trace);
+    if (compiled.empty()) throw;
+    throw AdviceError("the model (" + compiled + ") ran under torch.compile: its modules ran "
+                      "inside compiled graphs, where the python shim cannot see them, so there "
+                      "are no blocks to plan (" + e.what() + "). Record the job once with "
+                      "TORCH_COMPILE_DISABLE=1 in its environment (gcprof record -- env "
+                      "TORCH_COMPILE_DISABLE=1 python train.py ...); its plans apply to the "
+                      "compiled model too (names match with or without `_orig_mod.`)");
+  }
 }
 
 }  // namespace gcprof::advisor

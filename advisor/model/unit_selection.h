@@ -1,5 +1,6 @@
-// Which modules are the checkpointable units: `auto` (the repeated blocks,
-// e.g. the transformer layers), `depth=N`, or a regular expression that
+// Which modules are the checkpointable units: `auto` (the repeated blocks of
+// every stage, found by the structure of the recorded module tree; rule in
+// docs/plan.md), `depth=N`, or a regular expression that
 // matches whole qualified names. Units come out in forward order.
 #pragma once
 
@@ -19,7 +20,14 @@ struct UnitSelection {
 // the chosen modules overlap in time (one nested in another).
 UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::string& spec);
 
-// "layers.12" -> "layers.#"; names without a trailing number are returned as is.
-std::string repeatPattern(const std::string& name);
+// The same, for a recorded run: when nothing can be chosen because the model
+// ran under torch.compile (the python shim's marker range), the error says so.
+UnitSelection selectUnits(const Trace& trace, const std::vector<ModuleStats>& modules,
+                          const std::string& spec);
+
+// Every run of digits replaced by '#': "layer3.1" -> "layer#.#",
+// "encoder.layers.encoder_layer_11" -> "encoder.layers.encoder_layer_#".
+// Modules with one pattern form a family (repeats of one structure).
+std::string familyPattern(const std::string& name);
 
 }  // namespace gcprof::advisor

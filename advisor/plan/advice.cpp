@@ -7,6 +7,7 @@
 
 #include "byte_text.h"
 #include "model/advice_error.h"
+#include "model/resident_memory.h"
 #include "solve/fixed_plans.h"
 #include "verify/verification.h"
 
@@ -74,6 +75,44 @@ std::string nsText(Ns ns) {
   return buf;
 }
 
+// `--units` for the direct sub-modules of the units, when the units are one
+// family ("transformer.h.#" -> "transformer\.h\.[0-9]+\.[^.]+"); "" otherwise.
+std::string subModuleSpec(const std::vector<std::string>& units) {
+  if (units.empty()) return "";
+  std::string pattern = familyPattern(units.front());
+  for (const std::string& u : units)
+    if (familyPattern(u) != pattern) return "";
+  std::string re;
+  for (char c : pattern) {
+    if (c == '#') re += "[0-9]+";
+    else if (std::string(".^$|()[]{}*+?\\").find(c) != std::string::npos) re += std::string("\\") + c;
+    else re += c;
+  }
+  return re + "\\.[^.]+";
+}
+
+struct FinerUnits {
+  std::string spec;
+  Bytes peak = 0;
+};
+
+// The least peak the sub-modules of the units reach as units, simulated:
+// what choosing finer units would buy. Empty when they cannot be units.
+std::optional<FinerUnits> finerUnitsReach(const Trace& trace, const Advice& a) {
+  std::string spec = subModuleSpec(a.units.names);
+  if (spec.empty()) return std::nullopt;
+  try {
+    Advice fine = a;
+    fine.units = selectUnits(a.modules, spec);
+    fine.layout = stepLayouts(trace, fine.units.names);
+    fine.chain = buildUnitChain(trace, a.filter, fine.layout, fine.units.names);
+    Solution m = minimumPeak(fine.chain, defaultSolverOptions(fine.chain.size(), a.kind));
+    return FinerUnits{spec, measure(trace, fine, "finer", m.segments).peak};
+  } catch (const AdviceError&) {
+    return std::nullopt;  // not a chain: nothing to offer
+  }
+}
+
 std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions& opts) {
   Solution m = minimumPeak(a.chain, opts);
   PlanOutcome least = measure(trace, a, "minimum", m.segments);
@@ -90,8 +129,14 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
                     " checkpointed segments, " + nsText(least.recompute_ns) +
                     " recompute per step); recorded peak " + formatBytes(a.baseline.peak) + ".\n";
   msg += "  At that plan the peak is set " + least.peak_where;
-  msg += "; " + formatBytes(a.chain.persistent) +
-         " is live before the first unit runs (parameters, optimizer state, gradients, data)";
+  ResidentMemory resident = residentMemory(trace, a.filter, a.layout);
+  msg += ".\n  No checkpoint frees what is live when the first unit starts: " +
+         formatBytes(resident.total()) + " of the " + formatBytes(a.budget) + " budget (" +
+         resident.describe() + ")";
+  if (auto finer = finerUnitsReach(trace, a)) {
+    msg += ".\n  Finer units, the sub-modules of each unit (--units '" + finer->spec + "'), " +
+           (finer->peak < least.peak ? "reach " : "reach no lower: ") + formatBytes(finer->peak);
+  }
   msg += ".\n  Raise the budget to at least " + formatBytes(least.peak) +
          ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;
@@ -114,7 +159,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.run = trace.run;
   a.filter = primaryFilter(trace);
   a.modules = moduleStats(trace, a.filter);
-  a.units = selectUnits(a.modules, req.units);
+  a.units = selectUnits(trace, a.modules, req.units);
   a.layout = stepLayouts(trace, a.units.names);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);

@@ -128,10 +128,21 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
     sim.step_bounds.push_back({st.start + before, st.end + before + step_cost[si]});
     before += step_cost[si];
   }
+  // Per training step: the micro-steps of one step (gradient accumulation)
+  // add up, so recompute compares with the optimizer step's time.
   std::vector<Ns> recompute, step_time;
-  for (size_t si : layout.steady) {
-    recompute.push_back(step_cost[si]);
-    step_time.push_back(layout.steps[si].end - layout.steps[si].start + step_cost[si]);
+  int64_t current = 0;
+  for (size_t k = 0; k < layout.steady.size(); ++k) {
+    const StepLayout& st = layout.steps[layout.steady[k]];
+    Ns cost = step_cost[layout.steady[k]];
+    if (k > 0 && st.step == current && st.step >= 0) {
+      recompute.back() += cost;
+      step_time.back() += st.end - st.start + cost;
+      continue;
+    }
+    current = st.step;
+    recompute.push_back(cost);
+    step_time.push_back(st.end - st.start + cost);
   }
   sim.recompute_ns = median(recompute);
   sim.step_ns = median(step_time);

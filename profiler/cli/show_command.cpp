@@ -5,7 +5,9 @@
 
 #include "commands.h"
 #include "model/memory_curve.h"
+#include "model/advice_error.h"
 #include "model/module_stats.h"
+#include "model/unit_selection.h"
 #include "size_parse.h"
 #include "trace_store.h"
 
@@ -23,7 +25,16 @@ nlohmann::json describe(const Trace& t) {
   using namespace gcprof::advisor;
   MemoryCurve curve = memoryCurve(t);
   nlohmann::json units = nlohmann::json::array();
-  for (const ModuleStats& m : moduleStats(t)) {
+  std::vector<ModuleStats> modules = moduleStats(t);
+  // What `advise --units auto` would take, and by which rule (docs/plan.md).
+  nlohmann::json auto_units;
+  try {
+    UnitSelection sel = selectUnits(t, modules, "auto");
+    auto_units = {{"rule", sel.rule}, {"names", sel.names}};
+  } catch (const AdviceError& e) {
+    auto_units = {{"rule", ""}, {"names", nlohmann::json::array()}, {"error", e.what()}};
+  }
+  for (const ModuleStats& m : modules) {
     units.push_back({{"name", m.name},
                      {"depth", m.depth},
                      {"calls", m.calls},
@@ -62,7 +73,8 @@ nlohmann::json describe(const Trace& t) {
           {"dropped_events", r.dropped_events},
           {"unmatched_frees", r.unmatched_frees},
           {"losses", losses},
-          {"units", units}};
+          {"units", units},
+          {"auto_units", auto_units}};
 }
 
 void printRun(const nlohmann::json& r, bool all) {
@@ -78,6 +90,14 @@ void printRun(const nlohmann::json& r, bool all) {
   if (r["dropped_events"].get<long long>() > 0)
     std::printf("  WARNING: %lld events were dropped\n", r["dropped_events"].get<long long>());
   if (r["units"].empty()) return;
+  const auto& au = r["auto_units"];
+  if (au.contains("error")) {
+    std::printf("  auto units: none (%s)\n", au["error"].get<std::string>().c_str());
+  } else {
+    const auto& n = au["names"];
+    std::printf("  auto units: %zu, %s .. %s  [%s]\n", n.size(), n.front().get<std::string>().c_str(),
+                n.back().get<std::string>().c_str(), au["rule"].get<std::string>().c_str());
+  }
   std::printf("  %-32s %5s %12s %12s %14s\n", "module (per step)", "depth", "forward ms",
               "backward ms", "saved");
   int hidden = 0;

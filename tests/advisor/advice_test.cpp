@@ -41,8 +41,8 @@ TEST(UnitSelection, AutoFindsTheRepeatedBlocksThatSaveMost) {
   UnitSelection s = selectUnits(gptModules(), "auto");
   EXPECT_EQ(s.names, (std::vector<std::string>{"layers.0", "layers.1", "layers.2", "layers.3"}));
   EXPECT_EQ(s.rule, "auto: layers.#");
-  EXPECT_EQ(repeatPattern("encoder.h.11"), "encoder.h.#");
-  EXPECT_EQ(repeatPattern("head"), "head");
+  EXPECT_EQ(familyPattern("encoder.h.11"), "encoder.h.#");
+  EXPECT_EQ(familyPattern("head"), "head");
 }
 
 TEST(UnitSelection, DepthAndRegexOverrideAuto) {

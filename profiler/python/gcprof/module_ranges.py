@@ -10,6 +10,11 @@ loss module called at top level) are prefixed with their class name
 ("CrossEntropyLoss"); a known submodule called on its own keeps its name.
 Modules outside any walked tree are not recorded.
 
+A root that is a torch.compile wrapper (it has `_orig_mod`) runs its
+sub-modules inside compiled graphs, where the hooks cannot run: the first
+such call leaves a marker range `torch.compile <class>` (phase none) so that
+`gcprof advise` can name the cause instead of finding no modules.
+
 Forward pre-hooks that fire while autograd executes a backward pass come from
 a checkpoint's recomputation: the outermost one becomes a user range
 `recompute <name>` and nothing inside it is recorded, so forward times are
@@ -29,6 +34,7 @@ from .native import FORWARD, USER
 from .tensors import grad_nodes, tensor_bytes
 
 _SKIP = None  # stack entry of a call that is not recorded
+COMPILED_MARK = "torch.compile"  # + " <class>"; read by the advisor (docs/python-shim.md)
 
 
 class _Frame:
@@ -54,6 +60,7 @@ class ModuleRanges:
         self._names = {}          # id(module) -> qualified name
         self._primary = None      # weakref to the first root module
         self._recording = True    # refreshed at each root call
+        self._compiled_marked = False
         graph_task = getattr(torch._C, "_current_graph_task_id", None)
         self._in_backward = ((lambda: graph_task() != -1) if graph_task
                              else self._backward.in_backward)
@@ -127,6 +134,11 @@ class ModuleRanges:
         self._name_tree(module)
         self._steps.root_forward()
         self._recording = self._rec.active()
+        inner = getattr(module, "_orig_mod", None)
+        if inner is not None and self._recording and not self._compiled_marked:
+            self._compiled_marked = True
+            mark = self._rec.range_start(f"{COMPILED_MARK} {type(inner).__name__}", USER)
+            self._rec.range_end(mark)
 
     def _name_tree(self, root):
         primary = self._primary() if self._primary is not None else None

@@ -1,0 +1,53 @@
+#include "model/resident_memory.h"
+
+#include "byte_text.h"
+
+namespace gcprof::advisor {
+
+std::string ResidentMemory::describe() const {
+  std::string s;
+  auto part = [&](Bytes b, const char* what) {
+    if (b <= 0) return;
+    s += (s.empty() ? "" : ", ") + std::string(what) + " " + formatBytes(b);
+  };
+  part(before_training, "made before the first step (parameters, buffers; on host runs also the runtime's own heap)");
+  part(gradients, "gradients kept from the previous step");
+  part(optimizer, "optimizer state");
+  part(this_step, "this step's batch and the activations of the modules before the first unit");
+  part(cached, "kept from an earlier step's forward (caches)");
+  return s.empty() ? "nothing" : s;
+}
+
+ResidentMemory residentMemory(const Trace& trace, const AllocationFilter& filter,
+                              const RunLayout& layout) {
+  ResidentMemory r;
+  if (layout.steady.empty()) return r;
+  const StepLayout& now = layout.steps[layout.steady.front()];
+  Ns t0 = now.units.front().fwd_start;
+  const StepLayout* first = nullptr;
+  for (const StepLayout& s : layout.steps)
+    if (s.complete) {
+      first = &s;
+      break;
+    }
+  // The complete step an allocation was born in, if any (steps are by time).
+  auto bornIn = [&](Ns t) -> const StepLayout* {
+    const StepLayout* in = nullptr;
+    for (const StepLayout& s : layout.steps)
+      if (s.complete && s.start <= t) in = &s;
+    return in;
+  };
+  for (const Allocation& a : trace.allocations) {
+    if (a.alloc > t0) break;  // sorted by allocation time
+    if (!filter.matches(a) || (a.freed() && a.free <= t0)) continue;
+    const StepLayout* s = a.alloc < first->start ? nullptr : bornIn(a.alloc);
+    if (!s) r.before_training += a.bytes;
+    else if (s == &now) r.this_step += a.bytes;
+    else if (a.alloc < s->units.back().bwd_start) r.cached += a.bytes;
+    else if (a.alloc < s->units.front().bwd_end) r.gradients += a.bytes;
+    else r.optimizer += a.bytes;
+  }
+  return r;
+}
+
+}  // namespace gcprof::advisor

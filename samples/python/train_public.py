@@ -1,0 +1,117 @@
+#!/usr/bin/env python3
+"""Public model families trained small on synthetic data, in plain PyTorch.
+
+The jobs gcprof must understand without being told their naming habits:
+torchvision ResNet and VisionTransformer, Hugging Face GPT-2, Llama and ALBERT
+(one layer shared by every depth: weight sharing), all built from configs with
+random weights (nothing is downloaded). It imports nothing of gcprof.
+
+    python3 samples/python/train_public.py --model resnet18 --steps 3
+    python3 samples/python/train_public.py --model gpt2 --accum 2
+    python3 samples/python/train_public.py --model vit --compile
+
+Prints one line per optimizer step: `step <i> loss <value>` (the last
+micro-batch's loss with --accum). Deterministic on CPU for a given --seed.
+"""
+import argparse
+import sys
+
+import torch
+import torch.nn.functional as F
+
+MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert")
+
+
+def parse_args(argv=None):
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--model", choices=MODELS, required=True)
+    p.add_argument("--layers", type=int, default=4, help="transformer layers (vit, gpt2, llama, albert)")
+    p.add_argument("--hidden", type=int, default=64, help="transformer width")
+    p.add_argument("--seq", type=int, default=128, help="tokens per sequence (gpt2, llama, albert)")
+    p.add_argument("--image", type=int, default=64, help="image side in pixels (resnet, vit)")
+    p.add_argument("--batch", type=int, default=8)
+    p.add_argument("--vocab", type=int, default=256)
+    p.add_argument("--steps", type=int, default=3)
+    p.add_argument("--accum", type=int, default=1, help="micro-batches per optimizer step")
+    p.add_argument("--compile", action="store_true", help="train torch.compile(model)")
+    p.add_argument("--seed", type=int, default=0)
+    args = p.parse_args(argv)
+    if args.accum < 1:
+        p.error("--accum must be at least 1")
+    return args
+
+
+def is_vision(args):
+    return args.model in ("resnet18", "resnet50", "vit")
+
+
+def build_model(args):
+    torch.manual_seed(args.seed)
+    if args.model in ("resnet18", "resnet50"):
+        import torchvision
+        return getattr(torchvision.models, args.model)(num_classes=10)
+    if args.model == "vit":
+        from torchvision.models import VisionTransformer
+        return VisionTransformer(image_size=args.image, patch_size=8, num_layers=args.layers,
+                                 num_heads=4, hidden_dim=args.hidden, mlp_dim=4 * args.hidden,
+                                 num_classes=10)
+    import transformers as tf
+    # Eager attention keeps the textbook tensors (scores, probabilities) for
+    # backward: activation-heavy as training at long sequence lengths is.
+    # No KV cache: training does not use one (a cache would also grow again
+    # when a checkpoint recomputes a layer; issue 15 handles that case).
+    common = dict(vocab_size=args.vocab, attn_implementation="eager", use_cache=False)
+    if args.model == "gpt2":
+        cfg = tf.GPT2Config(n_layer=args.layers, n_embd=args.hidden, n_head=4,
+                            n_positions=args.seq, resid_pdrop=0.0, embd_pdrop=0.0,
+                            attn_pdrop=0.0, **common)
+        return tf.GPT2LMHeadModel(cfg)
+    if args.model == "llama":
+        cfg = tf.LlamaConfig(hidden_size=args.hidden, intermediate_size=3 * args.hidden,
+                             num_hidden_layers=args.layers, num_attention_heads=4,
+                             num_key_value_heads=2, max_position_embeddings=args.seq, **common)
+        return tf.LlamaForCausalLM(cfg)
+    cfg = tf.AlbertConfig(embedding_size=32, hidden_size=args.hidden, num_hidden_layers=args.layers,
+                          num_attention_heads=4, intermediate_size=4 * args.hidden,
+                          max_position_embeddings=args.seq, hidden_dropout_prob=0.0,
+                          attention_probs_dropout_prob=0.0, **common)
+    return tf.AlbertForMaskedLM(cfg)
+
+
+def make_batch(args, gen):
+    if is_vision(args):
+        x = torch.randn(args.batch, 3, args.image, args.image, generator=gen)
+        return x, torch.randint(0, 10, (args.batch,), generator=gen)
+    tokens = torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=gen)
+    return tokens[:, :-1], tokens[:, 1:]
+
+
+def loss_of(args, model, x, y):
+    out = model(x)
+    logits = out if torch.is_tensor(out) else out.logits
+    return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
+
+
+def main(argv=None):
+    args = parse_args(argv)
+    model = build_model(args)
+    model.train()
+    # Plain SGD: the optimizer state stays small, so activations dominate the
+    # peak as they do in real training at real sizes.
+    opt = torch.optim.SGD(model.parameters(), lr=1e-2)
+    if args.compile:
+        model = torch.compile(model, backend="aot_eager")
+    gen = torch.Generator().manual_seed(args.seed + 1)
+    for step in range(args.steps):
+        opt.zero_grad(set_to_none=True)
+        for _ in range(args.accum):
+            x, y = make_batch(args, gen)
+            loss = loss_of(args, model, x, y) / args.accum
+            loss.backward()
+        opt.step()
+        print(f"step {step} loss {loss.item():.6f}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,147 @@
+// Steps that are not one clean chain: gradient accumulation (several passes
+// per step, split into micro-steps), a unit called several times in one pass
+// (refused with a message naming it), and what is resident at a step's start.
+#include <gtest/gtest.h>
+
+#include "model/advice_error.h"
+#include "model/resident_memory.h"
+#include "model/step_layout.h"
+#include "model/unit_selection.h"
+#include "simulate/replay_simulator.h"
+#include "trace_builder.h"
+
+namespace gcprof::advisor {
+namespace {
+
+using testing::TraceBuilder;
+
+const std::vector<std::string> kUnits = {"layers.0", "layers.1"};
+
+// One pass of two units from `t`: F0 [t, t+10), F1, B1, B0, each 10 ns,
+// each unit saving `saved` bytes from its forward to its backward.
+Ns pass(TraceBuilder& b, Ns t, int64_t step, Bytes saved) {
+  b.range("layers.0", Phase::Forward, t, t + 10, step);
+  b.range("layers.1", Phase::Forward, t + 10, t + 20, step);
+  b.range("layers.1", Phase::Backward, t + 20, t + 30, step);
+  b.range("layers.0", Phase::Backward, t + 30, t + 40, step);
+  b.alloc(t + 1, t + 35, saved, -1, step);
+  b.alloc(t + 11, t + 25, saved, -1, step);
+  return t + 40;
+}
+
+// Three optimizer steps of two micro-batches each.
+TraceBuilder accumulation() {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);  // parameters
+  Ns t = 100;
+  for (int64_t s = 0; s < 3; ++s) {
+    Ns start = t;
+    t = pass(b, t, s, 100);
+    t = pass(b, t + 5, s, 100);
+    b.step(s, start, t + 10);
+    t += 20;
+  }
+  return b;
+}
+
+TEST(GradientAccumulation, EachPassBecomesAMicroStep) {
+  Trace trace = accumulation().build();
+  RunLayout layout = stepLayouts(trace, kUnits);
+  ASSERT_EQ(layout.steps.size(), 6u);
+  EXPECT_EQ(layout.complete, 6u);
+  EXPECT_EQ(layout.steps[0].step, 0);
+  EXPECT_EQ(layout.steps[1].step, 0);
+  EXPECT_EQ(layout.steps[1].start, layout.steps[0].end);
+  // The first optimizer step goes whole: the steady micro-steps are steps 1 and 2's.
+  EXPECT_EQ(layout.steady, (std::vector<size_t>{2, 3, 4, 5}));
+}
+
+TEST(GradientAccumulation, RecomputeAddsUpOverAStepsMicroBatches) {
+  Trace trace = accumulation().build();
+  RunLayout layout = stepLayouts(trace, kUnits);
+  Simulation sim = simulate(trace, hostFilter(), layout, {{0, 0}});
+  EXPECT_EQ(sim.recompute_ns, 2 * 10);  // layers.0's forward, once per micro-batch
+  // Checkpointing layers.0 frees its 100 bytes during each pass.
+  Simulation none = simulate(trace, hostFilter(), layout, {});
+  EXPECT_EQ(none.peak - sim.peak, 100);
+}
+
+TEST(RepeatedCalls, AUnitCalledTwiceInOnePassIsNamed) {
+  TraceBuilder b;
+  b.step(0, 0, 100);
+  b.range("layers.0", Phase::Forward, 0, 10);
+  b.range("layers.1", Phase::Forward, 10, 20);
+  b.range("layers.0", Phase::Forward, 20, 30);  // shared: applied again
+  b.range("layers.0", Phase::Backward, 30, 40);
+  b.range("layers.1", Phase::Backward, 40, 50);
+  b.range("layers.0", Phase::Backward, 50, 60);
+  RunLayout layout = stepLayouts(b.build(), kUnits);
+  ASSERT_EQ(layout.steps.size(), 1u);
+  EXPECT_FALSE(layout.steps[0].complete);
+  EXPECT_NE(layout.steps[0].problem.find("layers.0 is called 2 times per step"), std::string::npos)
+      << layout.steps[0].problem;
+  EXPECT_NE(layout.steps[0].problem.find("weight sharing"), std::string::npos);
+}
+
+TEST(RepeatedCalls, BackToBackCallsAreNotMistakenForAChain) {
+  TraceBuilder b;
+  b.step(0, 0, 100);
+  b.range("layers.0", Phase::Forward, 0, 10);
+  b.range("layers.1", Phase::Forward, 10, 20);
+  b.range("layers.1", Phase::Forward, 20, 30);  // applied twice in a row
+  b.range("layers.1", Phase::Backward, 30, 40);
+  b.range("layers.1", Phase::Backward, 40, 50);
+  b.range("layers.0", Phase::Backward, 50, 60);
+  RunLayout layout = stepLayouts(b.build(), kUnits);
+  EXPECT_FALSE(layout.steps[0].complete);
+  EXPECT_NE(layout.steps[0].problem.find("layers.1 is called 2 times per step"), std::string::npos)
+      << layout.steps[0].problem;
+}
+
+TEST(RepeatedCalls, AutoRefusesASharedBlockWhenNothingElseRepeats) {
+  std::vector<ModuleStats> modules(3);
+  modules[0].name = "";
+  modules[0].calls = 1;
+  modules[1].name = "encoder.shared";
+  modules[1].depth = 2;
+  modules[1].calls = 4;
+  modules[2].name = "encoder.shared.attn";
+  modules[2].depth = 3;
+  modules[2].calls = 4;
+  for (ModuleStats& m : modules) m.backward_calls = m.calls;
+  try {
+    selectUnits(modules, "auto");
+    FAIL() << "no error";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("encoder.shared is called 4 times per forward pass"),
+              std::string::npos)
+        << e.what();
+  }
+}
+
+TEST(ResidentMemory, SortsWhatIsLiveAtTheFirstUnitByOrigin) {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);                // parameters, before any step
+  Ns t = 100;
+  for (int64_t s = 0; s < 2; ++s) {
+    Ns start = t;
+    b.alloc(t, t + 45, 7, -1, s);      // the batch, born before the first unit
+    t = pass(b, t + 2, s, 100);
+    b.alloc(t - 15, -1, 30, -1, s);    // a gradient, born in backward and kept
+    b.alloc(t + 1, -1, 50, -1, s);     // optimizer state, after the backward
+    b.step(s, start, t + 10);
+    t += 20;
+  }
+  Trace trace = b.build();
+  RunLayout layout = stepLayouts(trace, kUnits);
+  ResidentMemory r = residentMemory(trace, hostFilter(), layout);
+  EXPECT_EQ(r.before_training, 1000);
+  EXPECT_EQ(r.gradients, 30);
+  EXPECT_EQ(r.optimizer, 50);
+  EXPECT_EQ(r.this_step, 7);
+  EXPECT_EQ(r.total(), 1087);
+  EXPECT_NE(r.describe().find("optimizer state"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor

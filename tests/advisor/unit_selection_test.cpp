@@ -1,0 +1,160 @@
+// `--units auto` on the module trees of public model families, as the python
+// shim names them (saved bytes shaped like real ones): the units must be the
+// blocks of every stage, whatever the naming habit.
+#include "model/unit_selection.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+
+namespace gcprof::advisor {
+namespace {
+
+// Builds a module list in forward order; every module gets a backward.
+class Tree {
+ public:
+  Tree& add(const std::string& name, Bytes saved) {
+    ModuleStats m;
+    m.name = name;
+    m.depth = name.empty() ? 0 : 1 + static_cast<int>(std::count(name.begin(), name.end(), '.'));
+    m.saved_bytes = saved;
+    m.first_forward = static_cast<Ns>(modules_.size());
+    m.backward_calls = 1;
+    modules_.push_back(m);
+    return *this;
+  }
+  const std::vector<ModuleStats>& modules() const { return modules_; }
+
+ private:
+  std::vector<ModuleStats> modules_;
+};
+
+std::vector<std::string> names(std::initializer_list<const char*> l) {
+  return std::vector<std::string>(l.begin(), l.end());
+}
+
+// torchvision resnet18: stages layer1..layer4 of two BasicBlocks each.
+TEST(AutoUnits, ResNetTakesTheBlocksOfEveryStage) {
+  Tree t;
+  t.add("", 0).add("conv1", 0).add("bn1", 40).add("relu", 0).add("maxpool", 10);
+  for (int s = 1; s <= 4; ++s) {
+    std::string stage = "layer" + std::to_string(s);
+    t.add(stage, 2 * 50 + 5);  // the stage also holds its first block's output
+    for (int b = 0; b < 2; ++b) {
+      std::string blk = stage + "." + std::to_string(b);
+      t.add(blk, 50);
+      for (const char* leaf : {"conv1", "bn1", "relu", "conv2", "bn2"}) t.add(blk + "." + leaf, 8);
+      if (b == 0 && s > 1) t.add(blk + ".downsample", 6).add(blk + ".downsample.0", 3).add(blk + ".downsample.1", 3);
+    }
+  }
+  t.add("avgpool", 1).add("fc", 0);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"layer1.0", "layer1.1", "layer2.0", "layer2.1", "layer3.0", "layer3.1",
+                            "layer4.0", "layer4.1"}));
+  EXPECT_EQ(u.rule, "auto: layer#.# (the blocks of the stages layer#)");
+}
+
+// torchvision VisionTransformer: encoder.layers.encoder_layer_N, whose MLP is
+// a Sequential of single operations (mlp.0 Linear, mlp.1 GELU, ...).
+TEST(AutoUnits, VitEncoderLayersWhateverTheirNaming) {
+  Tree t;
+  t.add("", 0).add("conv_proj", 0).add("encoder", 0).add("encoder.dropout", 0).add("encoder.layers", 0);
+  for (int i = 0; i < 4; ++i) {
+    std::string l = "encoder.layers.encoder_layer_" + std::to_string(i);
+    t.add(l, 100).add(l + ".ln_1", 5).add(l + ".self_attention", 40)
+        .add(l + ".self_attention.out_proj", 0).add(l + ".dropout", 0).add(l + ".ln_2", 5)
+        .add(l + ".mlp", 40);
+    for (int k = 0; k < 5; ++k) t.add(l + ".mlp." + std::to_string(k), 12);  // 60 > mlp's 40
+  }
+  t.add("encoder.ln", 2).add("heads", 0).add("heads.head", 0);
+  // The whole encoder holds more, but is not repeated; the per-layer mlp.#
+  // family has more members, but they are single operations.
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  ASSERT_EQ(u.names.size(), 4u);
+  EXPECT_EQ(u.names.front(), "encoder.layers.encoder_layer_0");
+  EXPECT_EQ(u.rule, "auto: encoder.layers.encoder_layer_#");
+}
+
+// Hugging Face GPT-2 (transformer.h.N) and Llama (model.layers.N): every
+// sub-module of a block repeats once per block, so no finer family splits it.
+TEST(AutoUnits, HuggingFaceDecoderLayers) {
+  Tree t;
+  t.add("", 0).add("model", 0).add("model.embed_tokens", 0);
+  for (int i = 0; i < 3; ++i) {
+    std::string l = "model.layers." + std::to_string(i);
+    t.add(l, 100).add(l + ".input_layernorm", 5).add(l + ".self_attn", 50);
+    for (const char* p : {"q_proj", "k_proj", "v_proj", "o_proj"}) t.add(l + ".self_attn." + p, 5);
+    t.add(l + ".post_attention_layernorm", 5).add(l + ".mlp", 40);
+    for (const char* p : {"gate_proj", "up_proj", "down_proj", "act_fn"}) t.add(l + ".mlp." + p, 8);
+  }
+  t.add("model.norm", 2).add("model.rotary_emb", 0).add("lm_head", 0);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"model.layers.0", "model.layers.1", "model.layers.2"}));
+  EXPECT_EQ(u.rule, "auto: model.layers.#");
+}
+
+// EfficientNet / MobileNet style: features.S.B blocks whose sub-layers
+// (block.0 .. block.3, composites themselves) hold much less than the block:
+// the search stops at the blocks. The stem features.0.N are single operations.
+TEST(AutoUnits, HierarchicalStagesStopAtTheBlocks) {
+  Tree t;
+  t.add("", 0).add("features", 0).add("features.0", 20);
+  for (int k = 0; k < 3; ++k) t.add("features.0." + std::to_string(k), 7);
+  for (int s = 1; s <= 3; ++s) {
+    std::string stage = "features." + std::to_string(s);
+    t.add(stage, 3 * 60);
+    for (int b = 0; b < 3; ++b) {
+      std::string blk = stage + "." + std::to_string(b);
+      t.add(blk, 60);
+      for (int k = 0; k < 4; ++k) {
+        std::string sub = blk + ".block." + std::to_string(k);
+        t.add(sub, 10).add(sub + ".0", 4).add(sub + ".1", 4);
+      }
+      t.add(blk + ".block", 55);
+    }
+  }
+  t.add("classifier", 0).add("classifier.0", 0).add("classifier.1", 0);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  ASSERT_EQ(u.names.size(), 9u);
+  EXPECT_EQ(u.names.front(), "features.1.0");
+  EXPECT_EQ(u.names.back(), "features.3.2");
+  EXPECT_EQ(u.rule, "auto: features.#.# (the blocks of the stages features.#)");
+}
+
+// Names with the index glued on (block3, denselayer12) are families too.
+TEST(AutoUnits, GluedIndexes) {
+  Tree t;
+  t.add("", 0);
+  for (int s = 1; s <= 2; ++s) {
+    std::string stage = "features.denseblock" + std::to_string(s);
+    t.add(stage, 200);
+    for (int b = 1; b <= 4; ++b) {
+      std::string l = stage + ".denselayer" + std::to_string(b);
+      t.add(l, 48).add(l + ".norm1", 8).add(l + ".conv1", 8);
+    }
+    t.add("features.transition" + std::to_string(s), 20)
+        .add("features.transition" + std::to_string(s) + ".conv", 5);
+  }
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names.size(), 8u);
+  EXPECT_EQ(u.rule, "auto: features.denseblock#.denselayer# (the blocks of the stages features.denseblock#)");
+}
+
+// Chains marked with ranges only (C API, NVTX): the units are single ranges.
+TEST(AutoUnits, LeafChainsStillWork) {
+  Tree t;
+  for (int i = 0; i < 5; ++i) t.add("layers." + std::to_string(i), 10);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names.size(), 5u);
+  EXPECT_EQ(u.rule, "auto: layers.#");
+}
+
+TEST(AutoUnits, FamilyPattern) {
+  EXPECT_EQ(familyPattern("layer3.1"), "layer#.#");
+  EXPECT_EQ(familyPattern("encoder.layers.encoder_layer_11"), "encoder.layers.encoder_layer_#");
+  EXPECT_EQ(familyPattern("features.5.2"), "features.#.#");
+  EXPECT_EQ(familyPattern("head"), "head");
+}
+
+}  // namespace
+}  // namespace gcprof::advisor
