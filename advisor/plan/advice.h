@@ -14,6 +14,8 @@
 #include "model/step_layout.h"
 #include "model/unit_chain.h"
 #include "model/unit_selection.h"
+#include "model/unsafe_units.h"
+#include "plan/headroom.h"
 #include "simulate/replay_simulator.h"
 #include "solve/optimal_solver.h"
 #include "solve/strategy.h"
@@ -35,6 +37,7 @@ struct AdviceRequest {
   std::optional<double> max_slowdown;   // 0.3 = 30% more step time
   std::optional<SegmentKind> kind;      // default: from the run's runtime
   int max_segment_units = -1;          // -1: defaultSolverOptions' rule, 0: no limit
+  HeadroomRequest headroom;            // default: the rule in headroom.h
 };
 
 // A plan with what the simulator predicts for it.
@@ -46,7 +49,7 @@ struct PlanOutcome {
   Ns step_ns = 0;
   Bytes chain_peak = 0;    // the unit-chain model's bound, for diagnostics
   std::string peak_where;  // the moment that sets the chain peak
-  bool fits = true;        // peak <= budget (true without a budget)
+  bool fits = true;        // peak <= budget - headroom (true without a budget)
 };
 
 struct Advice {
@@ -55,6 +58,7 @@ struct Advice {
   AllocationFilter filter;
   std::vector<ModuleStats> modules;
   UnitSelection units;
+  std::vector<ExcludedUnit> excluded;  // selected but unsafe to checkpoint, left out
   RunLayout layout;
   UnitChain chain;
 
@@ -62,7 +66,11 @@ struct Advice {
   bool has_budget = false;
   Bytes budget = 0;             // resolved; the recorded peak when none was given
   std::string budget_text;
+  Headroom headroom;            // kept free below the budget (none without a budget)
   std::optional<double> max_slowdown;
+
+  // What plans are solved against: the budget less the headroom.
+  Bytes limit() const { return budget - headroom.bytes; }
 
   PlanOutcome baseline, every, uniform;
   PlanOutcome chosen;           // the answer (also for strategies none/every/uniform)

@@ -30,6 +30,7 @@ struct Verification {
   std::string strategy;
   std::vector<std::vector<std::string>> checkpoint;
   Bytes budget = 0;
+  Bytes headroom = 0;  // the plan was solved within budget - headroom
   int64_t plan_id = 0, baseline_run = 0, run = 0;
   Bytes baseline_peak = 0, predicted_peak = 0, measured_peak = 0;
   Ns baseline_step_ns = 0, predicted_step_ns = 0, measured_step_ns = 0;

@@ -16,8 +16,11 @@ a checkpoint's recomputation: the outermost one becomes a user range
 not counted twice.
 
 Per call the pre-hook captures the grad_fn of the inputs (before an in-place
-forward rebinds them); the post-hook reports input/output tensor bytes, ends
-the range and arms the module's backward range (backward_ranges.py).
+forward rebinds them) and their version counters; the post-hook reports
+input/output tensor bytes, ends the range and arms the module's backward range
+(backward_ranges.py). A module that changed an input in place (ReLU(inplace=True),
+`x += ...`) is reported once as the scalar `inplace <name>`: checkpointing it
+would recompute from the changed input, so the advisor leaves it out.
 """
 import contextlib
 import threading
@@ -32,10 +35,11 @@ _SKIP = None  # stack entry of a call that is not recorded
 
 
 class _Frame:
-    __slots__ = ("name", "range_id", "input_nodes", "recompute", "nodes")
+    __slots__ = ("name", "range_id", "input_nodes", "recompute", "nodes", "versions")
 
-    def __init__(self, name, range_id, input_nodes, recompute=False):
+    def __init__(self, name, range_id, input_nodes, recompute=False, versions=()):
         self.name = name
+        self.versions = versions
         self.range_id = range_id
         self.input_nodes = input_nodes
         self.recompute = recompute
@@ -53,6 +57,7 @@ class ModuleRanges:
         self._tls = threading.local()
         self._names = {}          # id(module) -> qualified name
         self._primary = None      # weakref to the first root module
+        self._inplace = set()     # names already reported as in-place
         self._recording = True    # refreshed at each root call
         graph_task = getattr(torch._C, "_current_graph_task_id", None)
         self._in_backward = ((lambda: graph_task() != -1) if graph_task
@@ -120,8 +125,24 @@ class ModuleRanges:
             stack.append(_SKIP)
             return
         rid = self._rec.range_start(name, FORWARD)
-        inputs = grad_nodes(args, self._torch.Tensor) if self._torch.is_grad_enabled() else None
-        stack.append(_Frame(name, rid, inputs))
+        tensor = self._torch.Tensor
+        if self._torch.is_grad_enabled():
+            inputs = grad_nodes(args, tensor)
+            versions = [(a, a._version) for a in args if isinstance(a, tensor)]
+        else:
+            inputs, versions = None, ()
+        stack.append(_Frame(name, rid, inputs, versions=versions))
+
+    def primary(self):
+        """The model: the first root module called (None before, or once it is gone)."""
+        return self._primary() if self._primary is not None else None
+
+    def _note_inplace(self, frame):
+        if frame.name in self._inplace:
+            return
+        if any(t._version != v for t, v in frame.versions):
+            self._inplace.add(frame.name)
+            self._rec.scalar("inplace " + frame.name, 1.0)
 
     def _root_call(self, module):
         self._name_tree(module)
@@ -162,6 +183,9 @@ class ModuleRanges:
             self._rec.range_end(frame.range_id)
             return
         kwargs, output = rest if len(rest) == 2 else (None, rest[0])
+        if frame.versions:
+            self._note_inplace(frame)
+            frame.versions = ()  # hold no tensor past the call
         tensor = self._torch.Tensor
         in_bytes = tensor_bytes(args, tensor) + (tensor_bytes(kwargs, tensor) if kwargs else 0)
         self._rec.range_io(frame.range_id, in_bytes, tensor_bytes(output, tensor))

@@ -45,5 +45,7 @@ def install_profiler(torch, recorder=None):
     recorder.set_runtime("python")
     steps = StepTracker(torch, recorder)
     steps.install()
-    ModuleRanges(torch, recorder, steps).install()
+    ranges = ModuleRanges(torch, recorder, steps)
+    ranges.install()
+    steps.model = ranges.primary
     return recorder
