@@ -139,6 +139,9 @@ void printHuman(const Advice& a, const std::string& trace) {
     std::printf("  headroom %s (%s): plans fit %s\n", formatBytes(a.headroom.bytes).c_str(),
                 a.headroom.rule.c_str(), formatBytes(a.limit()).c_str());
   if (a.max_slowdown) std::printf("  max slowdown %s\n", formatPercent(*a.max_slowdown).c_str());
+  if (a.hook_ns_per_call > 0)
+    std::printf("  forward times less the recording's own hooks: %s per module call (measured)\n",
+                formatNs(a.hook_ns_per_call).c_str());
   for (const ExcludedUnit& u : a.excluded)
     std::printf("  left out: %s %s (recomputing it would not replay its forward)\n", u.name.c_str(),
                 u.reason.c_str());

@@ -119,6 +119,8 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.units = selectUnits(a.modules, req.units);
   a.excluded = excludeUnsafeUnits(a.units, inPlaceModules(trace));
   a.layout = stepLayouts(trace, a.units.names);
+  a.hook_ns_per_call = hookCostPerCall(trace);
+  subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.strategy = req.strategy;

@@ -13,6 +13,7 @@
 #include "model/module_stats.h"
 #include "model/step_layout.h"
 #include "model/unit_chain.h"
+#include "model/recording_cost.h"
 #include "model/unit_selection.h"
 #include "model/unsafe_units.h"
 #include "plan/headroom.h"
@@ -59,7 +60,8 @@ struct Advice {
   std::vector<ModuleStats> modules;
   UnitSelection units;
   std::vector<ExcludedUnit> excluded;  // selected but unsafe to checkpoint, left out
-  RunLayout layout;
+  RunLayout layout;               // forward times less the recording's own cost
+  Ns hook_ns_per_call = 0;        // that cost per module call, as measured (0: none recorded)
   UnitChain chain;
 
   Strategy strategy = Strategy::Optimal;

@@ -92,6 +92,7 @@ nlohmann::json planJson(const Advice& a) {
       {"feasible", a.feasible},
       {"exact", a.exact},
       {"steady_step", c.steady_step},
+      {"recording_cost", {{"hook_ns_per_module_call", a.hook_ns_per_call}}},
       {"complete_steps", c.complete_steps},
       {"unit_stats", unit_stats}};
   if (a.max_slowdown) doc["max_slowdown"] = *a.max_slowdown;

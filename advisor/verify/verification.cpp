@@ -74,8 +74,16 @@ Ns medianStepNs(const Trace& run) {
   return d.size() % 2 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
 }
 
+double predictedSlowdown(const Verification& v) {
+  return v.baseline_step_ns > 0 ? static_cast<double>(v.predicted_step_ns) / v.baseline_step_ns - 1 : 0;
+}
+
+double measuredSlowdown(const Verification& v) {
+  return v.baseline_step_ns > 0 ? static_cast<double>(v.measured_step_ns) / v.baseline_step_ns - 1 : 0;
+}
+
 Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
-                    int64_t plan_id, int job_exit_code) {
+                    int64_t plan_id, int job_exit_code, std::optional<double> step_tolerance) {
   Verification v;
   v.strategy = plan.strategy;
   v.checkpoint = plan.checkpoint;
@@ -110,6 +118,17 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   v.gates.push_back(scalarGate("losses match", "loss values", scalarsOf(baseline, "loss"),
                                scalarsOf(measured, "loss"), v.loss_tolerance, &v.losses));
   fingerprintGates(baseline, measured, v.loss_tolerance, v.gates);
+  if (step_tolerance) {
+    v.step_tolerance = *step_tolerance;
+    double off = v.measured_step_ns ? std::fabs(static_cast<double>(v.measured_step_ns - v.predicted_step_ns)) /
+                                          static_cast<double>(v.measured_step_ns)
+                                    : 1.0;
+    char sbuf[200];
+    std::snprintf(sbuf, sizeof sbuf, "predicted %.1f ms (%+.1f%%), measured %.1f ms (%+.1f%%): %.1f%% off (tolerance %.0f%%)",
+                  v.predicted_step_ns / 1e6, predictedSlowdown(v) * 100, v.measured_step_ns / 1e6,
+                  measuredSlowdown(v) * 100, off * 100, *step_tolerance * 100);
+    v.gates.push_back({"step time prediction", off <= *step_tolerance, sbuf});
+  }
   bool pass = std::all_of(v.gates.begin(), v.gates.end(), [](const Gate& g) { return g.passed; });
   v.verdict = pass ? "PASS" : "FAIL";
   return v;
@@ -134,6 +153,7 @@ nlohmann::json toJson(const Verification& v) {
            {{"run", v.run}, {"peak_bytes", v.measured_peak}, {"step_ns", v.measured_step_ns},
             {"exit_code", v.exit_code}}},
           {"loss_tolerance", v.loss_tolerance},
+          {"step_tolerance", v.step_tolerance >= 0 ? nlohmann::json(v.step_tolerance) : nlohmann::json()},
           {"losses", losses},
           {"gates", gates}};
 }
@@ -157,6 +177,7 @@ Verification fromJson(const nlohmann::json& j) {
   v.measured_step_ns = j.at("measured").at("step_ns");
   v.exit_code = j.at("measured").value("exit_code", 0);
   v.loss_tolerance = j.value("loss_tolerance", 0.0);
+  if (j.contains("step_tolerance") && j["step_tolerance"].is_number()) v.step_tolerance = j["step_tolerance"];
   for (const auto& l : j.value("losses", nlohmann::json::array()))
     v.losses.push_back({l.at("step"), l.at("baseline"), l.at("measured")});
   for (const auto& g : j.at("gates")) v.gates.push_back({g.at("name"), g.at("passed"), g.at("detail")});

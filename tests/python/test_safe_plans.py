@@ -125,8 +125,10 @@ def test_recording_reports_in_place_modules_and_fingerprints_each_step():
     scalars = [e for e in events if e[0] == "scalar"]
     inplace = [e[1] for e in scalars if e[1].startswith("inplace ")]
     assert inplace == ["inplace 2"], inplace  # the ReLU, once; not the Linear or BatchNorm
-    for name in ("loss", "grad_norm", "buffer_norm"):
+    for name in ("loss", "grad_norm", "buffer_norm", "hook_ns_per_call"):
         assert [e[3] for e in scalars if e[1] == name] == [0, 1], (name, scalars)
+    cost = [e[2] for e in scalars if e[1] == "hook_ns_per_call"]
+    assert all(0 < c < 1e7 for c in cost), cost
 
 
 def test_fingerprints_see_gradients_and_running_statistics():

@@ -21,10 +21,17 @@ input/output tensor bytes, ends the range and arms the module's backward range
 (backward_ranges.py). A module that changed an input in place (ReLU(inplace=True),
 `x += ...`) is reported once as the scalar `inplace <name>`: checkpointing it
 would recompute from the changed input, so the advisor leaves it out.
+
+The hooks time themselves: a unit's recorded forward includes the hooks of
+every module called inside it, which its recomputation (unrecorded) does not
+pay. take_hook_cost() gives the mean cost per module call since the last
+call; steps.py records it per step as the scalar `hook_ns_per_call` and the
+advisor subtracts it from recorded forward times.
 """
 import contextlib
 import threading
 import weakref
+from time import perf_counter_ns as _clock
 
 from . import checkpointing, failsafe
 from .backward_ranges import BackwardRanges
@@ -58,6 +65,8 @@ class ModuleRanges:
         self._names = {}          # id(module) -> qualified name
         self._primary = None      # weakref to the first root module
         self._inplace = set()     # names already reported as in-place
+        self._hook_ns = 0         # time inside _pre and _post since take_hook_cost()
+        self._hook_calls = 0
         self._recording = True    # refreshed at each root call
         graph_task = getattr(torch._C, "_current_graph_task_id", None)
         self._in_backward = ((lambda: graph_task() != -1) if graph_task
@@ -98,13 +107,22 @@ class ModuleRanges:
             self._tls.recomputing -= 1
             self._rec.range_end(rid)
 
+    def take_hook_cost(self):
+        """Mean ns of hook time per module call since the last call; None without calls."""
+        ns, calls = self._hook_ns, self._hook_calls
+        self._hook_ns = self._hook_calls = 0
+        return ns / calls if calls else None
+
     def _pre(self, module, args):
         if self._compiling():
             return None
+        start = _clock()
         try:
             self._enter(module, args)
         except Exception as exc:
             failsafe.internal_error("the module forward pre-hook", exc)
+        self._hook_calls += 1
+        self._hook_ns += _clock() - start
         return None
 
     def _enter(self, module, args):
@@ -165,10 +183,12 @@ class ModuleRanges:
     def _post(self, module, args, *rest):
         if self._compiling():
             return None
+        start = _clock()
         try:
             self._leave(args, rest)
         except Exception as exc:
             failsafe.internal_error("the module forward hook", exc)
+        self._hook_ns += _clock() - start
         return None
 
     def _leave(self, args, rest):

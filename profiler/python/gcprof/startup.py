@@ -48,4 +48,5 @@ def install_profiler(torch, recorder=None):
     ranges = ModuleRanges(torch, recorder, steps)
     ranges.install()
     steps.model = ranges.primary
+    steps.hook_cost = ranges.take_hook_cost
     return recorder

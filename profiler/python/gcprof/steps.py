@@ -25,8 +25,10 @@ class StepTracker:
         self._open = False
         self._loss = None
         self._in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)
-        # The model whose buffers are fingerprinted (module_ranges sets it).
+        # The model whose buffers are fingerprinted, and the hooks' own cost
+        # per module call (module_ranges sets both).
         self.model = lambda: None
+        self.hook_cost = lambda: None
 
     def install(self):
         torch = self._torch
@@ -83,6 +85,9 @@ class StepTracker:
             if loss is not None:
                 self._rec.scalar("loss", float(loss.item()))
             self._fingerprint(optimizer)
+            cost = self.hook_cost()
+            if cost is not None:
+                self._rec.scalar("hook_ns_per_call", cost)
             self._rec.step_end()
             self._index += 1
         except Exception as exc:
