@@ -29,13 +29,13 @@ def resnet18():
 
 def gpt2():
     from transformers import GPT2Config, GPT2LMHeadModel
-    config = GPT2Config(n_layer=4, n_embd=64, n_head=4, vocab_size=256, n_positions=128,
+    config = GPT2Config(n_layer=8, n_embd=64, n_head=4, vocab_size=256, n_positions=128,
                         bos_token_id=0, eos_token_id=0)
     model = GPT2LMHeadModel(config)
     gen = torch.Generator().manual_seed(1)
 
     def batch():
-        ids = torch.randint(0, 256, (8, 128), generator=gen)
+        ids = torch.randint(0, 256, (16, 128), generator=gen)
         return (ids,), {"labels": ids}, None
 
     def loss_of(model, inputs, kwargs, target):

@@ -59,6 +59,20 @@ class ResNetInPlace(unittest.TestCase):
         self.assertEqual(p.losses(self.verify.stdout), p.losses(self.baseline.stdout))
 
 
+    def test_gcprof_apply_runs_the_job_with_the_plan_and_rejects_a_bad_one(self):
+        out = p.gcprof("apply", self.plan_path, "--", sys.executable, JOB, "resnet18", "--steps", "1",
+                       check=False)
+        self.assertEqual(out.returncode, 0, out.stderr)
+        self.assertIn("checkpointing 8 modules", out.stderr)
+        self.assertEqual(p.losses(out.stdout), p.losses(self.baseline.stdout)[:1])
+        bad = os.path.join(self.dir, "bad.json")
+        with open(bad, "w") as f:
+            f.write("{}")
+        out = p.gcprof("apply", bad, "--", sys.executable, "-c", "print('ran')", check=False)
+        self.assertEqual(out.returncode, 2, out.stderr)
+        self.assertNotIn("ran", out.stdout)
+
+
 class HfGpt2UseCache(unittest.TestCase):
     """HF GPT-2 with its default use_cache=True: a plan verifies within its budget."""
 

@@ -18,6 +18,11 @@ def wanted():
 def start():
     if wanted():
         TorchImportWatcher(on_torch_loaded).install()
+    plan_path = os.environ.get("GCPROF_PLAN")
+    if plan_path:
+        import atexit
+        from .env_plan import warn_if_unapplied
+        atexit.register(warn_if_unapplied, plan_path)
 
 
 def on_torch_loaded(torch):
