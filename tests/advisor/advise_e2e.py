@@ -61,7 +61,7 @@ def main():
     if pred["peak_bytes"] > budget - p["headroom_bytes"]:
         fail("predicted peak %d above the budget %d less its headroom %d"
              % (pred["peak_bytes"], budget, p["headroom_bytes"]))
-    if p["headroom_bytes"] < 0.03 * budget or "jitter" not in p["headroom"]["rule"]:
+    if p["headroom_bytes"] < round(0.03 * budget) - 1 or "jitter" not in p["headroom"]["rule"]:
         fail("default headroom %d (%s) is not 3%% of the budget plus jitter"
              % (p["headroom_bytes"], p["headroom"]["rule"]))
     if "headroom" not in r.stdout or "complete steps, steady from step" not in r.stdout:
