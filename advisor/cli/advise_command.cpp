@@ -25,6 +25,7 @@ struct AdviseArgs {
   std::string budget;
   std::string strategy = "optimal";
   std::string max_slowdown;
+  std::string headroom;  // default: headroom.h's rule
   std::string units = "auto";
   std::string segments;  // module | region; default from the run's runtime
   std::string output;
@@ -49,12 +50,31 @@ AdviceRequest request(const AdviseArgs& a) {
         if (b.fraction <= 0) throw std::invalid_argument("'" + a.budget + "' must be above 0%");
       } else {
         b.bytes = parseBytes(a.budget);
+        // "--budget 60" is far more likely 60% or 60 GiB than 60 bytes: ask.
+        if (a.budget.find_first_not_of("0123456789.") == std::string::npos)
+          throw std::invalid_argument("'" + a.budget + "' has no unit; write " + a.budget + "% (of the recorded peak) or " +
+                                      a.budget + "MiB / " + a.budget + "GiB");
       }
       r.budget = b;
     }
+    if (!a.headroom.empty()) {
+      r.headroom.given = true;
+      r.headroom.text = a.headroom;
+      if (a.headroom.back() == '%') {
+        r.headroom.percent = true;
+        r.headroom.fraction = parsePercent(a.headroom);
+        if (r.headroom.fraction < 0 || r.headroom.fraction >= 1)
+          throw std::invalid_argument("'" + a.headroom + "' must be from 0% to below 100%");
+      } else {
+        r.headroom.bytes = parseBytes(a.headroom);
+        if (r.headroom.bytes != 0 && a.headroom.find_first_not_of("0123456789.") == std::string::npos)
+          throw std::invalid_argument("'" + a.headroom + "' has no unit; write " + a.headroom + "% or " +
+                                      a.headroom + "MiB");
+      }
+    }
     if (!a.max_slowdown.empty()) r.max_slowdown = parsePercent(a.max_slowdown);
   } catch (const std::invalid_argument& e) {
-    throw AdviceError(std::string("--budget/--max-slowdown: ") + e.what());
+    throw AdviceError(std::string("--budget/--headroom/--max-slowdown: ") + e.what());
   }
   if (a.segments == "module") r.kind = SegmentKind::Module;
   else if (a.segments == "region") r.kind = SegmentKind::Region;
@@ -105,15 +125,26 @@ void printHuman(const Advice& a, const std::string& trace) {
   std::printf("gcprof advise: %s run %lld (%s runtime, %s memory, %s segments)\n", trace.c_str(),
               static_cast<long long>(a.run.id), a.run.runtime.c_str(), a.filter.describe().c_str(),
               toString(a.kind).c_str());
-  std::printf("  %d units (%s); steady step %lld of %zu complete; recorded peak %s, step %s\n",
-              a.chain.size(), a.units.rule.c_str(), static_cast<long long>(a.chain.steady_step),
-              a.chain.complete_steps, formatBytes(a.baseline.peak).c_str(),
-              formatNs(a.baseline.step_ns).c_str());
+  // Step indices need not start at 0 (record --steps, a resumed job): say
+  // which step is the steady one and how many complete steps there are.
+  std::printf("  %d units (%s); %zu complete step%s, steady from step %lld; recorded peak %s, step %s\n",
+              a.chain.size(), a.units.rule.c_str(), a.chain.complete_steps,
+              a.chain.complete_steps == 1 ? "" : "s", static_cast<long long>(a.chain.steady_step),
+              formatBytes(a.baseline.peak).c_str(), formatNs(a.baseline.step_ns).c_str());
   if (a.has_budget)
     std::printf("  budget %s = %s (%s of the recorded peak)\n", a.budget_text.c_str(),
                 formatBytes(a.budget).c_str(),
                 formatPercent(static_cast<double>(a.budget) / a.baseline.peak).c_str());
+  if (a.has_budget)
+    std::printf("  headroom %s (%s): plans fit %s\n", formatBytes(a.headroom.bytes).c_str(),
+                a.headroom.rule.c_str(), formatBytes(a.limit()).c_str());
   if (a.max_slowdown) std::printf("  max slowdown %s\n", formatPercent(*a.max_slowdown).c_str());
+  if (a.hook_ns_per_call > 0)
+    std::printf("  forward times less the recording's own hooks: %s per module call (measured)\n",
+                formatNs(a.hook_ns_per_call).c_str());
+  for (const ExcludedUnit& u : a.excluded)
+    std::printf("  left out: %s %s (recomputing it would not replay its forward)\n", u.name.c_str(),
+                u.reason.c_str());
   printUnits(a);
   printComparison(a);
   std::printf("\n  %s: peak %s set %s%s\n", toString(a.strategy).c_str(),
@@ -181,6 +212,9 @@ void addAdvise(CLI::App& app, int& exit_code) {
                 "recomputation; prints the plan against every-unit and sqrt(N) checkpointing.");
   sub->add_option("trace", args->trace, "Trace file (gcprof record -o)")->required();
   sub->add_option("--budget", args->budget, "Peak memory to fit: bytes (6GiB, 512MiB) or % of the recorded peak");
+  sub->add_option("--headroom", args->headroom,
+                  "Margin kept free below the budget: bytes (16MiB) or % of the budget; 0 for none "
+                  "(default: 3% on host, 5% on CUDA, plus the measured step-to-step peak jitter)");
   sub->add_option("--strategy", args->strategy, "optimal | uniform | every | none")
       ->capture_default_str();
   sub->add_option("--max-slowdown", args->max_slowdown,

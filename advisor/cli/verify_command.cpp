@@ -27,6 +27,7 @@ struct VerifyArgs {
   std::string trace;
   std::string plan;
   std::string backend = "auto";
+  std::string step_tolerance;  // off unless given
   std::vector<std::string> command;
 };
 
@@ -132,12 +133,23 @@ void printVerification(const advisor::Verification& v) {
               mib(v.predicted_peak), mib(v.measured_peak), mib(v.budget));
   std::printf("  %-10s %12.1f ms %12.1f ms %12.1f ms\n", "step time", v.baseline_step_ns / 1e6,
               v.predicted_step_ns / 1e6, v.measured_step_ns / 1e6);
+  std::printf("  %-10s %14s %+13.1f%% %+13.1f%%%s\n", "slowdown", "", advisor::predictedSlowdown(v) * 100,
+              advisor::measuredSlowdown(v) * 100,
+              v.step_tolerance >= 0 ? "" : "   (not a gate; --step-tolerance 25% makes it one)");
   for (const advisor::Gate& g : v.gates)
     std::printf("  [%s] %-20s %s\n", g.passed ? "ok" : "FAIL", g.name.c_str(), g.detail.c_str());
   std::printf("verdict: %s\n", v.verdict.c_str());
 }
 
 int runVerify(const VerifyArgs& a) {
+  std::optional<double> step_tolerance;
+  if (!a.step_tolerance.empty()) {
+    try {
+      step_tolerance = parsePercent(a.step_tolerance);
+    } catch (const std::invalid_argument& e) {
+      throw StoreError(std::string("--step-tolerance: ") + e.what());
+    }
+  }
   PlanFile plan = advisor::readPlanFile(a.plan);
   TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
   int64_t baseline_id = chooseRun(store, plan.trace_run);
@@ -181,7 +193,7 @@ int runVerify(const VerifyArgs& a) {
     if (store.run(id).baseline_run == baseline_id) run_id = id;
   if (run_id == 0) throw StoreError(a.trace + ": the verification job created no run");
   advisor::Verification v =
-      advisor::verify(baseline_trace, store.load(run_id), plan, plan_id, r.exit_code);
+      advisor::verify(baseline_trace, store.load(run_id), plan, plan_id, r.exit_code, step_tolerance);
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
   printVerification(v);
   return v.verdict == "PASS" ? 0 : 1;
@@ -200,6 +212,9 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_option("--plan", args->plan, "Plan file written by `gcprof advise`")->required();
   sub->add_option("--backend", args->backend, "auto | host | cuda (default: the baseline's)")
       ->check(CLI::IsMember({"auto", "host", "cuda"}));
+  sub->add_option("--step-tolerance", args->step_tolerance,
+                  "Also gate on step time: measured within this % of predicted (e.g. 25%); off by "
+                  "default because a re-run's time on a shared machine is noise");
   sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
   sub->callback([args, &exit_code] { exit_code = runVerify(*args); });
 }

@@ -26,7 +26,7 @@ PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name
   ChainPeak cp = evaluateChain(a.chain, segments);
   o.chain_peak = cp.peak;
   o.peak_where = whereOf(a.chain, cp);
-  o.fits = !a.has_budget || o.peak <= a.budget;
+  o.fits = !a.has_budget || o.peak <= a.limit();
   return o;
 }
 
@@ -41,7 +41,7 @@ bool withinSlowdown(const Advice& a, const PlanOutcome& o) {
 std::optional<PlanOutcome> optimalWithinBudget(const Trace& trace, Advice& a,
                                                const SolverOptions& opts,
                                                const std::function<void()>& fixed_plans) {
-  Bytes target = a.budget;
+  Bytes target = a.limit();
   std::optional<PlanOutcome> best;
   for (int attempt = 0; attempt < 8; ++attempt) {
     Solution s = solveOptimal(a.chain, target, opts);
@@ -52,7 +52,7 @@ std::optional<PlanOutcome> optimalWithinBudget(const Trace& trace, Advice& a,
       best = o;
       break;
     }
-    target -= std::max<Bytes>(1, o.peak - a.budget);
+    target -= std::max<Bytes>(1, o.peak - a.limit());
   }
   // A budget-blind plan that happens to fit with less recompute wins: the
   // answer is never worse than none, every or uniform at the same budget.
@@ -119,7 +119,9 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   a.min_reachable_peak = least.peak;
   a.minimum = least;
   std::string budget = formatBytes(a.budget) + (a.budget_text.empty() ? "" : " (" + a.budget_text + ")");
-  if (a.strategy != Strategy::Optimal && least.peak <= a.budget) {
+  if (a.headroom.bytes > 0)
+    budget += " less " + formatBytes(a.headroom.bytes) + " headroom = " + formatBytes(a.limit());
+  if (a.strategy != Strategy::Optimal && least.peak <= a.limit()) {
     return "the " + toString(a.strategy) + " plan peaks at " + formatBytes(a.chosen.peak) +
            ", above the budget " + budget + " (set " + a.chosen.peak_where +
            "); --strategy optimal fits it.";
@@ -137,7 +139,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
     msg += ".\n  Finer units, the sub-modules of each unit (--units '" + finer->spec + "'), " +
            (finer->peak < least.peak ? "reach " : "reach no lower: ") + formatBytes(finer->peak);
   }
-  msg += ".\n  Raise the budget to at least " + formatBytes(least.peak) +
+  msg += ".\n  Raise the budget to at least " + formatBytes(least.peak + a.headroom.bytes) +
          ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;
 }
@@ -160,7 +162,10 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.filter = primaryFilter(trace);
   a.modules = moduleStats(trace, a.filter);
   a.units = selectUnits(trace, a.modules, req.units);
+  a.excluded = excludeUnsafeUnits(a.units, inPlaceModules(trace));
   a.layout = stepLayouts(trace, a.units.names);
+  a.hook_ns_per_call = hookCostPerCall(trace);
+  subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.strategy = req.strategy;
@@ -169,6 +174,14 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.budget = a.has_budget ? req.budget->resolve(a.chain.baseline_peak) : a.chain.baseline_peak;
   if (a.has_budget) a.budget_text = req.budget->text;
   if (a.budget <= 0) throw AdviceError("budget " + a.budget_text + " is not a positive size");
+  if (a.has_budget) {
+    a.headroom = resolveHeadroom(req.headroom, a.budget,
+                                 stepPeakJitter(trace, a.filter, a.chain.steady_step), a.filter.device);
+    if (a.headroom.bytes < 0 || a.headroom.bytes >= a.budget)
+      throw AdviceError("headroom " + formatBytes(a.headroom.bytes) + " (" + a.headroom.rule +
+                        ") leaves nothing of the budget " + formatBytes(a.budget) +
+                        "; give a smaller --headroom");
+  }
   if (a.strategy == Strategy::Optimal && !a.has_budget && !a.max_slowdown)
     throw AdviceError("optimal needs a target: give --budget (6GiB, 60%) or --max-slowdown (30%)");
 
@@ -182,7 +195,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.baseline.step_ns = trace.steps.empty() ? a.chain.step_ns : medianStepNs(trace);
   a.baseline.chain_peak = evaluateChain(a.chain, {}).peak;
   a.baseline.peak_where = whereOf(a.chain, evaluateChain(a.chain, {}));
-  a.baseline.fits = !a.has_budget || a.baseline.peak <= a.budget;
+  a.baseline.fits = !a.has_budget || a.baseline.peak <= a.limit();
   // The budget-blind plans are simulated on other threads while the solver
   // runs: on large traces the simulations dominate the time of `advise`.
   // They only read `a` fields that are final by now.
@@ -219,9 +232,11 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
         // The chain model is an upper bound; the least-peak plan may still
         // fit on the simulator, which has the last word.
         fixedPlans();
+        // This fallback searches no less than the main one: `exact` keeps
+        // saying only whether a front was thinned (it printed "search
+        // thinned" for 8-unit chains before, issue 15).
         Solution m = minimumPeak(a.chain, opts);
         a.chosen = measure(trace, a, "optimal", m.segments);
-        a.exact = false;
       }
       break;
     }

@@ -13,7 +13,10 @@
 #include "model/module_stats.h"
 #include "model/step_layout.h"
 #include "model/unit_chain.h"
+#include "model/recording_cost.h"
 #include "model/unit_selection.h"
+#include "model/unsafe_units.h"
+#include "plan/headroom.h"
 #include "simulate/replay_simulator.h"
 #include "solve/optimal_solver.h"
 #include "solve/strategy.h"
@@ -35,6 +38,7 @@ struct AdviceRequest {
   std::optional<double> max_slowdown;   // 0.3 = 30% more step time
   std::optional<SegmentKind> kind;      // default: from the run's runtime
   int max_segment_units = -1;          // -1: defaultSolverOptions' rule, 0: no limit
+  HeadroomRequest headroom;            // default: the rule in headroom.h
 };
 
 // A plan with what the simulator predicts for it.
@@ -46,7 +50,7 @@ struct PlanOutcome {
   Ns step_ns = 0;
   Bytes chain_peak = 0;    // the unit-chain model's bound, for diagnostics
   std::string peak_where;  // the moment that sets the chain peak
-  bool fits = true;        // peak <= budget (true without a budget)
+  bool fits = true;        // peak <= budget - headroom (true without a budget)
 };
 
 struct Advice {
@@ -55,14 +59,20 @@ struct Advice {
   AllocationFilter filter;
   std::vector<ModuleStats> modules;
   UnitSelection units;
-  RunLayout layout;
+  std::vector<ExcludedUnit> excluded;  // selected but unsafe to checkpoint, left out
+  RunLayout layout;               // forward times less the recording's own cost
+  Ns hook_ns_per_call = 0;        // that cost per module call, as measured (0: none recorded)
   UnitChain chain;
 
   Strategy strategy = Strategy::Optimal;
   bool has_budget = false;
   Bytes budget = 0;             // resolved; the recorded peak when none was given
   std::string budget_text;
+  Headroom headroom;            // kept free below the budget (none without a budget)
   std::optional<double> max_slowdown;
+
+  // What plans are solved against: the budget less the headroom.
+  Bytes limit() const { return budget - headroom.bytes; }
 
   PlanOutcome baseline, every, uniform;
   PlanOutcome chosen;           // the answer (also for strategies none/every/uniform)

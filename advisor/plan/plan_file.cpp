@@ -67,6 +67,8 @@ nlohmann::json planJson(const Advice& a) {
     }
     unit_stats.push_back(u);
   }
+  nlohmann::json excluded = nlohmann::json::array();
+  for (const ExcludedUnit& u : a.excluded) excluded.push_back({{"name", u.name}, {"reason", u.reason}});
   nlohmann::json doc = {
       {"format", kPlanFormat},
       {"trace_run", a.run.id},
@@ -75,9 +77,13 @@ nlohmann::json planJson(const Advice& a) {
       {"segment_kind", toString(a.kind)},
       {"budget_bytes", a.budget},
       {"budget", a.has_budget ? a.budget_text : std::string()},
+      {"headroom_bytes", a.headroom.bytes},
+      {"headroom", {{"rule", a.headroom.rule}, {"jitter_bytes", a.headroom.jitter},
+                    {"fraction", a.headroom.fraction}, {"solved_within_bytes", a.limit()}}},
       {"memory", a.filter.describe()},
       {"units_rule", a.units.rule},
       {"units", units},
+      {"excluded_units", excluded},
       {"checkpoint", checkpoint},
       {"segments", segments},
       {"predicted", outcomeJson(a.chosen, a)},
@@ -86,6 +92,7 @@ nlohmann::json planJson(const Advice& a) {
       {"feasible", a.feasible},
       {"exact", a.exact},
       {"steady_step", c.steady_step},
+      {"recording_cost", {{"hook_ns_per_module_call", a.hook_ns_per_call}}},
       {"complete_steps", c.complete_steps},
       {"unit_stats", unit_stats}};
   if (a.max_slowdown) doc["max_slowdown"] = *a.max_slowdown;
@@ -107,6 +114,7 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   p.strategy = doc.value("strategy", std::string());
   p.segment_kind = doc.value("segment_kind", std::string("region"));
   p.budget_bytes = field<Bytes>(doc, "budget_bytes", where);
+  p.headroom_bytes = doc.value("headroom_bytes", Bytes{0});
   p.units = doc.value("units", std::vector<std::string>{});
   p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);
   if (doc.contains("predicted")) {

@@ -22,6 +22,7 @@ struct PlanFile {
   std::string strategy;
   std::string segment_kind;  // module | region
   Bytes budget_bytes = 0;
+  Bytes headroom_bytes = 0;  // kept free below the budget when solving (0 in older plans)
   std::vector<std::string> units;
   std::vector<std::vector<std::string>> checkpoint;
   Bytes predicted_peak = 0;

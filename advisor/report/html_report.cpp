@@ -29,7 +29,7 @@ std::string htmlReport(const ReportData& r) {
   h << "<h2>Memory</h2>\n" << memoryChartSvg(r);
   h << "<table>\n<tr><th></th><th>baseline</th><th>predicted</th><th>measured</th><th>budget</th></tr>\n";
   h << "<tr><td>peak memory</td><td>" << mib(v.baseline_peak) << "</td><td>" << mib(v.predicted_peak)
-    << "</td><td>" << mib(v.measured_peak) << "</td><td>" << mib(v.budget) << "</td></tr>\n";
+    << "</td><td>" << mib(v.measured_peak) << "</td><td>" << mib(v.budget) << (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) << "</td></tr>\n";
   h << "<tr><td>step time</td><td>" << ms(v.baseline_step_ns) << "</td><td>" << ms(v.predicted_step_ns)
     << "</td><td>" << ms(v.measured_step_ns) << "</td><td></td></tr>\n</table>\n";
   h << "<h2>Gates</h2>\n<table>\n<tr><th>gate</th><th>result</th><th>detail</th></tr>\n";

@@ -41,7 +41,7 @@ std::string markdownReport(const ReportData& r) {
   md << "| | baseline | predicted | measured | budget |\n|---|---:|---:|---:|---:|\n";
   md << "| peak memory | " << mib(v.baseline_peak) << " | " << mib(v.predicted_peak) << " | "
      << mib(v.measured_peak) << ratio(static_cast<double>(v.measured_peak), static_cast<double>(v.predicted_peak))
-     << " | " << mib(v.budget) << " |\n";
+     << " | " << mib(v.budget) << (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) << " |\n";
   md << "| step time | " << ms(v.baseline_step_ns) << " | " << ms(v.predicted_step_ns) << " | "
      << ms(v.measured_step_ns)
      << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <tuple>
 
 #include "byte_text.h"
 #include "model/memory_curve.h"
@@ -10,29 +11,32 @@
 namespace gcprof::advisor {
 namespace {
 
-std::vector<std::pair<int64_t, double>> lossesOf(const Trace& t) {
+std::vector<std::pair<int64_t, double>> scalarsOf(const Trace& t, const std::string& name) {
   std::vector<std::pair<int64_t, double>> out;
   for (const Scalar& s : t.scalars)
-    if (s.name == "loss") out.push_back({s.step, s.value});
+    if (s.name == name) out.push_back({s.step, s.value});
   return out;
 }
 
-Gate lossGate(const Trace& baseline, const Trace& measured, double tol,
-              std::vector<LossPair>& pairs) {
-  auto base = lossesOf(baseline), meas = lossesOf(measured);
+// Step by step, the verification's values of one scalar against the
+// baseline's, to a relative tolerance. `what` names the values in details.
+Gate scalarGate(const std::string& gate, const std::string& what,
+                const std::vector<std::pair<int64_t, double>>& base,
+                const std::vector<std::pair<int64_t, double>>& meas, double tol,
+                std::vector<LossPair>* pairs) {
   size_t n = std::min(base.size(), meas.size());
   int bad = 0;
   double worst = 0;
   for (size_t i = 0; i < n; ++i) {
-    pairs.push_back({meas[i].first, base[i].second, meas[i].second});
+    if (pairs) pairs->push_back({meas[i].first, base[i].second, meas[i].second});
     double diff = std::fabs(base[i].second - meas[i].second);
     worst = std::max(worst, diff);
     if (diff > tol * std::max(1.0, std::fabs(base[i].second))) ++bad;
   }
-  Gate g{"losses match", n > 0 && bad == 0 && base.size() == meas.size(), ""};
-  char buf[160];
+  Gate g{gate, n > 0 && bad == 0 && base.size() == meas.size(), ""};
+  char buf[200];
   if (n == 0) {
-    std::snprintf(buf, sizeof buf, "no loss values to compare (baseline %zu, verification %zu)",
+    std::snprintf(buf, sizeof buf, "no %s to compare (baseline %zu, verification %zu)", what.c_str(),
                   base.size(), meas.size());
   } else {
     std::snprintf(buf, sizeof buf, "%zu steps compared, %d differ, largest difference %.3g (tolerance %.0e)%s",
@@ -40,6 +44,21 @@ Gate lossGate(const Trace& baseline, const Trace& measured, double tol,
   }
   g.detail = buf;
   return g;
+}
+
+// Gradients and buffers (running statistics) after each step: a plan must
+// not change them, and losses do not show it (issue 15: BatchNorm statistics
+// updated twice by recomputation while every loss matched). Recorded by the
+// python shim (gcprof/fingerprints.py); a baseline without them (LibTorch
+// programs) gets no gate rather than a failing one.
+void fingerprintGates(const Trace& baseline, const Trace& measured, double tol, std::vector<Gate>& gates) {
+  for (const auto& [scalar, gate, what] :
+       {std::tuple<const char*, const char*, const char*>{"grad_norm", "gradients match", "gradient norms"},
+        {"buffer_norm", "buffers match", "buffer norms (running statistics)"}}) {
+    auto base = scalarsOf(baseline, scalar);
+    if (base.empty()) continue;
+    gates.push_back(scalarGate(gate, what, base, scalarsOf(measured, scalar), tol, nullptr));
+  }
 }
 
 }  // namespace
@@ -55,12 +74,21 @@ Ns medianStepNs(const Trace& run) {
   return d.size() % 2 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
 }
 
+double predictedSlowdown(const Verification& v) {
+  return v.baseline_step_ns > 0 ? static_cast<double>(v.predicted_step_ns) / v.baseline_step_ns - 1 : 0;
+}
+
+double measuredSlowdown(const Verification& v) {
+  return v.baseline_step_ns > 0 ? static_cast<double>(v.measured_step_ns) / v.baseline_step_ns - 1 : 0;
+}
+
 Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
-                    int64_t plan_id, int job_exit_code) {
+                    int64_t plan_id, int job_exit_code, std::optional<double> step_tolerance) {
   Verification v;
   v.strategy = plan.strategy;
   v.checkpoint = plan.checkpoint;
   v.budget = plan.budget_bytes;
+  v.headroom = plan.headroom_bytes;
   v.plan_id = plan_id;
   v.baseline_run = baseline.run.id;
   v.run = measured.run.id;
@@ -77,7 +105,8 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   v.gates.push_back({"job completed", job_exit_code == 0,
                      "the verification run exited with " + std::to_string(job_exit_code)});
   v.gates.push_back({"peak within budget", v.measured_peak <= v.budget,
-                     "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget)});
+                     "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget) +
+                         (v.headroom > 0 ? " (plan solved with " + formatBytes(v.headroom) + " headroom)" : "")});
   double err = v.measured_peak ? std::fabs(static_cast<double>(v.measured_peak - v.predicted_peak)) /
                                      static_cast<double>(v.measured_peak)
                                : 1.0;
@@ -86,7 +115,20 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
                 formatBytes(v.predicted_peak).c_str(), formatBytes(v.measured_peak).c_str(), err * 100,
                 kPeakTolerance * 100);
   v.gates.push_back({"peak prediction", err <= kPeakTolerance, buf});
-  v.gates.push_back(lossGate(baseline, measured, v.loss_tolerance, v.losses));
+  v.gates.push_back(scalarGate("losses match", "loss values", scalarsOf(baseline, "loss"),
+                               scalarsOf(measured, "loss"), v.loss_tolerance, &v.losses));
+  fingerprintGates(baseline, measured, v.loss_tolerance, v.gates);
+  if (step_tolerance) {
+    v.step_tolerance = *step_tolerance;
+    double off = v.measured_step_ns ? std::fabs(static_cast<double>(v.measured_step_ns - v.predicted_step_ns)) /
+                                          static_cast<double>(v.measured_step_ns)
+                                    : 1.0;
+    char sbuf[200];
+    std::snprintf(sbuf, sizeof sbuf, "predicted %.1f ms (%+.1f%%), measured %.1f ms (%+.1f%%): %.1f%% off (tolerance %.0f%%)",
+                  v.predicted_step_ns / 1e6, predictedSlowdown(v) * 100, v.measured_step_ns / 1e6,
+                  measuredSlowdown(v) * 100, off * 100, *step_tolerance * 100);
+    v.gates.push_back({"step time prediction", off <= *step_tolerance, sbuf});
+  }
   bool pass = std::all_of(v.gates.begin(), v.gates.end(), [](const Gate& g) { return g.passed; });
   v.verdict = pass ? "PASS" : "FAIL";
   return v;
@@ -101,6 +143,7 @@ nlohmann::json toJson(const Verification& v) {
           {"strategy", v.strategy},
           {"checkpoint", v.checkpoint},
           {"budget_bytes", v.budget},
+          {"headroom_bytes", v.headroom},
           {"plan_id", v.plan_id},
           {"baseline", {{"run", v.baseline_run}, {"peak_bytes", v.baseline_peak}, {"step_ns", v.baseline_step_ns}}},
           {"predicted",
@@ -110,6 +153,7 @@ nlohmann::json toJson(const Verification& v) {
            {{"run", v.run}, {"peak_bytes", v.measured_peak}, {"step_ns", v.measured_step_ns},
             {"exit_code", v.exit_code}}},
           {"loss_tolerance", v.loss_tolerance},
+          {"step_tolerance", v.step_tolerance >= 0 ? nlohmann::json(v.step_tolerance) : nlohmann::json()},
           {"losses", losses},
           {"gates", gates}};
 }
@@ -120,6 +164,7 @@ Verification fromJson(const nlohmann::json& j) {
   v.strategy = j.value("strategy", "");
   v.checkpoint = j.at("checkpoint").get<std::vector<std::vector<std::string>>>();
   v.budget = j.at("budget_bytes");
+  v.headroom = j.value("headroom_bytes", Bytes{0});
   v.plan_id = j.value("plan_id", 0);
   v.baseline_run = j.at("baseline").value("run", 0);
   v.baseline_peak = j.at("baseline").at("peak_bytes");
@@ -132,6 +177,7 @@ Verification fromJson(const nlohmann::json& j) {
   v.measured_step_ns = j.at("measured").at("step_ns");
   v.exit_code = j.at("measured").value("exit_code", 0);
   v.loss_tolerance = j.value("loss_tolerance", 0.0);
+  if (j.contains("step_tolerance") && j["step_tolerance"].is_number()) v.step_tolerance = j["step_tolerance"];
   for (const auto& l : j.value("losses", nlohmann::json::array()))
     v.losses.push_back({l.at("step"), l.at("baseline"), l.at("measured")});
   for (const auto& g : j.at("gates")) v.gates.push_back({g.at("name"), g.at("passed"), g.at("detail")});

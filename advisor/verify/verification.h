@@ -5,6 +5,7 @@
 #pragma once
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -30,12 +31,14 @@ struct Verification {
   std::string strategy;
   std::vector<std::vector<std::string>> checkpoint;
   Bytes budget = 0;
+  Bytes headroom = 0;  // the plan was solved within budget - headroom
   int64_t plan_id = 0, baseline_run = 0, run = 0;
   Bytes baseline_peak = 0, predicted_peak = 0, measured_peak = 0;
   Ns baseline_step_ns = 0, predicted_step_ns = 0, measured_step_ns = 0;
   Ns predicted_recompute_ns = 0;
   int exit_code = 0;
   double loss_tolerance = 0;
+  double step_tolerance = -1;  // the step time gate's tolerance; -1: no gate (the default)
   std::vector<LossPair> losses;
   std::vector<Gate> gates;
 };
@@ -52,8 +55,16 @@ double lossTolerance(const std::string& backend);
 // there are at least three.
 Ns medianStepNs(const Trace& run);
 
+// Step time is always reported; it is a gate only with `step_tolerance`
+// (0.25: measured within 25% of predicted). Off by default: on a shared or
+// noisy machine a re-run's step time says little (docs/plan.md).
 Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
-                    int64_t plan_id, int job_exit_code);
+                    int64_t plan_id, int job_exit_code,
+                    std::optional<double> step_tolerance = std::nullopt);
+
+// Slowdown against the baseline's step time (0.1 = 10% slower).
+double predictedSlowdown(const Verification& v);
+double measuredSlowdown(const Verification& v);
 
 nlohmann::json toJson(const Verification& v);
 Verification fromJson(const nlohmann::json& j);

@@ -26,7 +26,7 @@ double niceStep(double raw) {
 void TimelineView::reset(const view::RunView& run) {
   selected_unit_ = -1;
   cursor_ = -1;
-  fitAll(run);
+  window_ = view::TimeWindow::fit(static_cast<double>(run.focus_begin), static_cast<double>(run.end));
 }
 
 void TimelineView::fitAll(const view::RunView& run) {

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "model/memory_curve.h"
+#include "model/recording_cost.h"
 #include "model/step_layout.h"
 #include "simulate/replay_simulator.h"
 #endif
@@ -27,6 +28,8 @@ std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView&
       segments.push_back({first->second, last->second});
     }
     advisor::RunLayout layout = advisor::stepLayouts(trace, plan.units);
+    // Recompute stretches the timeline as `advise` predicted it: without the hooks' cost.
+    advisor::subtractRecordingCost(layout, trace, advisor::hookCostPerCall(trace));
     if (layout.complete == 0) {
       *why = "no complete step to replay the plan on";
       if (!layout.steps.empty() && !layout.steps.front().problem.empty())

@@ -21,6 +21,13 @@ RunView::RunView(Trace t, std::vector<std::string> unit_names)
   for (const Step& s : trace.steps) widen(s.start, std::max(s.end, s.start));
   for (const Range& r : trace.ranges) widen(r.start, std::max(r.end, r.start));
   if (!any) { begin = trace.run.started; end = std::max(trace.run.ended, begin + 1000); }
+  focus_begin = begin;
+  if (!trace.steps.empty()) {
+    Ns first = trace.steps.front().start;
+    for (const Step& s : trace.steps) first = std::min(first, s.start);
+    // A margin of 5% of the training span keeps what leads into step 0 in view.
+    focus_begin = std::max(begin, first - (end - first) / 20);
+  }
 }
 
 std::string RunView::label() const {

@@ -27,6 +27,9 @@ struct RunView {
   // The span worth showing: first to last event, steps and ranges included.
   Ns begin = 0;
   Ns end = 0;
+  // Where the first view starts: shortly before the first step. A python job
+  // spends seconds importing before it, which would take most of the width.
+  Ns focus_begin = 0;
   std::string label() const;  // "run 1 · python · 3 steps · 2.1 GiB peak"
 };
 

@@ -94,6 +94,17 @@ const PlanView* TraceDocument::selectedPlan() const {
 
 void TraceDocument::selectPlan(int64_t id) {
   plan_id_ = id;
+  // Plans of one run may name different units (advise --units): the units
+  // table and the series are those of the plan shown, not of the newest one.
+  const PlanView* plan = selectedPlan();
+  if (plan && plan->error.empty() && !plan->units.empty()) {
+    std::vector<std::string> shown;
+    for (const UnitStats& u : run_->units) shown.push_back(u.name);
+    if (shown != plan->units) {
+      Trace trace = std::move(run_->trace);
+      run_ = std::make_unique<RunView>(std::move(trace), plan->units);
+    }
+  }
   applyPlan(run_->units, selectedPlan());
   refreshPredicted();
   int64_t newest = 0;

@@ -13,6 +13,7 @@ void addShow(CLI::App& app, int& exit_code);     // profiler/cli/show_command.cp
 void addCtl(CLI::App& app, int& exit_code);      // profiler/cli/ctl_command.cpp
 void addAdvise(CLI::App& app, int& exit_code);   // advisor/cli/advise_command.cpp
 void addVerify(CLI::App& app, int& exit_code);   // advisor/cli/verify_command.cpp
+void addApply(CLI::App& app, int& exit_code);    // advisor/cli/apply_command.cpp
 void addReport(CLI::App& app, int& exit_code);   // advisor/cli/report_command.cpp
 void addExport(CLI::App& app, int& exit_code);   // advisor/cli/export_command.cpp
 

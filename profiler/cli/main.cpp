@@ -18,6 +18,7 @@ int main(int argc, char** argv) {
   gcprof::cli::addCtl(app, exit_code);
   gcprof::cli::addAdvise(app, exit_code);
   gcprof::cli::addVerify(app, exit_code);
+  gcprof::cli::addApply(app, exit_code);
   gcprof::cli::addReport(app, exit_code);
   gcprof::cli::addExport(app, exit_code);
   try {

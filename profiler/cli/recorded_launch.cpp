@@ -37,11 +37,6 @@ bool exists(const std::string& p) {
   return stat(p.c_str(), &st) == 0;
 }
 
-void prependPath(const char* var, const std::string& value, char sep) {
-  const char* old = getenv(var);
-  std::string v = old && *old ? value + sep + old : value;
-  setenv(var, v.c_str(), 1);
-}
 
 // In the child, between fork and exec.
 [[noreturn]] void execJob(const LaunchOptions& o, const std::string& inject, long long run_id) {
@@ -209,6 +204,12 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     store.updateRun(run);
   }
   return r;
+}
+
+void prependPath(const char* var, const std::string& value, char sep) {
+  const char* old = getenv(var);
+  std::string v = old && *old ? value + sep + old : value;
+  setenv(var, v.c_str(), 1);
 }
 
 }  // namespace gcprof::cli

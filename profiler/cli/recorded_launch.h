@@ -40,4 +40,7 @@ std::string absolutePath(const std::string& p);
 std::string injectorPath();
 std::string pythonShimDir();
 
+// Puts `value` in front of a list variable (PATH-like, `sep`-separated).
+void prependPath(const char* var, const std::string& value, char sep);
+
 }  // namespace gcprof::cli

@@ -107,7 +107,10 @@ void printRun(const nlohmann::json& r, bool all) {
       ++hidden;
       continue;
     }
-    std::printf("  %-32s %5d %12.3f %12.3f %14s\n", u["name"].get<std::string>().c_str(),
+    // The python shim names the model itself "" (its children carry no prefix).
+    std::string name = u["name"].get<std::string>();
+    if (name.empty()) name = "(model)";
+    std::printf("  %-32s %5d %12.3f %12.3f %14s\n", name.c_str(),
                 u["depth"].get<int>(), u["forward_ns"].get<double>() / 1e6,
                 u["backward_ns"].get<double>() / 1e6,
                 formatBytes(u["saved_bytes"].get<long long>()).c_str());

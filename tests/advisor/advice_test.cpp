@@ -128,11 +128,103 @@ TEST(Advice, InfeasibleBudgetNamesTheSmallestReachablePeak) {
   EXPECT_GT(a.min_reachable_peak, a.budget);
   EXPECT_NE(a.message.find("smallest peak any plan reaches"), std::string::npos);
   EXPECT_NE(a.message.find("the peak is set"), std::string::npos);
-  // Asking for exactly that peak succeeds.
+  // The infeasible fallback searched as much as the main search: not "thinned".
+  EXPECT_TRUE(a.exact);
+  // Asking for exactly that peak without headroom succeeds.
   Budget b;
   b.bytes = a.min_reachable_peak;
   r.budget = b;
+  r.headroom.given = true;
   EXPECT_TRUE(advise(t, r).feasible);
+  // The default headroom keeps a margin: the same budget no longer fits.
+  r.headroom = HeadroomRequest{};
+  Advice margin = advise(t, r);
+  EXPECT_FALSE(margin.feasible);
+  EXPECT_NE(margin.message.find("headroom"), std::string::npos) << margin.message;
+}
+
+ChainSpec steadySteps() {
+  ChainSpec spec = eightUnits("native");
+  spec.grad = 0;  // gradients re-allocated every step would make each step's peak higher
+  return spec;
+}
+
+TEST(Advice, PlansKeepTheHeadroomBelowTheBudget) {
+  Trace t = chainTrace(steadySteps());
+  AdviceRequest r;
+  r.budget = percent(0.6);
+  Advice a = advise(t, r);
+  ASSERT_TRUE(a.feasible) << a.message;
+  // The chain trace's steps are identical: no jitter, only the host share.
+  EXPECT_EQ(a.headroom.jitter, 0);
+  EXPECT_EQ(a.headroom.bytes, static_cast<Bytes>(std::llround(kHostHeadroom * a.budget)));
+  EXPECT_LE(a.chosen.peak, a.budget - a.headroom.bytes);
+  nlohmann::json plan = planJson(a);
+  EXPECT_EQ(plan["headroom_bytes"].get<Bytes>(), a.headroom.bytes);
+  EXPECT_EQ(plan["headroom"]["solved_within_bytes"].get<Bytes>(), a.budget - a.headroom.bytes);
+  EXPECT_EQ(parsePlan(plan, "test").headroom_bytes, a.headroom.bytes);
+
+  // --headroom as a share of the budget, and a margin that leaves nothing.
+  r.headroom.given = true;
+  r.headroom.percent = true;
+  r.headroom.fraction = 0.05;
+  r.headroom.text = "5%";
+  Advice five = advise(t, r);
+  ASSERT_TRUE(five.feasible) << five.message;
+  EXPECT_EQ(five.headroom.bytes, static_cast<Bytes>(std::llround(0.05 * five.budget)));
+  EXPECT_LE(five.chosen.peak, five.budget - five.headroom.bytes);
+  r.headroom.percent = false;
+  r.headroom.bytes = a.budget;
+  EXPECT_THROW(advise(t, r), AdviceError);
+}
+
+TEST(Advice, InPlaceModulesAreNeverProposed) {
+  Trace t = chainTrace(eightUnits("python"));
+  Scalar inplace;
+  inplace.step = 0;
+  inplace.name = "inplace layers.3";
+  inplace.value = 1;
+  t.scalars.push_back(inplace);
+  AdviceRequest r;
+  r.strategy = Strategy::Every;
+  Advice a = advise(t, r);
+  ASSERT_EQ(a.excluded.size(), 1u);
+  EXPECT_EQ(a.excluded[0].name, "layers.3");
+  EXPECT_EQ(std::count(a.chain.names.begin(), a.chain.names.end(), "layers.3"), 0);
+  nlohmann::json plan = planJson(a);
+  EXPECT_EQ(plan["excluded_units"][0]["name"], "layers.3");
+  for (const auto& segment : plan["checkpoint"])
+    for (const auto& unit : segment) EXPECT_NE(unit.get<std::string>(), "layers.3");
+  // Only in-place units chosen: a clear error instead of a plan that crashes.
+  r.units = "layers\\.3";
+  try {
+    advise(t, r);
+    FAIL() << "no error";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("in place"), std::string::npos) << e.what();
+  }
+}
+
+TEST(Headroom, JitterIsTheSpreadOfTheSteadyStepPeaks) {
+  Trace t = chainTrace(steadySteps());
+  EXPECT_EQ(stepPeakJitter(t, primaryFilter(t), 1), 0);
+  // One extra allocation live across the whole of the last step raises its peak only.
+  const Step& last = t.steps.back();
+  Allocation extra;
+  extra.addr = 0x7777000;
+  extra.bytes = 123;
+  extra.alloc = last.start + 1;
+  extra.free = last.end - 1;
+  extra.range = 0;
+  extra.step = last.index;
+  auto at = std::lower_bound(t.allocations.begin(), t.allocations.end(), extra.alloc,
+                             [](const Allocation& a, Ns v) { return a.alloc < v; });
+  t.allocations.insert(at, extra);
+  EXPECT_EQ(stepPeakJitter(t, primaryFilter(t), 1), 123);
+  Headroom h = resolveHeadroom(HeadroomRequest{}, 10000, 123, false);
+  EXPECT_EQ(h.bytes, 300 + 123);
+  EXPECT_NE(h.rule.find("jitter"), std::string::npos);
+  EXPECT_EQ(resolveHeadroom(HeadroomRequest{}, 10000, 0, true).bytes, 500);
 }
 
 TEST(Advice, MaxSlowdownIsTheDual) {

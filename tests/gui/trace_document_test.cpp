@@ -86,6 +86,46 @@ TEST(TraceDocument, PlanAndVerificationOverlays) {
   EXPECT_EQ(doc->run().trace.run.baseline_run, base);
 }
 
+TEST(TraceDocument, EachPlanShowsItsOwnUnits) {
+  TempFile f("plan-units");
+  TrainingShape shape;
+  int64_t base = testing::writeRun(f.path(), testing::fabricateTraining(shape));
+  int64_t all_layers = 0;
+  {
+    TraceStore store(f.path(), TraceStore::Mode::ReadWrite);
+    all_layers = store.savePlan({0, base, 1, "optimal", 900ll << 20,
+                                 testing::planJson(base, shape.layers, {1}, 900ll << 20)});
+    // A newer plan made with --units naming two layers only.
+    store.savePlan({0, base, 2, "every", 900ll << 20,
+                    testing::planJson(base, 2, {0, 1}, 900ll << 20)});
+  }
+  std::string error;
+  auto doc = TraceDocument::open(f.path(), 0, &error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(doc->run().units.size(), 2u);  // the newest plan's
+  doc->selectPlan(all_layers);
+  ASSERT_EQ(doc->run().units.size(), static_cast<size_t>(shape.layers));
+  EXPECT_EQ(doc->run().units.back().name, "layers." + std::to_string(shape.layers - 1));
+  EXPECT_TRUE(doc->run().units[1].checkpointed);
+  EXPECT_FALSE(doc->run().units[0].checkpointed);
+}
+
+TEST(RunView, OpensShortlyBeforeTheFirstStepNotAtImportTime) {
+  Trace t = testing::fabricateTraining(TrainingShape{});
+  ASSERT_FALSE(t.steps.empty());
+  Ns first = t.steps.front().start;
+  // Ten seconds of imports before step 0, with an allocation at its start.
+  Allocation early;
+  early.addr = 0x10;
+  early.bytes = 4096;
+  early.alloc = first - 10'000'000'000;
+  t.allocations.insert(t.allocations.begin(), early);
+  RunView v(t, {});
+  EXPECT_EQ(v.begin, early.alloc);  // Fit all still reaches it
+  EXPECT_LE(v.focus_begin, first);
+  EXPECT_GE(v.focus_begin, first - (v.end - first) / 10);
+}
+
 TEST(TraceDocument, ForeignFilesGiveAMessage) {
   TempFile f("foreign");
   std::string error;

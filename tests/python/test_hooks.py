@@ -171,7 +171,7 @@ def test_steps_and_loss_from_optimizer_and_backward():
     first = steps[0][1] if steps else None
     assert steps == [(kind, first + i) for i in range(3)
                      for kind in ("step_begin", "step_end")], steps
-    scalars = [(e[3], e[2]) for e in REC.events if e[0] == "scalar"]
+    scalars = [(e[3], e[2]) for e in REC.events if e[0] == "scalar" and e[1] == "loss"]
     assert scalars == list(enumerate(losses, start=first)), (scalars, losses)
 
 

@@ -112,5 +112,16 @@ def test_recomputation_is_marked_and_forward_not_counted_twice():
         assert bwd["start"] < rec["start"] and rec["end"] < bwd["end"], (bwd, rec)
 
 
+def test_plan_never_applied_says_so_at_exit():
+    path = plan_file([["layers.0"]], "unused.json")
+    for job in ("print('no torch at all')",
+                "import torch\nwith torch.no_grad():\n    torch.nn.Linear(2, 2)(torch.ones(1, 2))"):
+        proc, _ = run_python(["-c", job], GCPROF_PLAN=path)
+        assert proc.returncode == 0, proc.stderr
+        assert "nothing was checkpointed" in proc.stderr and path in proc.stderr, proc.stderr
+    proc, _ = run_python([TINY, "--steps", "1"], GCPROF_PLAN=plan_file([["layers.0"]], "used.json"))
+    assert "nothing was checkpointed" not in proc.stderr, proc.stderr
+
+
 if __name__ == "__main__":
     run(globals())

@@ -13,6 +13,15 @@ The wrapped function runs twice per step: the first call is the forward, the
 later ones are recomputations inside backward. Those run under
 `recompute_context(name)` so the profiler marks them as a user range
 `recompute <name>` instead of a second forward range.
+
+Running state (BatchNorm's running_mean/var and num_batches_tracked) would
+be updated a second time by the recompute forward, which runs in training
+mode (issue 15: num_batches_tracked 4 instead of 2 after 2 steps). It is
+saved before and put back after every recomputation (also when PyTorch stops
+a recomputation early), so the statistics equal a run without the plan
+exactly. Inputs changed in place after the forward are caught by PyTorch's
+own saved-tensor version check (a loud error); the advisor leaves modules
+recorded as in-place out of plans (module_ranges.py).
 """
 import contextlib
 
@@ -24,6 +33,17 @@ recompute_context = None
 
 def is_checkpointed(module):
     return getattr(module.forward, _MARK, None) is not None
+
+
+def _running_state(module):
+    """Buffers a training-mode forward updates (BatchNorm and the like), copied."""
+    return [(b, b.clone()) for n, b in module.named_buffers()
+            if n.rsplit(".", 1)[-1].startswith("running_") or n.endswith("num_batches_tracked")]
+
+
+def _restore(state):
+    for buffer, saved in state:
+        buffer.copy_(saved)
 
 
 def checkpoint_module(torch, module, name):
@@ -43,8 +63,13 @@ def checkpoint_module(torch, module, name):
             if calls[0] == 1:
                 return original(*inner_args, **kwargs)
             context = recompute_context(name) if recompute_context else contextlib.nullcontext()
-            with context:
-                return original(*inner_args, **kwargs)
+            state = _running_state(module)
+            try:
+                with context:
+                    return original(*inner_args, **kwargs)
+            finally:
+                with torch.no_grad():
+                    _restore(state)
 
         return checkpoint(run, *args, use_reentrant=False, preserve_rng_state=True)
 

@@ -21,12 +21,22 @@ a checkpoint's recomputation: the outermost one becomes a user range
 not counted twice.
 
 Per call the pre-hook captures the grad_fn of the inputs (before an in-place
-forward rebinds them); the post-hook reports input/output tensor bytes, ends
-the range and arms the module's backward range (backward_ranges.py).
+forward rebinds them) and their version counters; the post-hook reports
+input/output tensor bytes, ends the range and arms the module's backward range
+(backward_ranges.py). A module that changed an input in place (ReLU(inplace=True),
+`x += ...`) is reported once as the scalar `inplace <name>`: checkpointing it
+would recompute from the changed input, so the advisor leaves it out.
+
+The hooks time themselves: a unit's recorded forward includes the hooks of
+every module called inside it, which its recomputation (unrecorded) does not
+pay. take_hook_cost() gives the mean cost per module call since the last
+call; steps.py records it per step as the scalar `hook_ns_per_call` and the
+advisor subtracts it from recorded forward times.
 """
 import contextlib
 import threading
 import weakref
+from time import perf_counter_ns as _clock
 
 from . import checkpointing, failsafe
 from .backward_ranges import BackwardRanges
@@ -38,10 +48,11 @@ COMPILED_MARK = "torch.compile"  # + " <class>"; read by the advisor (docs/pytho
 
 
 class _Frame:
-    __slots__ = ("name", "range_id", "input_nodes", "recompute", "nodes")
+    __slots__ = ("name", "range_id", "input_nodes", "recompute", "nodes", "versions")
 
-    def __init__(self, name, range_id, input_nodes, recompute=False):
+    def __init__(self, name, range_id, input_nodes, recompute=False, versions=()):
         self.name = name
+        self.versions = versions
         self.range_id = range_id
         self.input_nodes = input_nodes
         self.recompute = recompute
@@ -59,6 +70,9 @@ class ModuleRanges:
         self._tls = threading.local()
         self._names = {}          # id(module) -> qualified name
         self._primary = None      # weakref to the first root module
+        self._inplace = set()     # names already reported as in-place
+        self._hook_ns = 0         # time inside _pre and _post since take_hook_cost()
+        self._hook_calls = 0
         self._recording = True    # refreshed at each root call
         self._compiled_marked = False
         graph_task = getattr(torch._C, "_current_graph_task_id", None)
@@ -100,13 +114,22 @@ class ModuleRanges:
             self._tls.recomputing -= 1
             self._rec.range_end(rid)
 
+    def take_hook_cost(self):
+        """Mean ns of hook time per module call since the last call; None without calls."""
+        ns, calls = self._hook_ns, self._hook_calls
+        self._hook_ns = self._hook_calls = 0
+        return ns / calls if calls else None
+
     def _pre(self, module, args):
         if self._compiling():
             return None
+        start = _clock()
         try:
             self._enter(module, args)
         except Exception as exc:
             failsafe.internal_error("the module forward pre-hook", exc)
+        self._hook_calls += 1
+        self._hook_ns += _clock() - start
         return None
 
     def _enter(self, module, args):
@@ -127,8 +150,24 @@ class ModuleRanges:
             stack.append(_SKIP)
             return
         rid = self._rec.range_start(name, FORWARD)
-        inputs = grad_nodes(args, self._torch.Tensor) if self._torch.is_grad_enabled() else None
-        stack.append(_Frame(name, rid, inputs))
+        tensor = self._torch.Tensor
+        if self._torch.is_grad_enabled():
+            inputs = grad_nodes(args, tensor)
+            versions = [(a, a._version) for a in args if isinstance(a, tensor)]
+        else:
+            inputs, versions = None, ()
+        stack.append(_Frame(name, rid, inputs, versions=versions))
+
+    def primary(self):
+        """The model: the first root module called (None before, or once it is gone)."""
+        return self._primary() if self._primary is not None else None
+
+    def _note_inplace(self, frame):
+        if frame.name in self._inplace:
+            return
+        if any(t._version != v for t, v in frame.versions):
+            self._inplace.add(frame.name)
+            self._rec.scalar("inplace " + frame.name, 1.0)
 
     def _root_call(self, module):
         self._name_tree(module)
@@ -156,10 +195,12 @@ class ModuleRanges:
     def _post(self, module, args, *rest):
         if self._compiling():
             return None
+        start = _clock()
         try:
             self._leave(args, rest)
         except Exception as exc:
             failsafe.internal_error("the module forward hook", exc)
+        self._hook_ns += _clock() - start
         return None
 
     def _leave(self, args, rest):
@@ -174,6 +215,9 @@ class ModuleRanges:
             self._rec.range_end(frame.range_id)
             return
         kwargs, output = rest if len(rest) == 2 else (None, rest[0])
+        if frame.versions:
+            self._note_inplace(frame)
+            frame.versions = ()  # hold no tensor past the call
         tensor = self._torch.Tensor
         in_bytes = tensor_bytes(args, tensor) + (tensor_bytes(kwargs, tensor) if kwargs else 0)
         self._rec.range_io(frame.range_id, in_bytes, tensor_bytes(output, tensor))

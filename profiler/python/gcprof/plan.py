@@ -103,7 +103,53 @@ def apply_plan(model, plan):
     targets = resolve(model, checkpoint_names(data), where)
     for name, module in targets:
         checkpoint_module(torch, module, name)
+    if targets:
+        no_cache_while_training(model)
     return [name for name, _ in targets]
+
+
+_NO_CACHE_MARK = "__gcprof_no_cache__"
+
+
+def no_cache_while_training(model):
+    """Training forwards of a Hugging Face model run with use_cache=False.
+
+    A key/value cache built in a training forward lives until the outputs are
+    dropped, so it holds the very activations checkpointing frees; HF's own
+    gradient checkpointing turns it off in training for that reason (and
+    warns when asked for it). The same is done here: config.use_cache is set
+    to False (this also reaches the forward already under way when the plan is
+    applied from GCPROF_PLAN), and a training forward asked explicitly for the
+    cache runs without it. generate() passes its own generation_config.use_cache
+    and keeps the cache. Models without config.use_cache are left alone.
+    """
+    import inspect
+
+    config = getattr(model, "config", None)
+    if getattr(model, _NO_CACHE_MARK, False) or not isinstance(getattr(config, "use_cache", None), bool):
+        return False
+    try:
+        params = inspect.signature(model.forward).parameters
+    except (TypeError, ValueError):
+        return False
+    if "use_cache" not in params and not any(p.kind == p.VAR_KEYWORD for p in params.values()):
+        return False
+    import torch
+
+    def hook(module, args, kwargs):
+        if module.training and torch.is_grad_enabled() and kwargs.get("use_cache") is not False:
+            kwargs = dict(kwargs)
+            kwargs["use_cache"] = False
+            return args, kwargs
+        return None
+
+    try:
+        model.register_forward_pre_hook(hook, with_kwargs=True)
+    except TypeError:
+        pass  # PyTorch 1.x: no kwargs in hooks; config.use_cache still covers the default
+    config.use_cache = False
+    setattr(model, _NO_CACHE_MARK, True)
+    return True
 
 
 def exit_with(error):

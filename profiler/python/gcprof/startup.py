@@ -25,6 +25,11 @@ def start():
     if wanted() and not _started:
         _started = True
         TorchImportWatcher(on_torch_loaded).install()
+    plan_path = os.environ.get("GCPROF_PLAN")
+    if plan_path:
+        import atexit
+        from .env_plan import warn_if_unapplied
+        atexit.register(warn_if_unapplied, plan_path)
 
 
 def on_torch_loaded(torch):
@@ -52,5 +57,8 @@ def install_profiler(torch, recorder=None):
     recorder.set_runtime("python")
     steps = StepTracker(torch, recorder)
     steps.install()
-    ModuleRanges(torch, recorder, steps).install()
+    ranges = ModuleRanges(torch, recorder, steps)
+    ranges.install()
+    steps.model = ranges.primary
+    steps.hook_cost = ranges.take_hook_cost
     return recorder

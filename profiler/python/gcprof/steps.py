@@ -14,7 +14,7 @@ step's loss is that of its last micro-batch.
 """
 import functools
 
-from . import failsafe
+from . import failsafe, fingerprints
 
 
 class StepTracker:
@@ -25,6 +25,10 @@ class StepTracker:
         self._open = False
         self._loss = None
         self._in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)
+        # The model whose buffers are fingerprinted, and the hooks' own cost
+        # per module call (module_ranges sets both).
+        self.model = lambda: None
+        self.hook_cost = lambda: None
 
     def install(self):
         torch = self._torch
@@ -80,10 +84,23 @@ class StepTracker:
             loss, self._loss = self._loss, None
             if loss is not None:
                 self._rec.scalar("loss", float(loss.item()))
+            self._fingerprint(optimizer)
+            cost = self.hook_cost()
+            if cost is not None:
+                self._rec.scalar("hook_ns_per_call", cost)
             self._rec.step_end()
             self._index += 1
         except Exception as exc:
             failsafe.internal_error("the optimizer step hook", exc)
+
+
+    def _fingerprint(self, optimizer):
+        torch = self._torch
+        with torch.no_grad():
+            for name, value in (("grad_norm", fingerprints.grad_norm(torch, optimizer)),
+                                ("buffer_norm", fingerprints.buffer_norm(torch, self.model()))):
+                if value is not None:
+                    self._rec.scalar(name, value)
 
 
 def _wrap_optimizer_steps(base, stepped):

@@ -1,0 +1,36 @@
+#include "model/recording_cost.h"
+
+#include <algorithm>
+#include <cmath>
+#include <vector>
+
+namespace gcprof::advisor {
+
+Ns hookCostPerCall(const Trace& trace) {
+  std::vector<double> v;
+  for (const Scalar& s : trace.scalars)
+    if (s.name == "hook_ns_per_call" && s.value > 0) v.push_back(s.value);
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  double m = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
+  return static_cast<Ns>(std::llround(m));
+}
+
+void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call) {
+  if (per_call <= 0) return;
+  std::vector<Ns> starts;
+  for (const Range& r : trace.ranges)
+    if (r.domain == RangeDomain::Module && r.phase == Phase::Forward) starts.push_back(r.start);
+  std::sort(starts.begin(), starts.end());
+  for (StepLayout& step : layout.steps) {
+    for (UnitWindow& u : step.units) {
+      if (u.device_time) continue;
+      auto lo = std::lower_bound(starts.begin(), starts.end(), u.fwd_start);
+      auto hi = std::upper_bound(starts.begin(), starts.end(), u.fwd_end);
+      Ns calls = static_cast<Ns>(hi - lo);
+      u.forward_ns = std::max(u.forward_ns / 10, u.forward_ns - calls * per_call);
+    }
+  }
+}
+
+}  // namespace gcprof::advisor

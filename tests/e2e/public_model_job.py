@@ -1,0 +1,66 @@
+"""A small training job on a public model family, built from a config with
+random weights (nothing downloaded): what a user's own script looks like to
+gcprof. Prints `step <i> loss <value>` like the samples.
+
+    public_model_job.py resnet18 | gpt2  [--steps N]
+
+resnet18: torchvision's, with its ReLU(inplace=True) modules and BatchNorm.
+gpt2: Hugging Face GPT-2 with its defaults (use_cache=True, dropout 0.1).
+"""
+import argparse
+
+import torch
+
+
+def resnet18():
+    import torchvision
+    model = torchvision.models.resnet18(num_classes=10)
+    gen = torch.Generator().manual_seed(1)
+
+    def batch():
+        x = torch.randn(8, 3, 64, 64, generator=gen)
+        return (x,), {}, torch.randint(0, 10, (8,), generator=gen)
+
+    def loss_of(model, inputs, kwargs, target):
+        return torch.nn.functional.cross_entropy(model(*inputs), target)
+
+    return model, batch, loss_of, torch.optim.SGD(model.parameters(), lr=0.05, momentum=0.9)
+
+
+def gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+    config = GPT2Config(n_layer=8, n_embd=64, n_head=4, vocab_size=256, n_positions=128,
+                        bos_token_id=0, eos_token_id=0)
+    model = GPT2LMHeadModel(config)
+    gen = torch.Generator().manual_seed(1)
+
+    def batch():
+        ids = torch.randint(0, 256, (16, 128), generator=gen)
+        return (ids,), {"labels": ids}, None
+
+    def loss_of(model, inputs, kwargs, target):
+        return model(*inputs, **kwargs).loss
+
+    return model, batch, loss_of, torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model", choices=["resnet18", "gpt2"])
+    ap.add_argument("--steps", type=int, default=3)
+    args = ap.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model, batch, loss_of, opt = {"resnet18": resnet18, "gpt2": gpt2}[args.model]()
+    model.train()
+    for step in range(args.steps):
+        inputs, kwargs, target = batch()
+        loss = loss_of(model, inputs, kwargs, target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print("step %d loss %.6f" % (step, loss.item()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

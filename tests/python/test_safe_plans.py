@@ -1,0 +1,150 @@
+"""Plans that cannot change training (issue 15), in process on tiny models:
+BatchNorm running statistics, inputs changed in place, HF's key/value cache,
+the in-place modules the recording reports, and the per-step fingerprints that `verify` compares."""
+import copy
+import sys
+
+from harness import SHIM, Skip, run, run_python
+
+sys.path.insert(0, SHIM)
+
+
+def _torch():
+    try:
+        import torch
+    except ImportError:
+        raise Skip("no torch")
+    return torch
+
+
+def _bn_model(torch):
+    torch.manual_seed(0)
+
+    class Block(torch.nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.conv = torch.nn.Conv2d(c, c, 3, padding=1)
+            self.bn = torch.nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return torch.relu(self.bn(self.conv(x))) + x
+
+    class Net(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.stem = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.blocks = torch.nn.Sequential(Block(8), Block(8), Block(8))
+            self.norm = torch.nn.BatchNorm2d(8, momentum=None)  # cumulative average
+            self.head = torch.nn.Linear(8, 4)
+
+        def forward(self, x):
+            x = self.norm(self.blocks(self.stem(x)))
+            return self.head(x.mean(dim=(2, 3)))
+
+    return Net()
+
+
+def _train(torch, model, steps=3):
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9)
+    gen = torch.Generator().manual_seed(1)
+    for _ in range(steps):
+        x = torch.randn(4, 3, 8, 8, generator=gen, requires_grad=True)
+        y = torch.randint(0, 4, (4,), generator=gen)
+        loss = torch.nn.functional.cross_entropy(model(x), y)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return {k: v.clone() for k, v in model.state_dict().items()}
+
+
+def test_batchnorm_statistics_identical_with_and_without_the_plan():
+    torch = _torch()
+    import gcprof
+    plain = _bn_model(torch)
+    planned = copy.deepcopy(plain)
+    plan = {"format": "gcprof.plan/1", "checkpoint": [["blocks.0"], ["blocks.1"], ["norm"]]}
+    assert gcprof.apply_plan(planned, plan) == ["blocks.0", "blocks.1", "norm"]
+    a, b = _train(torch, plain), _train(torch, planned)
+    assert a.keys() == b.keys()
+    for key in a:
+        assert torch.equal(a[key], b[key]), (key, a[key], b[key])
+    assert int(b["blocks.0.bn.num_batches_tracked"]) == 3, b["blocks.0.bn.num_batches_tracked"]
+
+
+def test_recomputation_would_count_batches_twice_without_the_restore():
+    # The failure the restore prevents, shown on PyTorch's checkpoint alone:
+    # if this ever stops being true, the restore is no longer needed.
+    torch = _torch()
+    from torch.utils.checkpoint import checkpoint
+    bn = torch.nn.BatchNorm1d(3)
+    x = torch.randn(5, 3, requires_grad=True)
+    checkpoint(bn, x, use_reentrant=False).sum().backward()
+    assert int(bn.num_batches_tracked) == 2
+
+
+def test_hf_use_cache_is_off_in_training_and_kept_for_evaluation():
+    torch = _torch()
+    try:
+        from transformers import GPT2Config, GPT2LMHeadModel
+    except ImportError:
+        raise Skip("no transformers")
+    import gcprof
+    torch.manual_seed(0)
+    model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64, n_positions=16))
+    ids = torch.randint(0, 64, (2, 8))
+    assert model(ids).past_key_values is not None  # HF's default: a cache
+    gcprof.apply_plan(model, {"format": "gcprof.plan/1", "checkpoint": [["transformer.h.0"]]})
+    model.train()
+    out = model(ids, labels=ids, use_cache=True)
+    assert out.past_key_values is None, "a training forward kept the key/value cache"
+    out.loss.backward()
+    model.eval()
+    with torch.no_grad():
+        assert model(ids, use_cache=True).past_key_values is not None
+
+
+_INPLACE_JOB = """
+import torch
+torch.manual_seed(0)
+model = torch.nn.Sequential(torch.nn.Linear(4, 8), torch.nn.BatchNorm1d(8),
+                            torch.nn.ReLU(inplace=True), torch.nn.Linear(8, 1))
+opt = torch.optim.SGD(model.parameters(), lr=0.1)
+for _ in range(2):
+    loss = model(torch.randn(6, 4)).pow(2).mean()
+    opt.zero_grad()
+    loss.backward()
+    opt.step()
+print("loss done")
+"""
+
+
+def test_recording_reports_in_place_modules_and_fingerprints_each_step():
+    _torch()
+    proc, events = run_python(["-c", _INPLACE_JOB], fake=True)
+    assert proc.returncode == 0, proc.stderr
+    scalars = [e for e in events if e[0] == "scalar"]
+    inplace = [e[1] for e in scalars if e[1].startswith("inplace ")]
+    assert inplace == ["inplace 2"], inplace  # the ReLU, once; not the Linear or BatchNorm
+    for name in ("loss", "grad_norm", "buffer_norm", "hook_ns_per_call"):
+        assert [e[3] for e in scalars if e[1] == name] == [0, 1], (name, scalars)
+    cost = [e[2] for e in scalars if e[1] == "hook_ns_per_call"]
+    assert all(0 < c < 1e7 for c in cost), cost
+
+
+def test_fingerprints_see_gradients_and_running_statistics():
+    torch = _torch()
+    from gcprof import fingerprints
+    model = _bn_model(torch)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    assert fingerprints.grad_norm(torch, opt) is None  # no gradients yet
+    before = fingerprints.buffer_norm(torch, model)
+    model(torch.randn(4, 3, 8, 8)).sum().backward()
+    g = fingerprints.grad_norm(torch, opt)
+    expected = torch.sqrt(sum((p.grad.double() ** 2).sum() for p in model.parameters())).item()
+    assert abs(g - expected) <= 1e-9 * expected, (g, expected)
+    assert fingerprints.buffer_norm(torch, model) != before
+    assert fingerprints.buffer_norm(torch, torch.nn.Linear(2, 2)) is None
+
+
+if __name__ == "__main__":
+    run(globals())
