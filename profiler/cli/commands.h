@@ -15,5 +15,6 @@ void addAdvise(CLI::App& app, int& exit_code);   // advisor/cli/advise_command.c
 void addVerify(CLI::App& app, int& exit_code);   // advisor/cli/verify_command.cpp
 void addReport(CLI::App& app, int& exit_code);   // advisor/cli/report_command.cpp
 void addExport(CLI::App& app, int& exit_code);   // advisor/cli/export_command.cpp
+void addMerge(CLI::App& app, int& exit_code);    // profiler/cli/merge_command.cpp
 
 }  // namespace gcprof::cli

@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "config.h"
+#include "exit_hooks.h"
 #include "hook_guard.h"
 #include "recorder.h"
 #include "recording_state.h"
@@ -24,7 +25,8 @@ namespace {
 void onExit() {
   if (recordingState().disabled.load()) return;
   if (flushCudaBackend) flushCudaBackend();
-  stopWriter("complete", 30000);
+  int code = exitCodeSeen();
+  stopWriter(code == 0 ? "complete" : "failed", 30000, code);
   recordingState().disabled.store(true);
 }
 
