@@ -21,6 +21,27 @@ struct ShowArgs {
   bool all = false;
 };
 
+// FSDP parameter gathers (the python shim's "fsdp.unshard <module>" ranges):
+// per module, how often and how many bytes, forward and backward together.
+nlohmann::json parameterGathers(const Trace& t) {
+  const std::string prefix = "fsdp.unshard ";
+  std::map<int64_t, std::string> module_of;
+  std::map<std::string, std::pair<long long, long long>> per_module;  // calls, bytes
+  for (const Range& r : t.ranges) {
+    if (r.domain != RangeDomain::User || r.name.rfind(prefix, 0) != 0) continue;
+    module_of[r.id] = r.name.substr(prefix.size());
+    per_module[module_of[r.id]].first++;
+  }
+  for (const Allocation& a : t.allocations) {
+    auto m = module_of.find(a.range);
+    if (m != module_of.end()) per_module[m->second].second += a.bytes;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [module, cb] : per_module)
+    out.push_back({{"module", module}, {"ranges", cb.first}, {"bytes", cb.second}});
+  return out;
+}
+
 nlohmann::json describe(const Trace& t) {
   using namespace gcprof::advisor;
   MemoryCurve curve = memoryCurve(t);
@@ -68,6 +89,7 @@ nlohmann::json describe(const Trace& t) {
           {"dropped_events", r.dropped_events},
           {"unmatched_frees", r.unmatched_frees},
           {"losses", losses},
+          {"parameter_gathers", parameterGathers(t)},
           {"units", units}};
 }
 
@@ -102,6 +124,13 @@ void printRun(const nlohmann::json& r, bool all) {
   std::printf(", %lld small allocations counted\n", r["small_allocations"].get<long long>());
   if (r["dropped_events"].get<long long>() > 0)
     std::printf("  WARNING: %lld events were dropped\n", r["dropped_events"].get<long long>());
+  if (!r["parameter_gathers"].empty()) {
+    std::printf("  FSDP parameter gathers (all steps; recomputation reuses backward's):");
+    for (const auto& g : r["parameter_gathers"])
+      std::printf(" %s %s", g["module"].get<std::string>().c_str(),
+                  formatBytes(g["bytes"].get<long long>()).c_str());
+    std::printf("\n");
+  }
   if (r["units"].empty()) return;
   std::printf("  %-32s %5s %12s %12s %14s\n", "module (per step)", "depth", "forward ms",
               "backward ms", "saved");

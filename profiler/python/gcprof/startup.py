@@ -46,4 +46,6 @@ def install_profiler(torch, recorder=None):
     steps = StepTracker(torch, recorder)
     steps.install()
     ModuleRanges(torch, recorder, steps).install()
+    from .fsdp_gathers import FsdpGathers
+    FsdpGathers(torch, recorder).install()
     return recorder
