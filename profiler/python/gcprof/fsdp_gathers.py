@@ -53,7 +53,7 @@ class FsdpGathers:
 
         @functools.wraps(original)
         def marked(group, *args, **kwargs):
-            rid = rec.range_start(PREFIX + (getattr(group, "_module_fqn", "") or "?"), USER)
+            rid = rec.range_start(PREFIX + (getattr(group, "_module_fqn", "") or "(root)"), USER)
             try:
                 return original(group, *args, **kwargs)
             finally:
