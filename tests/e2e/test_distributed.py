@@ -119,6 +119,14 @@ class DistributedDDP(DistributedJob, unittest.TestCase):
 class DistributedFSDP(DistributedJob, unittest.TestCase):
     mode = "fsdp"
 
+    def test_parameter_gathers_are_recorded_per_block(self):
+        runs = self.runs()
+        for rid in runs[1]["ranks"]:
+            gathered = {g["module"]: g for g in runs[rid]["parameter_gathers"]}
+            for k in range(4):
+                self.assertGreater(gathered[f"layers.{k}"]["bytes"], 0, gathered)
+        self.assertIn("FSDP parameter gathers", p.gcprof("show", self.db).stdout)
+
 
 class DistributedRankFailure(unittest.TestCase):
     """A rank that exits non-zero during verification: FAIL naming it, fast."""
