@@ -231,6 +231,11 @@ int runVerify(const VerifyArgs& a) {
   }
   o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(baseline);
   Job job = jobOf(store, baseline_id);
+  // One rank's command alone would wait for a rendezvous that never comes.
+  if (job.distributed() && job.launcher.id != baseline_id && baseline.rank >= 0 && a.command.empty())
+    throw StoreError(a.plan + ": made for " + rankName(baseline) + " alone, but a rank cannot run without "
+                     "its job; advise on the job (gcprof advise " + a.trace + " --run " +
+                     std::to_string(job.launcher.id) + " ...) or give the command to run after --");
   if (job.distributed() && job.launcher.id == baseline_id)
     return verifyDistributed(a, store, job, plan, plan_id, o);
   std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
