@@ -1,11 +1,10 @@
-// exit/_exit/_Exit interposed: note the code, finish the run for _exit
-// (atexit handlers do not run there), then call the real function.
-#include "exit_hooks.h"
-
+// _exit and _Exit interposed (LD_PRELOAD): exit handlers do not run there,
+// so the run is finished here, with the code, before the real call. A torchrun
+// rank that dies with os._exit(3) thus leaves "failed, exit 3" in its run.
+// Normal exits (exit(), return from main) are finished by lifecycle.cpp's
+// on_exit handler, which is told the status.
 #include <dlfcn.h>
 #include <unistd.h>
-
-#include <atomic>
 
 #include "recording_state.h"
 #include "writer.h"
@@ -13,7 +12,6 @@
 namespace gcprof::inject {
 namespace {
 
-std::atomic<int> g_code{0};
 // A vfork child (posix_spawn, subprocess) shares our memory and calls _exit
 // when its exec fails: it must not touch the recording of the process it
 // borrowed the memory from. Only the process the injector started in does.
@@ -26,11 +24,10 @@ F real(const char* name) {
   return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
 }
 
-// _exit skips atexit, where the run is normally finished: finish it here,
-// briefly (the process is on its way out; a rank's peers are waiting).
+// _exit skips the exit handlers, where the run is normally finished: finish
+// it here, briefly (the process is on its way out; a rank's peers are waiting).
 [[noreturn]] void immediateExit(const char* name, int code) {
   if (isOwner() && !recordingState().disabled.load()) {
-    g_code.store(code);
     stopWriter(code == 0 ? "complete" : "failed", 5000, code);
     recordingState().disabled.store(true);
   }
@@ -41,19 +38,9 @@ F real(const char* name) {
 
 }  // namespace
 
-int exitCodeSeen() { return g_code.load(); }
-
 }  // namespace gcprof::inject
 
 extern "C" {
-
-__attribute__((visibility("default"), noreturn)) void exit(int code) noexcept {
-  if (gcprof::inject::isOwner()) gcprof::inject::g_code.store(code);
-  using ExitFn = void (*)(int);
-  static ExitFn real_exit = gcprof::inject::real<ExitFn>("exit");
-  real_exit(code);
-  __builtin_trap();
-}
 
 __attribute__((visibility("default"), noreturn)) void _exit(int code) noexcept {
   gcprof::inject::immediateExit("_exit", code);

@@ -6,8 +6,9 @@ uses the parameters gathered for backward. The advisor's replay of a
 checkpointed unit's forward must therefore not replay the forward's gather
 (docs/distributed.md): these ranges tell it which allocations those are.
 
-Nothing is imported here: the wrappers are installed at the first training
-forward, and only when the job itself has imported FSDP2 by then.
+Nothing is imported here: the wrappers are installed when the first step
+opens (the model is wrapped by then), and only when the job itself has
+imported FSDP2.
 """
 import functools
 import sys
@@ -23,27 +24,18 @@ class FsdpGathers:
     def __init__(self, torch, recorder):
         self._torch = torch
         self._rec = recorder
-        self._handle = None
 
-    def install(self):
-        hooks = self._torch.nn.modules.module
-        self._handle = hooks.register_module_forward_pre_hook(self._first_forward)
+    def install(self, steps):
+        steps.at_first_step(self.mark)
 
-    def _first_forward(self, module, args):
-        if self._handle is None or not self._torch.is_grad_enabled():
-            return None
-        self._handle.remove()
-        self._handle = None
+    def mark(self):
+        """Wraps FSDP2's gathers if the job has imported FSDP2 by its first step."""
         group = sys.modules.get(_PARAM_GROUP)
         cls = getattr(group, "FSDPParamGroup", None)
         if cls is None:
-            return None
-        try:
-            for name in ("unshard", "wait_for_unshard"):
-                self._wrap(cls, name)
-        except Exception as exc:
-            failsafe.internal_error("marking FSDP parameter gathers", exc)
-        return None
+            return
+        for name in ("unshard", "wait_for_unshard"):
+            self._wrap(cls, name)
 
     def _wrap(self, cls, name):
         original = getattr(cls, name)

@@ -47,5 +47,5 @@ def install_profiler(torch, recorder=None):
     steps.install()
     ModuleRanges(torch, recorder, steps).install()
     from .fsdp_gathers import FsdpGathers
-    FsdpGathers(torch, recorder).install()
+    FsdpGathers(torch, recorder).install(steps)
     return recorder

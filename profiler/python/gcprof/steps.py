@@ -25,6 +25,7 @@ class StepTracker:
         self._open = False
         self._loss = None
         self._in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)
+        self._at_first_step = []
 
     def install(self):
         torch = self._torch
@@ -51,6 +52,11 @@ class StepTracker:
 
         failsafe.on_failure(restore)
 
+    def at_first_step(self, fn):
+        """Calls fn() once, when the first step opens (the model is built and
+        wrapped by then: DDP, FSDP)."""
+        self._at_first_step.append(fn)
+
     @property
     def index(self):
         return self._index
@@ -60,6 +66,12 @@ class StepTracker:
         if self._open or not self._torch.is_grad_enabled():
             return
         self._open = True
+        first, self._at_first_step = self._at_first_step, []
+        for fn in first:
+            try:
+                fn()
+            except Exception as exc:
+                failsafe.internal_error("a first-step hook", exc)
         self._rec.step_begin(self._index)
 
     def _note_backward(self, tensors):
