@@ -35,12 +35,13 @@ def rank_losses(stdout):
 
 class DistributedJob:
     mode = None
+    extra = ()
 
     @classmethod
     def setUpClass(cls):
         cls.db = p.tempdb(f"dist-{cls.mode}")
         cls.dir = os.path.dirname(cls.db)
-        cls.baseline = p.record(cls.db, torchrun(cls.mode))
+        cls.baseline = p.record(cls.db, torchrun(cls.mode, *cls.extra))
         cls.plan = os.path.join(cls.dir, "plan.json")
         cls.advice = p.gcprof("advise", cls.db, "--budget", "80%", "-o", cls.plan)
         cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan, check=False)
@@ -114,6 +115,17 @@ class DistributedJob:
 
 class DistributedDDP(DistributedJob, unittest.TestCase):
     mode = "ddp"
+    extra = ("--extra-buffer-mib", "8")  # rank 0 holds 8 MiB more: uneven ranks
+
+    def test_uneven_ranks_show_and_the_plan_fits_the_heavier_one(self):
+        with open(self.plan) as f:
+            plan = json.load(f)
+        ranks = {r["rank"]: r for r in plan["ranks"]}
+        recorded = {k: r["recorded"]["peak_bytes"] for k, r in ranks.items()}
+        self.assertGreaterEqual(recorded[0] - recorded[1], 7 << 20, recorded)
+        worst = max(ranks.values(), key=lambda r: r["predicted"]["peak_bytes"])
+        self.assertEqual(worst["rank"], 0)
+        self.assertLessEqual(worst["predicted"]["peak_bytes"], plan["budget_bytes"])
 
 
 class DistributedFSDP(DistributedJob, unittest.TestCase):
