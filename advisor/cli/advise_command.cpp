@@ -6,10 +6,13 @@
 #include <cstdio>
 #include <fstream>
 #include <memory>
+#include <optional>
 
 #include "commands.h"
 #include "model/advice_error.h"
+#include "job.h"
 #include "plan/advice.h"
+#include "plan/job_advice.h"
 #include "plan/plan_file.h"
 #include "size_parse.h"
 #include "text_format.h"
@@ -164,18 +167,46 @@ int64_t storePlan(const std::string& trace, const Advice& a, const nlohmann::jso
   return store.savePlan(p);
 }
 
+void printRanks(const JobAdvice& job) {
+  std::printf("\n  job: launcher run %lld, %zu ranks; the plan must fit on every rank\n",
+              static_cast<long long>(job.launcher.id), job.outcomes.size());
+  std::printf("  %5s %5s %14s %14s %10s %14s %12s\n", "rank", "run", "recorded peak",
+              "predicted peak", "of budget", "recompute/step", "step time");
+  for (size_t r = 0; r < job.outcomes.size(); ++r) {
+    const RankOutcome& o = job.outcomes[r];
+    std::printf("  %5d %5lld %14s %14s %10s %14s %12s%s\n", o.run.rank,
+                static_cast<long long>(o.run.id), formatBytes(o.recorded_peak).c_str(),
+                formatBytes(o.planned.peak).c_str(),
+                formatPercent(static_cast<double>(o.planned.peak) / job.summary.budget).c_str(),
+                formatNs(o.planned.recompute_ns).c_str(), formatNs(o.planned.step_ns).c_str(),
+                static_cast<int>(r) == job.worst ? "   <- worst rank" : "");
+  }
+  std::printf("  plan solved on rank %d; the unit and plan tables above are the worst rank's\n",
+              job.outcomes[job.source].run.rank);
+}
+
 int runAdvise(const AdviseArgs& args) {
   if (access(args.trace.c_str(), R_OK) != 0)
     throw StoreError(args.trace + ": cannot open (no such file or not readable)");
   Advice a;
+  std::optional<JobAdvice> job;
   {
     TraceStore store(args.trace, TraceStore::Mode::ReadOnly);
     int64_t run = chooseRun(store, args.run);
-    Trace trace = store.load(run);
-    a = advise(trace, request(args));
+    Job j = jobOf(store, run);
+    // A rank asked for by --run is advised alone; its launcher means the job.
+    if (j.distributed() && run == j.launcher.id) {
+      std::vector<Trace> ranks;
+      for (const RunInfo& r : j.ranks) ranks.push_back(store.load(r.id));
+      job = adviseJob(j.launcher, ranks, request(args));
+      a = job->summary;
+    } else {
+      a = advise(store.load(run), request(args));
+    }
   }
   bool write = a.feasible || a.strategy != Strategy::Optimal;
-  nlohmann::json doc = planJson(a);
+  nlohmann::json doc = job ? jobPlanJson(*job) : planJson(a);
+  if (job) a.run = job->launcher;  // the plan is the job's: stored against its launcher
   if (write && !args.no_store) {
     try {
       doc["plan_id"] = storePlan(args.trace, a, doc);
@@ -184,7 +215,10 @@ int runAdvise(const AdviseArgs& args) {
     }
   }
   bool json_out = args.json && args.output.empty();
-  if (!json_out) printHuman(a, args.trace);
+  if (!json_out) {
+    printHuman(a, args.trace);
+    if (job) printRanks(*job);
+  }
   if (write && !args.output.empty()) {
     std::ofstream out(args.output);
     out << doc.dump(2) << "\n";

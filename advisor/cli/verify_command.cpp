@@ -10,12 +10,14 @@
 #include <thread>
 
 #include "commands.h"
+#include "job.h"
 #include "model/module_stats.h"
 #include "plan/plan_file.h"
 #include "recorded_launch.h"
 #include "size_parse.h"
 #include "trace_input.h"
 #include "trace_store.h"
+#include "verify/job_verification.h"
 #include "verify/verification.h"
 
 namespace gcprof::cli {
@@ -28,8 +30,16 @@ struct VerifyArgs {
   std::string plan;
   std::string backend = "auto";
   std::string step_tolerance;  // off unless given
+  int timeout_s = -1;  // -1: from the baseline's duration
   std::vector<std::string> command;
 };
+
+// Long enough for a healthy re-run with recomputation on a busy machine,
+// short enough that a rank waiting forever for a dead peer ends the check.
+int defaultTimeout(const RunInfo& baseline) {
+  double s = baseline.ended > baseline.started ? (baseline.ended - baseline.started) / 1e9 : 60;
+  return static_cast<int>(std::max(120.0, 10 * s));
+}
 
 // The plan's row in the trace: the one advise stored, or a new one.
 int64_t planId(TraceStore& store, const PlanFile& plan) {
@@ -141,6 +151,52 @@ void printVerification(const advisor::Verification& v) {
   std::printf("verdict: %s\n", v.verdict.c_str());
 }
 
+void printRanks(const advisor::JobVerification& v) {
+  auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
+  std::printf("  %5s %5s %5s %12s %14s %14s %12s  %s\n", "rank", "base", "run", "status",
+              "predicted", "measured", "step time", "verdict");
+  for (const advisor::RankVerification& r : v.ranks)
+    std::printf("  %5d %5lld %5lld %12s %10.1f MiB %10.1f MiB %9.1f ms  %s\n", r.rank,
+                static_cast<long long>(r.baseline_run), static_cast<long long>(r.run),
+                r.status.c_str(), mib(r.result.predicted_peak), mib(r.result.measured_peak),
+                r.result.measured_step_ns / 1e6, r.result.verdict.c_str());
+}
+
+// torchrun (or any launcher) re-run with the plan on every rank; each rank
+// compared with the same rank of the baseline job.
+int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, const PlanFile& plan,
+                      int64_t plan_id, LaunchOptions& o) {
+  std::fprintf(stderr, "gcprof verify: re-running job run %lld (%zu ranks) with %s applied on every "
+                       "rank, at most %d s\n",
+               static_cast<long long>(job.launcher.id), job.ranks.size(), a.plan.c_str(), o.timeout_s);
+  int64_t before = store.maxRunId();
+  LaunchResult r;
+  {
+    Progress progress(o.trace, before);
+    r = launchRecorded(o);
+  }
+  int64_t launcher = 0;
+  for (long long id : r.runs)
+    if (store.run(id).job_run == 0) launcher = id;
+  if (launcher == 0) throw StoreError(a.trace + ": the verification job created no run");
+  Job rerun = jobOf(store, launcher);
+  std::vector<Trace> baseline;
+  std::vector<std::optional<Trace>> measured;
+  for (const RunInfo& rank : job.ranks) {
+    baseline.push_back(store.load(rank.id));
+    const RunInfo* again = rerun.rank(rank.rank);
+    measured.push_back(again ? std::optional<Trace>(store.load(again->id)) : std::nullopt);
+  }
+  advisor::JobVerification v = advisor::verifyJob(baseline, measured, plan, plan_id, job.launcher.id,
+                                                  launcher, r.exit_code, r.timed_out);
+  store.saveVerification({0, plan_id, job.launcher.id, launcher, v.summary.verdict, monotonicNs(),
+                          toJson(v).dump()});
+  printVerification(v.summary);
+  printRanks(v);
+  if (!v.culprit.empty()) std::printf("cause: %s\n", v.culprit.c_str());
+  return v.summary.verdict == "PASS" ? 0 : 1;
+}
+
 int runVerify(const VerifyArgs& a) {
   std::optional<double> step_tolerance;
   if (!a.step_tolerance.empty()) {
@@ -154,7 +210,11 @@ int runVerify(const VerifyArgs& a) {
   TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
   int64_t baseline_id = chooseRun(store, plan.trace_run);
   RunInfo baseline = store.run(baseline_id);
-  Trace baseline_trace = store.load(baseline_id);
+  Job baseline_job = jobOf(store, baseline_id);
+  // A job's units are its ranks' (the launcher runs no model).
+  Trace baseline_trace = store.load(baseline_job.distributed() && baseline_job.launcher.id == baseline_id
+                                        ? baseline_job.ranks.front().id
+                                        : baseline_id);
   checkUnitsExist(plan, baseline_trace, a.plan);
   int64_t plan_id = planId(store, plan);
 
@@ -181,6 +241,15 @@ int runVerify(const VerifyArgs& a) {
     if (env.is_object())
       for (auto& [k, v] : env.items()) o.extra_env.emplace(k, v.get<std::string>());
   }
+  o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(baseline);
+  Job job = jobOf(store, baseline_id);
+  // One rank's command alone would wait for a rendezvous that never comes.
+  if (job.distributed() && job.launcher.id != baseline_id && baseline.rank >= 0 && a.command.empty())
+    throw StoreError(a.plan + ": made for " + rankName(baseline) + " alone, but a rank cannot run without "
+                     "its job; advise on the job (gcprof advise " + a.trace + " --run " +
+                     std::to_string(job.launcher.id) + " ...) or give the command to run after --");
+  if (job.distributed() && job.launcher.id == baseline_id)
+    return verifyDistributed(a, store, job, plan, plan_id, o);
   std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
                static_cast<long long>(baseline_id), a.plan.c_str());
   LaunchResult r;
@@ -215,6 +284,9 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_option("--step-tolerance", args->step_tolerance,
                   "Also gate on step time: measured within this % of predicted (e.g. 25%); off by "
                   "default because a re-run's time on a shared machine is noise");
+  sub->add_option("--timeout", args->timeout_s,
+                  "End the re-run (and every process it started) after this many seconds "
+                  "(default: 10x the baseline's duration, at least 120)");
   sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
   sub->callback([args, &exit_code] { exit_code = runVerify(*args); });
 }

@@ -32,6 +32,19 @@ std::string htmlReport(const ReportData& r) {
     << "</td><td>" << mib(v.measured_peak) << "</td><td>" << mib(v.budget) << (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) << "</td></tr>\n";
   h << "<tr><td>step time</td><td>" << ms(v.baseline_step_ns) << "</td><td>" << ms(v.predicted_step_ns)
     << "</td><td>" << ms(v.measured_step_ns) << "</td><td></td></tr>\n</table>\n";
+  if (!r.ranks.empty()) {
+    h << "<h2>Ranks</h2>\n";
+    if (!r.culprit.empty()) h << "<p class=\"bad\">" << xmlEscape(r.culprit) << "</p>\n";
+    h << "<table>\n<tr><th>rank</th><th>baseline run</th><th>run</th><th>status</th><th>predicted peak</th>"
+         "<th>measured peak</th><th>step time</th><th>verdict</th></tr>\n";
+    for (const RankRow& k : rankRows(r))
+      h << "<tr><td>" << k.rank << "</td><td>" << k.baseline_run << "</td><td>" << k.run << "</td><td>"
+        << xmlEscape(k.status) << "</td><td>" << mib(k.predicted_peak) << "</td><td>" << mib(k.measured_peak)
+        << "</td><td>" << ms(k.measured_step_ns) << "</td><td" << (k.verdict == "PASS" ? ">PASS" : " class=\"bad\">FAIL")
+        << "</td></tr>\n";
+    h << "</table>\n<p>The chart and the table above it show rank " << r.chart_rank
+      << ", the highest measured peak.</p>\n";
+  }
   h << "<h2>Gates</h2>\n<table>\n<tr><th>gate</th><th>result</th><th>detail</th></tr>\n";
   for (const Gate& g : v.gates)
     h << "<tr><td>" << xmlEscape(g.name) << "</td><td" << (g.passed ? ">pass" : " class=\"bad\">FAIL")

@@ -46,6 +46,17 @@ std::string markdownReport(const ReportData& r) {
      << ms(v.measured_step_ns)
      << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
      << " | |\n\n";
+  if (!r.ranks.empty()) {
+    md << "| rank | baseline run | run | status | predicted peak | measured peak | step time | verdict |\n"
+          "|---:|---:|---:|---|---:|---:|---:|---|\n";
+    for (const RankRow& k : rankRows(r))
+      md << "| " << k.rank << " | " << k.baseline_run << " | " << k.run << " | " << markdownCell(k.status)
+         << " | " << mib(k.predicted_peak) << " | " << mib(k.measured_peak) << " | "
+         << ms(k.measured_step_ns) << " | " << (k.verdict == "PASS" ? "PASS" : "**FAIL**") << " |\n";
+    md << "\nPeak and step time above are rank " << r.chart_rank << "'s, the highest measured peak.";
+    if (!r.culprit.empty()) md << " **Cause:** " << markdownCell(r.culprit) << ".";
+    md << "\n\n";
+  }
   md << "| gate | result | detail |\n|---|---|---|\n";
   for (const Gate& g : v.gates)
     md << "| " << markdownCell(g.name) << " | " << (g.passed ? "pass" : "**FAIL**") << " | "

@@ -95,15 +95,28 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
     }
   }
 
-  Trace base = store.load(rec->baseline_run);
+  // A job's memory is its ranks': chart the one with the highest measured peak.
+  int64_t base_run = rec->baseline_run, measured_run = rec->run;
+  if (doc.contains("ranks") && doc["ranks"].is_array() && !doc["ranks"].empty()) {
+    r.ranks = doc["ranks"];
+    r.culprit = doc.value("culprit", std::string());
+    const nlohmann::json* worst = nullptr;
+    for (const auto& k : r.ranks)
+      if (!worst || k["measured"].value("peak_bytes", Bytes{0}) > (*worst)["measured"].value("peak_bytes", Bytes{0}))
+        worst = &k;
+    base_run = (*worst)["baseline"].value("run", base_run);
+    measured_run = (*worst)["measured"].value("run", int64_t{0});
+    r.chart_rank = worst->value("rank", -1);
+  }
+  Trace base = store.load(base_run);
   AllocationFilter filter = primaryFilter(base);
   r.memory = filter.describe();
   auto [b0, b1] = runSpan(base);
   StepAxis base_axis(stepsOf(base), b0, b1);
   r.steps = base_axis.steps();
   r.baseline = onAxis(memoryCurve(base, filter).points, base_axis, max_points);
-  if (rec->run > 0) {
-    Trace measured = store.load(rec->run);
+  if (measured_run > 0) {
+    Trace measured = store.load(measured_run);
     auto [m0, m1] = runSpan(measured);
     StepAxis axis(stepsOf(measured), m0, m1);
     r.measured = onAxis(memoryCurve(measured, primaryFilter(measured)).points, axis, max_points);
@@ -142,7 +155,28 @@ nlohmann::json reportJson(const ReportData& r) {
   j["trace"] = r.trace;
   j["verification_id"] = r.verification_id;
   j["memory"] = r.memory;
+  if (!r.ranks.empty()) {
+    j["ranks"] = r.ranks;
+    if (!r.culprit.empty()) j["culprit"] = r.culprit;
+  }
   return j;
+}
+
+std::vector<RankRow> rankRows(const ReportData& r) {
+  std::vector<RankRow> rows;
+  for (const auto& k : r.ranks) {
+    RankRow row;
+    row.rank = k.value("rank", -1);
+    row.baseline_run = k["baseline"].value("run", int64_t{0});
+    row.run = k["measured"].value("run", int64_t{0});
+    row.status = k.value("status", std::string());
+    row.verdict = k.value("verdict", std::string());
+    row.predicted_peak = k["predicted"].value("peak_bytes", Bytes{0});
+    row.measured_peak = k["measured"].value("peak_bytes", Bytes{0});
+    row.measured_step_ns = k["measured"].value("step_ns", Ns{0});
+    rows.push_back(row);
+  }
+  return rows;
 }
 
 }  // namespace gcprof::advisor

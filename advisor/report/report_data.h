@@ -54,7 +54,23 @@ struct ReportData {
   std::vector<ChartPoint> baseline, predicted, measured;
   size_t steps = 0;                      // length of the step axis (0: fraction of the run)
   std::vector<UnitBand> bands;
+  // A multi-process job: one entry per rank as `verify` stored it
+  // (job_verification.h), and the rank that ended a failed job. The chart
+  // shows the rank with the highest measured peak.
+  nlohmann::json ranks = nlohmann::json::array();
+  std::string culprit;
+  int chart_rank = -1;
 };
+
+// Rows of the per-rank table: rank, runs, status, predicted/measured peak, step, verdict.
+struct RankRow {
+  int rank = -1;
+  int64_t baseline_run = 0, run = 0;
+  std::string status, verdict;
+  Bytes predicted_peak = 0, measured_peak = 0;
+  Ns measured_step_ns = 0;
+};
+std::vector<RankRow> rankRows(const ReportData& r);
 
 // The newest verification, or `verification_id`. Throws AdviceError when the
 // trace has none ("run gcprof verify first") or the id does not exist.

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_set>
 
 #include "model/step_regions.h"
 
@@ -35,8 +36,19 @@ Ns median(std::vector<Ns> v) {
 }
 
 // Adds the events one segment changes in one step; returns its recompute time.
+// FSDP's parameter gathers (ranges the python shim marks "fsdp.unshard
+// <module>"): the recomputation in backward uses the parameters gathered for
+// backward, which the trace holds already, so a replay must not repeat them.
+std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
+  std::unordered_set<int64_t> out;
+  for (const Range& r : trace.ranges)
+    if (r.domain == RangeDomain::User && r.name.rfind("fsdp.unshard ", 0) == 0) out.insert(r.id);
+  return out;
+}
+
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
-                const StepRegions& reg, const Segment& seg, std::vector<SimEvent>& ev) {
+                const StepRegions& reg, const Segment& seg,
+                const std::unordered_set<int64_t>& gathers, std::vector<SimEvent>& ev) {
   const UnitWindow& first = step.units[seg.first];
   const UnitWindow& last = step.units[seg.last];
   Ns cost = 0;
@@ -58,6 +70,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
     if (born < lo || born > hi) continue;
     int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
     Ns rel = a.alloc - first.fwd_start;
+    if (gathers.count(a.range)) continue;
     ev.push_back({anchor, rel, a.bytes, 0, replay_phase});
     if (freed >= born && freed <= hi) {  // transient: same lifetime in the replay
       ev.push_back({anchor, a.free - first.fwd_start, -a.bytes, 0, replay_phase});
@@ -89,11 +102,12 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
     if (a.freed()) ev.push_back({a.free, 0, -a.bytes, 0, 1});
   }
   std::vector<Ns> step_cost(layout.steps.size(), 0);
+  std::unordered_set<int64_t> gathers = parameterGathers(trace);
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     StepRegions reg(step);
-    for (const Segment& seg : plan) step_cost[si] += applySegment(trace, filter, step, reg, seg, ev);
+    for (const Segment& seg : plan) step_cost[si] += applySegment(trace, filter, step, reg, seg, gathers, ev);
     sim.total_recompute_ns += step_cost[si];
     ++sim.steps_applied;
   }

@@ -11,7 +11,7 @@ namespace {
 std::string runLabel(const RunInfo& r) {
   std::string s = "run " + std::to_string(r.id);
   if (!r.name.empty()) s += " " + r.name;
-  if (r.rank >= 0) s += " rank " + std::to_string(r.rank);
+  if (r.rank >= 0) s += " rank " + std::to_string(r.rank) + "/" + std::to_string(r.world_size);
   if (r.baseline_run) s += " (verifies run " + std::to_string(r.baseline_run) + ")";
   if (!r.status.empty() && r.status != "complete") s += " [" + r.status + "]";
   return s;
@@ -106,6 +106,26 @@ void GuiApp::toolbar() {
       }
     }
     ImGui::EndCombo();
+  }
+  // The rank picker: the other ranks of this run's job (torchrun, DDP, FSDP).
+  std::vector<RunInfo> ranks = doc_->jobRanks();
+  if (!ranks.empty()) {
+    ImGui::SameLine();
+    ImGui::SetNextItemWidth(90);
+    // Copied: selecting a rank replaces the run `current` refers to.
+    const int64_t shown = current.id;
+    std::string here = current.rank >= 0 ? "rank " + std::to_string(current.rank) : "launcher";
+    if (ImGui::BeginCombo("rank", here.c_str())) {
+      for (const RunInfo& r : ranks) {
+        std::string label = "rank " + std::to_string(r.rank) + " (run " + std::to_string(r.id) + ")";
+        if (ImGui::Selectable(label.c_str(), r.id == shown) && r.id != shown) {
+          std::string error;
+          if (doc_->selectRun(r.id, &error)) runChanged();
+          else error_ = error;
+        }
+      }
+      ImGui::EndCombo();
+    }
   }
   ImGui::SameLine();
   ImGui::SetNextItemWidth(260);

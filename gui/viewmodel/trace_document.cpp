@@ -7,6 +7,9 @@
 namespace gcprof::view {
 namespace {
 
+// The launcher run a rank belongs to, or the run itself.
+int64_t jobOf(const RunInfo& r) { return r.job_run > 0 ? r.job_run : r.id; }
+
 // First step start, else the first allocation: where runs of one command line up.
 Ns anchorTime(const Trace& t, const StackedMemory& m) {
   if (!t.steps.empty()) return t.steps.front().start;
@@ -28,6 +31,12 @@ std::unique_ptr<TraceDocument> TraceDocument::open(const std::string& path, int6
     }
     if (run == 0) run = doc->store_->lastRun();
     if (run == 0) run = doc->runs_.back().id;
+    // A torchrun job: its launcher trains nothing; open its first rank.
+    for (const RunInfo& r : doc->runs_)
+      if (r.job_run == run && r.rank >= 0 && r.baseline_run == 0) {
+        run = r.id;
+        break;
+      }
   } catch (const std::exception& e) {
     *error = e.what();
     return nullptr;
@@ -54,8 +63,11 @@ bool TraceDocument::selectRun(int64_t id, std::string* error) {
     // colours match what the advisor reasoned about.
     std::vector<PlanRecord> records = store_->plans();
     std::vector<std::string> units;
+    int64_t job = id;
+    for (const RunInfo& r : runs_)
+      if (r.id == id) job = jobOf(r);
     for (const PlanRecord& r : records) {
-      if (r.run != id) continue;
+      if (r.run != id && r.run != job) continue;  // a job's plans are made for every rank
       PlanView p = PlanView::fromRecord(r);
       if (p.error.empty() && !p.units.empty()) units = p.units;
     }
@@ -79,8 +91,10 @@ void TraceDocument::loadPlans() {
   plans_.clear();
   if (!store_) return;
   try {
+    const RunInfo& current = run_->trace.run;
     for (const PlanRecord& r : store_->plans())
-      if (r.run == run_->trace.run.id) plans_.push_back(PlanView::fromRecord(r));
+      if (r.run == current.id || (current.rank >= 0 && r.run == jobOf(current)))
+        plans_.push_back(PlanView::fromRecord(r));
   } catch (const std::exception&) {
     // A damaged plans table leaves the timeline usable; the list stays empty.
   }
@@ -135,8 +149,24 @@ void TraceDocument::refreshPredicted() {
 
 std::vector<RunInfo> TraceDocument::verificationRuns() const {
   std::vector<RunInfo> out;
+  const RunInfo& current = run_->trace.run;
+  for (const RunInfo& r : runs_) {
+    if (r.baseline_run != 0 && r.baseline_run == current.id) out.push_back(r);
+    // A rank's re-runs are the same rank of its job's verification jobs.
+    else if (current.rank >= 0 && r.rank == current.rank && r.baseline_run == jobOf(current) &&
+             r.baseline_run != 0)
+      out.push_back(r);
+  }
+  return out;
+}
+
+std::vector<RunInfo> TraceDocument::jobRanks() const {
+  std::vector<RunInfo> out;
+  const RunInfo& current = run_->trace.run;
+  int64_t job = jobOf(current);
   for (const RunInfo& r : runs_)
-    if (r.baseline_run != 0 && r.baseline_run == run_->trace.run.id) out.push_back(r);
+    if (r.job_run == job && r.rank >= 0 && r.baseline_run == current.baseline_run) out.push_back(r);
+  std::stable_sort(out.begin(), out.end(), [](const RunInfo& a, const RunInfo& b) { return a.rank < b.rank; });
   return out;
 }
 

@@ -40,6 +40,9 @@ class TraceDocument {
   void selectPlan(int64_t id);
   // Runs that re-ran the current one (RunInfo::baseline_run), oldest first.
   std::vector<RunInfo> verificationRuns() const;
+  // The ranks of the job the current run belongs to (torchrun, DDP, FSDP),
+  // for the rank picker; empty for a single-process run.
+  std::vector<RunInfo> jobRanks() const;
   int64_t selectedVerification() const { return verification_run_; }
   // 0 = none. False with `error` when that run cannot be loaded.
   bool selectVerification(int64_t run, std::string* error);

@@ -16,5 +16,6 @@ void addVerify(CLI::App& app, int& exit_code);   // advisor/cli/verify_command.c
 void addApply(CLI::App& app, int& exit_code);    // advisor/cli/apply_command.cpp
 void addReport(CLI::App& app, int& exit_code);   // advisor/cli/report_command.cpp
 void addExport(CLI::App& app, int& exit_code);   // advisor/cli/export_command.cpp
+void addMerge(CLI::App& app, int& exit_code);    // profiler/cli/merge_command.cpp
 
 }  // namespace gcprof::cli

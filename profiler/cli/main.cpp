@@ -21,6 +21,7 @@ int main(int argc, char** argv) {
   gcprof::cli::addApply(app, exit_code);
   gcprof::cli::addReport(app, exit_code);
   gcprof::cli::addExport(app, exit_code);
+  gcprof::cli::addMerge(app, exit_code);
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "process_tree.h"
 #include "run_environment.h"
 #include "trace_store.h"
 
@@ -62,6 +63,10 @@ bool exists(const std::string& p) {
   if (!o.name.empty()) setenv("GCPROF_RUN_NAME", o.name.c_str(), 1);
   setenv("GCPROF_ROOT_PID", std::to_string(getpid()).c_str(), 1);
   setenv("GCPROF_RUN_ID", std::to_string(run_id).c_str(), 1);
+  // Every process of a verification job (each rank torchrun starts) links
+  // its run to the baseline and the plan, not only the one we start.
+  if (o.baseline_run > 0) setenv("GCPROF_BASELINE_RUN", std::to_string(o.baseline_run).c_str(), 1);
+  if (o.plan_id > 0) setenv("GCPROF_PLAN_ID", std::to_string(o.plan_id).c_str(), 1);
   for (const auto& [k, v] : o.extra_env) setenv(k.c_str(), v.c_str(), 1);
   std::vector<char*> args;
   for (const std::string& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
@@ -69,6 +74,11 @@ bool exists(const std::string& p) {
   execvp(args[0], args.data());
   std::fprintf(stderr, "gcprof: cannot run '%s': %s\n", args[0], strerror(errno));
   _exit(errno == ENOENT ? 127 : 126);
+}
+
+int envInt(const char* name, int fallback) {
+  const char* v = getenv(name);
+  return v && *v ? atoi(v) : fallback;
 }
 
 pid_t g_child = 0;
@@ -154,6 +164,11 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     run.min_bytes = o.min_bytes;
     run.baseline_run = o.baseline_run;
     run.plan_id = o.plan_id;
+    // A process started as one rank by hand (multi-node without torchrun on
+    // our side) says so in its environment, like torchrun's children do.
+    run.rank = envInt("RANK", -1);
+    run.local_rank = envInt("LOCAL_RANK", -1);
+    run.world_size = envInt("WORLD_SIZE", -1);
     root_run = store.createRun(run);
   }
   std::fflush(nullptr);
@@ -171,7 +186,27 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
   sigaction(SIGQUIT, &ign, &old_quit);
   sigaction(SIGTERM, &fwd, &old_term);
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  bool timed_out = false;
+  if (o.timeout_s > 0) {
+    // Poll, so that a hung job (a rank waiting for a peer that died) ends.
+    Ns deadline = monotonicNs() + static_cast<Ns>(o.timeout_s) * 1000000000;
+    for (;;) {
+      pid_t done = waitpid(pid, &status, WNOHANG);
+      if (done == pid || (done < 0 && errno != EINTR)) break;
+      if (monotonicNs() > deadline) {
+        std::fprintf(stderr, "gcprof: the job ran past %d s; ending it and its processes\n",
+                     o.timeout_s);
+        timed_out = true;
+        terminateTree(pid, 10000);
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+        }
+        break;
+      }
+      usleep(100000);
+    }
+  } else {
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
   }
   sigaction(SIGINT, &old_int, nullptr);
   sigaction(SIGQUIT, &old_quit, nullptr);
@@ -179,6 +214,7 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
   g_child = 0;
 
   LaunchResult r;
+  r.timed_out = timed_out;
   if (WIFSIGNALED(status)) {
     r.signal = WTERMSIG(status);
     r.exit_code = 128 + r.signal;

@@ -21,12 +21,14 @@ struct LaunchOptions {
   long long baseline_run = 0;  // verify: the run this one re-runs
   long long plan_id = 0;       // verify: the plan applied
   std::map<std::string, std::string> extra_env;  // e.g. GCPROF_PLAN for verify
+  int timeout_s = 0;  // > 0: the job and its descendants are ended after this long
 };
 
 struct LaunchResult {
   int exit_code = 0;       // the job's, or 128 + signal
   int signal = 0;          // the signal that ended it, 0 if it exited
   std::vector<long long> runs;  // runs the job's processes created
+  bool timed_out = false;       // ended by timeout_s
 };
 
 // Throws std::runtime_error when the injector is missing or the trace cannot

@@ -1,6 +1,8 @@
 // gcprof show: what a trace holds — runs, steps, peak live bytes, and per
 // module its forward time, saved bytes and backward time (averaged over steps).
+#include <algorithm>
 #include <cstdio>
+#include <map>
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
@@ -20,6 +22,27 @@ struct ShowArgs {
   bool json = false;
   bool all = false;
 };
+
+// FSDP parameter gathers (the python shim's "fsdp.unshard <module>" ranges):
+// per module, how often and how many bytes, forward and backward together.
+nlohmann::json parameterGathers(const Trace& t) {
+  const std::string prefix = "fsdp.unshard ";
+  std::map<int64_t, std::string> module_of;
+  std::map<std::string, std::pair<long long, long long>> per_module;  // calls, bytes
+  for (const Range& r : t.ranges) {
+    if (r.domain != RangeDomain::User || r.name.rfind(prefix, 0) != 0) continue;
+    module_of[r.id] = r.name.substr(prefix.size());
+    per_module[module_of[r.id]].first++;
+  }
+  for (const Allocation& a : t.allocations) {
+    auto m = module_of.find(a.range);
+    if (m != module_of.end()) per_module[m->second].second += a.bytes;
+  }
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& [module, cb] : per_module)
+    out.push_back({{"module", module}, {"ranges", cb.first}, {"bytes", cb.second}});
+  return out;
+}
 
 nlohmann::json describe(const Trace& t) {
   using namespace gcprof::advisor;
@@ -59,6 +82,10 @@ nlohmann::json describe(const Trace& t) {
           {"runtime", r.runtime},
           {"pid", r.pid},
           {"rank", r.rank},
+          {"local_rank", r.local_rank},
+          {"world_size", r.world_size},
+          // The job this run belongs to: its launcher's run, or its own id.
+          {"job_run", r.job_run > 0 ? r.job_run : r.id},
           {"baseline_run", r.baseline_run},
           {"plan_id", r.plan_id},
           {"steps", t.steps.size()},
@@ -73,15 +100,35 @@ nlohmann::json describe(const Trace& t) {
           {"dropped_events", r.dropped_events},
           {"unmatched_frees", r.unmatched_frees},
           {"losses", losses},
+          {"parameter_gathers", parameterGathers(t)},
           {"units", units},
           {"auto_units", auto_units}};
 }
 
+// A launcher's ranks at a glance: where they differ is what a plan must survive.
+void printRanks(const nlohmann::json& launcher) {
+  std::printf("  job of %zu ranks (world size %d)\n", launcher["ranks"].size(),
+              launcher["ranks"].empty() ? 0 : launcher["ranks"][0]["world_size"].get<int>());
+  std::printf("  %5s %6s %5s %10s %6s %6s %12s\n", "rank", "local", "run", "status", "steps", "units",
+              "peak");
+  for (const auto& r : launcher["ranks"])
+    std::printf("  %5d %6d %5lld %10s %6zu %6zu %12s\n", r["rank"].get<int>(),
+                r["local_rank"].get<int>(), r["id"].get<long long>(),
+                r["status"].get<std::string>().c_str(), r["steps"].get<size_t>(),
+                r["units"].size(), formatBytes(r["peak_bytes"].get<long long>()).c_str());
+}
+
 void printRun(const nlohmann::json& r, bool all) {
-  std::printf("run %lld  %s  [%s, exit %d, %s]\n", r["id"].get<long long>(),
+  std::string rank;
+  if (r["rank"].get<int>() >= 0)
+    rank = "  rank " + std::to_string(r["rank"].get<int>()) + "/" +
+           std::to_string(r["world_size"].get<int>()) + " of job run " +
+           std::to_string(r["job_run"].get<long long>());
+  std::printf("run %lld%s  %s  [%s, exit %d, %s]\n", r["id"].get<long long>(), rank.c_str(),
               r["command"].is_array() ? r["command"].dump().c_str() : "",
               r["status"].get<std::string>().c_str(), r["exit_code"].get<int>(),
               r["backend"].get<std::string>().c_str());
+  if (r.contains("ranks") && !r["ranks"].empty()) printRanks(r);
   std::printf("  steps %zu   peak %s (%s)   %zu allocation events, %zu ranges",
               r["steps"].get<size_t>(), formatBytes(r["peak_bytes"].get<long long>()).c_str(),
               r["memory"].get<std::string>().c_str(), r["allocations"].get<size_t>(),
@@ -89,6 +136,13 @@ void printRun(const nlohmann::json& r, bool all) {
   std::printf(", %lld small allocations counted\n", r["small_allocations"].get<long long>());
   if (r["dropped_events"].get<long long>() > 0)
     std::printf("  WARNING: %lld events were dropped\n", r["dropped_events"].get<long long>());
+  if (!r["parameter_gathers"].empty()) {
+    std::printf("  FSDP parameter gathers (all steps; recomputation reuses backward's):");
+    for (const auto& g : r["parameter_gathers"])
+      std::printf(" %s %s", g["module"].get<std::string>().c_str(),
+                  formatBytes(g["bytes"].get<long long>()).c_str());
+    std::printf("\n");
+  }
   if (r["units"].empty()) return;
   const auto& au = r["auto_units"];
   if (au.contains("error")) {
@@ -125,9 +179,25 @@ int runShow(const ShowArgs& a) {
     throw StoreError(a.trace + ": no run " + std::to_string(a.run) + " (it has " +
                      std::to_string(runs.size()) + " runs; see `gcprof show " + a.trace + "`)");
   nlohmann::json out = {{"trace", a.trace}, {"schema", kSchemaVersion}, {"runs", nlohmann::json::array()}};
+  std::map<long long, nlohmann::json> described;
+  for (const RunInfo& r : runs)
+    if (!a.run || r.id == a.run || r.job_run == a.run) described[r.id] = describe(store.load(r.id));
   for (const RunInfo& r : runs) {
-    if (a.run && r.id != a.run) continue;
-    out["runs"].push_back(describe(store.load(r.id)));
+    if (r.job_run <= 0 || r.rank < 0 || !described.count(r.job_run)) continue;
+    nlohmann::json& launcher = described[r.job_run];
+    if (!launcher.contains("ranks")) launcher["ranks"] = nlohmann::json::array();
+    launcher["ranks"].push_back(described[r.id]);
+  }
+  for (const RunInfo& r : runs) {
+    if (!described.count(r.id) || (a.run && r.id != a.run)) continue;
+    nlohmann::json run = described[r.id];
+    // In JSON a launcher names its ranks; each rank is its own entry too.
+    if (run.contains("ranks") && a.json) {
+      nlohmann::json ids = nlohmann::json::array();
+      for (const auto& k : run["ranks"]) ids.push_back(k["id"]);
+      run["ranks"] = ids;
+    }
+    out["runs"].push_back(run);
   }
   if (a.json) {
     std::printf("%s\n", out.dump(2).c_str());

@@ -201,8 +201,8 @@ void EventProcessor::process(It begin, It end) {
   }
 }
 
-void EventProcessor::finish(const char* status, const Counters& c, const char* backend,
-                            const char* runtime) {
+void EventProcessor::finish(const char* status, int exit_code, const Counters& c,
+                            const char* backend, const char* runtime) {
   if (!writer_) {
     if (!root_) return;  // a shell or launcher that marked nothing: no run
     ensureRun();
@@ -220,6 +220,7 @@ void EventProcessor::finish(const char* status, const Counters& c, const char* b
   writer_->attributeKernelTime();
   gcprof::RunInfo info;
   info.status = status;
+  info.exit_code = exit_code;
   info.ended = end;
   info.small_allocs = c.small_allocs;
   info.small_bytes = c.small_bytes;

@@ -37,7 +37,8 @@ class EventProcessor {
   void process(It begin, It end);  // events in time order
   void commit();                   // end the current transaction
   // Closes what is open, writes what is live, sets the run's final status.
-  void finish(const char* status, const Counters& c, const char* backend, const char* runtime);
+  void finish(const char* status, int exit_code, const Counters& c, const char* backend,
+              const char* runtime);
 
   int64_t run() const { return writer_ ? writer_->run() : 0; }
 

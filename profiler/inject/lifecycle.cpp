@@ -21,10 +21,13 @@ void flushCudaBackend() __attribute__((weak));
 
 namespace {
 
-void onExit() {
+// on_exit rather than atexit: it is told the exit status, also when main
+// returns (python's sys.exit and uncaught exceptions end that way), so a rank
+// that failed says so in its run (docs/distributed.md).
+void onExit(int status, void*) {
   if (recordingState().disabled.load()) return;
   if (flushCudaBackend) flushCudaBackend();
-  stopWriter("complete", 30000);
+  stopWriter(status == 0 ? "complete" : "failed", 30000, status);
   recordingState().disabled.store(true);
 }
 
@@ -68,7 +71,7 @@ __attribute__((constructor)) void startUp() {
   pthread_atfork(nullptr, nullptr, onForkChild);
   if (!startWriter()) return;
   s.ready.store(true);
-  atexit(onExit);
+  on_exit(onExit, nullptr);
   catchIfDefault(SIGTERM);
   catchIfDefault(SIGINT);
   if (attachCudaBackend && strcmp(c.backend, "host") != 0) attachCudaBackend();

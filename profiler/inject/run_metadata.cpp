@@ -51,10 +51,16 @@ gcprof::RunInfo describeThisProcess() {
   r.env = gcprof::relevantEnvironmentJson(environ);
   r.pid = getpid();
   r.rank = static_cast<int>(envInt("RANK", -1));
+  r.local_rank = static_cast<int>(envInt("LOCAL_RANK", -1));
+  r.world_size = static_cast<int>(envInt("WORLD_SIZE", -1));
+  // Not the process `gcprof record` started (that one has its run already):
+  // a descendant, e.g. a rank torchrun spawned. It belongs to the same job.
+  r.job_run = config().run_id;
   r.started = nowNs();
   r.min_bytes = config().min_bytes;
   r.backend = recordingState().backend;
   if (const char* n = getenv("GCPROF_RUN_NAME")) r.name = n;
+  // Set by `gcprof verify`, so that every process of a re-run job is linked.
   r.baseline_run = envInt("GCPROF_BASELINE_RUN", 0);
   r.plan_id = envInt("GCPROF_PLAN_ID", 0);
   return r;

@@ -35,6 +35,7 @@ std::atomic<bool> g_running{false};
 std::atomic<bool> g_stop{false};
 std::atomic<bool> g_finished{false};
 char g_final_status[16] = "complete";
+int g_exit_code = 0;
 pthread_t g_thread;
 int g_wake[2] = {-1, -1};  // stopWriter writes a byte to end the writer's sleep
 
@@ -130,7 +131,8 @@ void* writerMain(void*) {
       staged.erase(staged.begin(), cut);
       if (stopping) {
         Counters c = sumCounters();
-        proc->finish(g_final_status, c, recordingState().backend, recordingState().runtime);
+        proc->finish(g_final_status, g_exit_code, c, recordingState().backend,
+                     recordingState().runtime);
         break;
       }
       proc->commit();
@@ -167,9 +169,10 @@ void forgetWriterInChild() {
 
 bool writerRunning() { return g_running.load(std::memory_order_relaxed); }
 
-void stopWriter(const char* status, int wait_ms) {
+void stopWriter(const char* status, int wait_ms, int exit_code) {
   if (!g_running.load() || g_stop.load()) return;
   std::strncpy(g_final_status, status, sizeof(g_final_status) - 1);
+  g_exit_code = exit_code;
   g_stop.store(true);
   if (g_wake[1] >= 0) {
     char byte = 1;

@@ -10,8 +10,9 @@ bool startWriter();      // false when the trace cannot be opened (warning print
 bool writerRunning();
 // In a forked child: there is no writer thread to wait for.
 void forgetWriterInChild();
-// Final drain and run status ("complete" | "interrupted"); waits at most
-// `wait_ms`. Safe to call from a signal handler (it only sets flags and sleeps).
-void stopWriter(const char* status, int wait_ms);
+// Final drain and run status ("complete" | "failed" | "interrupted") with the
+// process's exit code; waits at most `wait_ms`. Safe to call from a signal
+// handler (it only sets flags and sleeps).
+void stopWriter(const char* status, int wait_ms, int exit_code = 0);
 
 }  // namespace gcprof::inject

@@ -62,7 +62,8 @@ void RunWriter::done(sqlite3_stmt* st) {
 int64_t RunWriter::createRun(const RunInfo& r) {
   sqlite3_stmt* st = prepare(
       "INSERT INTO runs (command, cwd, env, name, backend, status, pid, rank, started_ns,"
-      " min_bytes, baseline_run, plan_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+      " min_bytes, baseline_run, plan_id, local_rank, world_size, job_run)"
+      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   sqlite3_bind_text(st, 1, r.command.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 2, r.cwd.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 3, r.env.c_str(), -1, SQLITE_TRANSIENT);
@@ -75,6 +76,9 @@ int64_t RunWriter::createRun(const RunInfo& r) {
   sqlite3_bind_int64(st, 10, r.min_bytes);
   sqlite3_bind_int64(st, 11, r.baseline_run);
   sqlite3_bind_int64(st, 12, r.plan_id);
+  sqlite3_bind_int64(st, 13, r.local_rank);
+  sqlite3_bind_int64(st, 14, r.world_size);
+  sqlite3_bind_int64(st, 15, r.job_run);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) throw StoreError(path_ + ": cannot create run: " + sqlite3_errmsg(db_));
@@ -198,7 +202,7 @@ void RunWriter::finish(const RunInfo& c) {
   commit();
   sqlite3_stmt* st = prepare(
       "UPDATE runs SET status=?, ended_ns=?, small_allocs=?, small_bytes=?, dropped_events=?,"
-      " unmatched_frees=?, backend=?, runtime=? WHERE id=?");
+      " unmatched_frees=?, backend=?, runtime=?, exit_code=? WHERE id=?");
   sqlite3_bind_text(st, 1, c.status.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 2, c.ended);
   sqlite3_bind_int64(st, 3, c.small_allocs);
@@ -207,7 +211,8 @@ void RunWriter::finish(const RunInfo& c) {
   sqlite3_bind_int64(st, 6, c.unmatched_frees);
   sqlite3_bind_text(st, 7, c.backend.empty() ? "host" : c.backend.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 8, c.runtime.empty() ? "native" : c.runtime.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 9, run_);
+  sqlite3_bind_int(st, 9, c.exit_code);
+  sqlite3_bind_int64(st, 10, run_);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) throw StoreError(path_ + ": cannot finish run: " + sqlite3_errmsg(db_));

@@ -3,7 +3,9 @@
 namespace gcprof {
 namespace {
 
-// Version 1. docs/schema.md documents every column; keep the two in step.
+// Version 1, the tables as first written; kMigrateTo2 adds what version 2
+// has. A new file is made with both, so that there is one path to each
+// version. docs/schema.md documents every column; keep the two in step.
 const char* kCreateV1 = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS runs (
@@ -107,6 +109,15 @@ CREATE TABLE IF NOT EXISTS verifications (
 INSERT OR IGNORE INTO meta (key, value) VALUES ('application', 'gcprof');
 )SQL";
 
+// Version 2: the ranks of a multi-process job (torchrun, DDP, FSDP) and the
+// launcher run they belong to (docs/distributed.md).
+const char* kMigrateTo2 = R"SQL(
+ALTER TABLE runs ADD COLUMN local_rank INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE runs ADD COLUMN world_size INTEGER NOT NULL DEFAULT -1;
+ALTER TABLE runs ADD COLUMN job_run INTEGER NOT NULL DEFAULT 0;
+PRAGMA user_version = 2;
+)SQL";
+
 int userVersion(sqlite3* db, const std::string& path) {
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK) {
@@ -168,7 +179,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
     // Another process (a second rank) may have created it meanwhile.
     if (userVersion(db, path) == 0) {
       exec(db, path, kCreateV1);
-      exec(db, path, ("PRAGMA user_version = " + std::to_string(kSchemaVersion)).c_str());
+      exec(db, path, kMigrateTo2);
     }
     exec(db, path, "COMMIT");
     return;
@@ -184,7 +195,15 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
   if (version < 1) {
     throw StoreError(path + ": gcprof trace without a schema version; damaged?");
   }
-  // Migrations from older versions go here, one step at a time.
+  // Older versions are upgraded one step at a time, only when writing: a
+  // reader of an old file sees the missing columns' defaults instead.
+  if (version < 2 && writable) {
+    exec(db, path, "BEGIN IMMEDIATE");
+    if (userVersion(db, path) < 2) exec(db, path, kMigrateTo2);  // another rank may have done it
+    exec(db, path, "COMMIT");
+  }
 }
+
+int schemaVersionOf(sqlite3* db, const std::string& path) { return userVersion(db, path); }
 
 }  // namespace gcprof

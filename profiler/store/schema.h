@@ -11,7 +11,7 @@ namespace gcprof {
 
 // The schema version this build writes (PRAGMA user_version). Bump it with a
 // migration in schema.cpp and a line in docs/schema.md.
-constexpr int kSchemaVersion = 1;
+constexpr int kSchemaVersion = 2;
 
 // Every store failure carries the file and what to do about it.
 struct StoreError : std::runtime_error {
@@ -22,6 +22,10 @@ struct StoreError : std::runtime_error {
 // gcprof trace this build can read (migrating older versions). Throws
 // StoreError naming `path` otherwise.
 void ensureSchema(sqlite3* db, const std::string& path, bool writable);
+
+// PRAGMA user_version of an open file (readers of version 1 files must not
+// ask for the columns version 2 added).
+int schemaVersionOf(sqlite3* db, const std::string& path);
 
 // Runs one statement, throwing StoreError("path: what: sqlite message").
 void exec(sqlite3* db, const std::string& path, const char* sql);

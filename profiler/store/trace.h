@@ -95,7 +95,11 @@ struct RunInfo {
   std::string status;      // running | complete | failed | interrupted
   int exit_code = 0;
   int64_t pid = 0;
-  int rank = -1;
+  int rank = -1;            // RANK of a distributed job (torchrun sets it), -1 otherwise
+  int local_rank = -1;      // LOCAL_RANK: the rank on its node
+  int world_size = -1;      // WORLD_SIZE
+  int64_t job_run = 0;      // the run of the process `gcprof record` started (the launcher) when
+                            // this one is a descendant of it; 0 for that process itself
   Ns started = 0;
   Ns ended = 0;
   Bytes min_bytes = 0;

@@ -39,10 +39,14 @@ class Stmt {
   sqlite3_stmt* st_ = nullptr;
 };
 
-const char* kRunColumns =
-    "id, command, cwd, env, name, backend, status, exit_code, pid, rank, started_ns, ended_ns,"
-    " min_bytes, small_allocs, small_bytes, dropped_events, unmatched_frees, baseline_run, plan_id,"
-    " runtime";
+// A version 1 file opened read-only has no rank columns: their defaults stand in.
+std::string runColumns(int version) {
+  return std::string(
+             "id, command, cwd, env, name, backend, status, exit_code, pid, rank, started_ns, ended_ns,"
+             " min_bytes, small_allocs, small_bytes, dropped_events, unmatched_frees, baseline_run,"
+             " plan_id, runtime, ") +
+         (version >= 2 ? "local_rank, world_size, job_run" : "-1, -1, 0");
+}
 
 RunInfo readRun(Stmt& s) {
   RunInfo r;
@@ -66,6 +70,9 @@ RunInfo readRun(Stmt& s) {
   r.baseline_run = s.i64(17);
   r.plan_id = s.i64(18);
   r.runtime = s.text(19);
+  r.local_rank = static_cast<int>(s.i64(20));
+  r.world_size = static_cast<int>(s.i64(21));
+  r.job_run = s.i64(22);
   return r;
 }
 
@@ -91,6 +98,7 @@ TraceStore::TraceStore(const std::string& path, Mode mode) : path_(path) {
   sqlite3_busy_timeout(db_, 10000);
   try {
     ensureSchema(db_, path, mode == Mode::ReadWrite);
+    version_ = schemaVersionOf(db_, path);
     if (mode == Mode::ReadWrite) exec(db_, path, "PRAGMA journal_mode=WAL");
   } catch (...) {
     sqlite3_close(db_);
@@ -103,13 +111,13 @@ TraceStore::~TraceStore() { sqlite3_close(db_); }
 
 std::vector<RunInfo> TraceStore::runs() {
   std::vector<RunInfo> out;
-  Stmt s(db_, path_, (std::string("SELECT ") + kRunColumns + " FROM runs ORDER BY id").c_str());
+  Stmt s(db_, path_, ("SELECT " + runColumns(version_) + " FROM runs ORDER BY id").c_str());
   while (s.step()) out.push_back(readRun(s));
   return out;
 }
 
 RunInfo TraceStore::run(int64_t id) {
-  Stmt s(db_, path_, (std::string("SELECT ") + kRunColumns + " FROM runs WHERE id=?").c_str());
+  Stmt s(db_, path_, ("SELECT " + runColumns(version_) + " FROM runs WHERE id=?").c_str());
   s.bind(1, id);
   if (!s.step()) throw StoreError(path_ + ": no run " + std::to_string(id));
   return readRun(s);
@@ -117,7 +125,11 @@ RunInfo TraceStore::run(int64_t id) {
 
 int64_t TraceStore::lastRun() {
   Stmt s(db_, path_, "SELECT max(id) FROM runs WHERE baseline_run = 0");
-  return s.step() ? s.i64(0) : 0;
+  int64_t id = s.step() ? s.i64(0) : 0;
+  if (id == 0) return 0;
+  // A rank's run stands for its whole job: the launcher's.
+  RunInfo newest = run(id);
+  return newest.rank >= 0 && newest.job_run > 0 ? newest.job_run : id;
 }
 
 int64_t TraceStore::maxRunId() {
@@ -208,7 +220,8 @@ Trace TraceStore::load(int64_t id) {
 int64_t TraceStore::createRun(const RunInfo& r) {
   Stmt s(db_, path_,
          "INSERT INTO runs (command, cwd, env, name, backend, status, pid, rank, started_ns,"
-         " min_bytes, baseline_run, plan_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+         " min_bytes, baseline_run, plan_id, local_rank, world_size, job_run)"
+         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, r.command);
   s.bind(2, r.cwd);
   s.bind(3, r.env);
@@ -221,6 +234,9 @@ int64_t TraceStore::createRun(const RunInfo& r) {
   s.bind(10, r.min_bytes);
   s.bind(11, r.baseline_run);
   s.bind(12, r.plan_id);
+  s.bind(13, r.local_rank);
+  s.bind(14, r.world_size);
+  s.bind(15, r.job_run);
   s.step();
   return sqlite3_last_insert_rowid(db_);
 }

@@ -47,7 +47,8 @@ class TraceStore {
 
   std::vector<RunInfo> runs();
   RunInfo run(int64_t id);     // throws when missing
-  int64_t lastRun();           // newest run that is not a verification; 0 when none
+  int64_t lastRun();           // newest run that is not a verification (a rank's: its
+                               // launcher's); 0 when none
   Trace load(int64_t run);     // the whole run in memory, sorted by time
 
   int64_t createRun(const RunInfo& info);  // returns the new id
@@ -62,6 +63,7 @@ class TraceStore {
  private:
   std::string path_;
   sqlite3* db_ = nullptr;
+  int version_ = kSchemaVersion;
 };
 
 // Wall-clock-free "now" on the clock the recorder uses (CLOCK_MONOTONIC).

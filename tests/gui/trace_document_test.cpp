@@ -126,6 +126,63 @@ TEST(RunView, OpensShortlyBeforeTheFirstStepNotAtImportTime) {
   EXPECT_GE(v.focus_begin, first - (v.end - first) / 10);
 }
 
+// A torchrun job: the launcher trains nothing, so the document opens its
+// first rank; the rank picker lists the job's ranks; a job plan (stored
+// against the launcher) and each rank's re-run overlay every rank.
+TEST(TraceDocument, JobsOpenOnARankAndPickRanks) {
+  TempFile f("job");
+  TrainingShape shape;
+  Trace launcher_trace;
+  int64_t launcher = testing::writeRun(f.path(), launcher_trace);
+  std::vector<int64_t> ranks;
+  for (int r = 0; r < 2; ++r) {
+    Trace t = testing::fabricateTraining(shape);
+    t.run.rank = r;
+    t.run.world_size = 2;
+    t.run.job_run = launcher;
+    ranks.push_back(testing::writeRun(f.path(), t));
+  }
+  int64_t plan = 0;
+  {
+    TraceStore store(f.path(), TraceStore::Mode::ReadWrite);
+    plan = store.savePlan({0, launcher, 1, "optimal", 900ll << 20,
+                           testing::planJson(launcher, shape.layers, {1, 3}, 900ll << 20)});
+  }
+  TrainingShape verify = shape;
+  verify.checkpointed = {1, 3};
+  verify.baseline_run = launcher;
+  verify.plan_id = plan;
+  Trace rerun_launcher;
+  rerun_launcher.run.baseline_run = launcher;
+  int64_t again = testing::writeRun(f.path(), rerun_launcher);
+  int64_t rank1_again = 0;
+  for (int r = 0; r < 2; ++r) {
+    Trace t = testing::fabricateTraining(verify);
+    t.run.rank = r;
+    t.run.world_size = 2;
+    t.run.job_run = again;
+    int64_t id = testing::writeRun(f.path(), t);
+    if (r == 1) rank1_again = id;
+  }
+
+  std::string error;
+  auto doc = TraceDocument::open(f.path(), 0, &error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(doc->run().trace.run.id, ranks[0]);
+  std::vector<RunInfo> picker = doc->jobRanks();
+  ASSERT_EQ(picker.size(), 2u);
+  EXPECT_EQ(picker[0].id, ranks[0]);
+  EXPECT_EQ(picker[1].id, ranks[1]);
+  ASSERT_EQ(doc->plans().size(), 1u);
+  EXPECT_EQ(doc->plans()[0].id, plan);
+
+  ASSERT_TRUE(doc->selectRun(ranks[1], &error)) << error;
+  std::vector<RunInfo> reruns = doc->verificationRuns();
+  ASSERT_EQ(reruns.size(), 1u);
+  EXPECT_EQ(reruns[0].id, rank1_again);
+  EXPECT_EQ(doc->jobRanks().size(), 2u);
+}
+
 TEST(TraceDocument, ForeignFilesGiveAMessage) {
   TempFile f("foreign");
   std::string error;

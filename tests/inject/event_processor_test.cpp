@@ -33,7 +33,7 @@ Stamped ev(EventType type, Ns time, uint64_t a = 0, int64_t b = 0, int64_t c = 0
 
 void run(EventProcessor& p, std::vector<Stamped> events) {
   p.process(events.begin(), events.end());
-  p.finish("complete", Counters{}, "host", "native");
+  p.finish("complete", 0, Counters{}, "host", "native");
 }
 
 Trace load(const std::string& db) {

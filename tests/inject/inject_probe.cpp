@@ -100,10 +100,38 @@ int sigterm() {
   return 0;
 }
 
+// A process that marks a step (so it has a run of its own) and ends with a
+// code: by returning from main, or by _exit, which runs no exit handlers.
+int markAndEnd(bool underscore, int code) {
+  gcprof_step_begin(0);
+  keep(malloc(99999));
+  gcprof_step_end();
+  if (underscore) _exit(code);
+  return code;
+}
+
+// Two children (as torchrun starts ranks), each ending with its own code;
+// only the injector in the child can tell its run how it ended.
+int children(const char* self) {
+  for (const char* mode : {"return3", "underscore4"}) {
+    pid_t pid = fork();
+    if (pid == 0) {
+      execl(self, self, mode, static_cast<char*>(nullptr));
+      _exit(127);
+    }
+    int status = 0;
+    waitpid(pid, &status, 0);
+  }
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
   std::string mode = argc > 1 ? argv[1] : "";
+  if (mode == "return3") return markAndEnd(false, 3);
+  if (mode == "underscore4") return markAndEnd(true, 4);
+  if (mode == "children") return children(argv[0]);
   if (mode == "threads") return threads();
   if (mode == "small") return small();
   if (mode == "apis") return apis();

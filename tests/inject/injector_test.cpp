@@ -141,6 +141,27 @@ TEST(Injector, SigtermFlushesAndMarksTheRunInterrupted) {
   EXPECT_EQ(t.steps.size(), 1u);
 }
 
+// A rank's run says how the rank ended, whatever ended it: returning a code
+// from main (on_exit is told it) or _exit (interposed; no handlers run).
+TEST(Injector, ChildRunsRecordTheirOwnExitCode) {
+  Recorded r = record("children");
+  EXPECT_EQ(r.exit_code, 0);
+  TraceStore s(r.db, TraceStore::Mode::ReadOnly);
+  std::vector<RunInfo> runs = s.runs();
+  ASSERT_EQ(runs.size(), 3u);
+  EXPECT_EQ(runs[0].status, "complete");  // the parent, which `record` started
+  std::map<int, RunInfo> by_code;
+  for (size_t i = 1; i < runs.size(); ++i) {
+    by_code[runs[i].exit_code] = runs[i];
+    EXPECT_EQ(runs[i].job_run, runs[0].id);
+  }
+  ASSERT_EQ(by_code.count(3), 1u);
+  ASSERT_EQ(by_code.count(4), 1u);
+  EXPECT_EQ(by_code[3].status, "failed");
+  EXPECT_EQ(by_code[4].status, "failed");
+  EXPECT_EQ(s.load(by_code[4].id).steps.size(), 1u) << "_exit still flushes what was recorded";
+}
+
 TEST(Injector, AllocationsMadeByGcprofItselfAreNotRecorded) {
   // The writer thread allocates through SQLite and the STL, and the first
   // event of a thread sets up its buffer; the recursion guard keeps all of it

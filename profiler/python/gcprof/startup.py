@@ -61,4 +61,6 @@ def install_profiler(torch, recorder=None):
     ranges.install()
     steps.model = ranges.primary
     steps.hook_cost = ranges.take_hook_cost
+    from .fsdp_gathers import FsdpGathers
+    FsdpGathers(torch, recorder).install(steps)
     return recorder

@@ -29,6 +29,7 @@ class StepTracker:
         # per module call (module_ranges sets both).
         self.model = lambda: None
         self.hook_cost = lambda: None
+        self._at_first_step = []
 
     def install(self):
         torch = self._torch
@@ -55,6 +56,11 @@ class StepTracker:
 
         failsafe.on_failure(restore)
 
+    def at_first_step(self, fn):
+        """Calls fn() once, when the first step opens (the model is built and
+        wrapped by then: DDP, FSDP)."""
+        self._at_first_step.append(fn)
+
     @property
     def index(self):
         return self._index
@@ -64,6 +70,12 @@ class StepTracker:
         if self._open or not self._torch.is_grad_enabled():
             return
         self._open = True
+        first, self._at_first_step = self._at_first_step, []
+        for fn in first:
+            try:
+                fn()
+            except Exception as exc:
+                failsafe.internal_error("a first-step hook", exc)
         self._rec.step_begin(self._index)
 
     def _note_backward(self, tensors):

@@ -1,0 +1,209 @@
+"""Issue 11 end to end: torchrun jobs (DDP and FSDP, gloo, 2 ranks, CPU)
+recorded, shown, advised and verified as one job; a rank that dies during
+verification named in bounded time; two nodes' traces merged."""
+import json
+import os
+import re
+import socket
+import subprocess
+import sys
+import time
+import unittest
+
+import pipeline as p
+
+TRAIN_DIST = os.path.join(p.ROOT, "samples", "python", "train_distributed.py")
+TINY = ["--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "128", "--batch", "16",
+        "--vocab", "256", "--steps", "3"]
+
+
+def torchrun(mode, *extra, nproc=2, launcher=()):
+    launcher = list(launcher) or ["--standalone"]
+    return [sys.executable, "-m", "torch.distributed.run", *launcher, f"--nproc_per_node={nproc}",
+            TRAIN_DIST, "--mode", mode, *TINY, *extra]
+
+
+def rank_losses(stdout):
+    """{rank: [loss, ...]} from the `rank <r> step <i> loss <v>` lines. Ranks
+    share the pipe and torchrun runs them with `python -u`, where print writes
+    the text and the newline separately: lines may run into each other."""
+    out = {}
+    for rank, _, loss in re.findall(r"rank (\d+) step (\d+) loss (-?[\d.]+)", stdout):
+        out.setdefault(int(rank), []).append(float(loss))
+    return out
+
+
+class DistributedJob:
+    mode = None
+    extra = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = p.tempdb(f"dist-{cls.mode}")
+        cls.dir = os.path.dirname(cls.db)
+        cls.baseline = p.record(cls.db, torchrun(cls.mode, *cls.extra))
+        cls.plan = os.path.join(cls.dir, "plan.json")
+        cls.advice = p.gcprof("advise", cls.db, "--budget", "80%", "-o", cls.plan)
+        cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan, check=False)
+        cls.report = json.loads(p.gcprof("report", cls.db, "--format", "json").stdout)
+        cls.shown = p.show(cls.db)
+
+    def runs(self):
+        return {r["id"]: r for r in self.shown["runs"]}
+
+    def test_show_links_the_ranks_to_the_launcher_run(self):
+        runs = self.runs()
+        launcher = runs[1]
+        self.assertEqual(launcher["rank"], -1)
+        self.assertEqual(launcher["job_run"], 1)
+        self.assertEqual(len(launcher["ranks"]), 2)
+        ranks = sorted((runs[i] for i in launcher["ranks"]), key=lambda r: r["rank"])
+        self.assertEqual([r["rank"] for r in ranks], [0, 1])
+        self.assertEqual([r["local_rank"] for r in ranks], [0, 1])
+        self.assertEqual({r["world_size"] for r in ranks}, {2})
+        self.assertEqual({r["job_run"] for r in ranks}, {1})
+        for r in ranks:
+            self.assertEqual(r["steps"], 3)
+            self.assertTrue(r["units"])
+        text = p.gcprof("show", self.db).stdout
+        self.assertIn("job of 2 ranks", text)
+        self.assertIn("rank 1/2 of job run 1", text)
+
+    def test_advise_covers_every_rank_and_fits_the_worst(self):
+        with open(self.plan) as f:
+            plan = json.load(f)
+        self.assertEqual(plan["trace_run"], 1)
+        self.assertEqual([r["rank"] for r in plan["ranks"]], [0, 1])
+        worst = max(r["predicted"]["peak_bytes"] for r in plan["ranks"])
+        self.assertEqual(plan["predicted"]["peak_bytes"], worst)
+        for r in plan["ranks"]:
+            self.assertLessEqual(r["predicted"]["peak_bytes"], plan["budget_bytes"])
+            self.assertLess(r["predicted"]["peak_bytes"], r["recorded"]["peak_bytes"])
+        self.assertTrue(plan["checkpoint"])
+        self.assertIn("worst rank", self.advice.stdout)
+
+    def test_verify_reruns_torchrun_and_passes_on_every_rank(self):
+        self.assertEqual(self.verify.returncode, 0, self.verify.stdout + self.verify.stderr)
+        self.assertEqual(self.report["verdict"], "PASS")
+        self.assertEqual([r["rank"] for r in self.report["ranks"]], [0, 1])
+        for r in self.report["ranks"]:
+            m, pr = r["measured"]["peak_bytes"], r["predicted"]["peak_bytes"]
+            self.assertLessEqual(abs(m - pr), 0.05 * m, r)
+            self.assertLessEqual(m, self.report["budget_bytes"])
+            self.assertEqual(r["verdict"], "PASS")
+        # The re-run's ranks are linked to the baseline and to their own launcher.
+        rows = p.query(self.db, "SELECT rank, job_run, baseline_run FROM runs WHERE id > 3 ORDER BY rank")
+        launcher = [r for r in rows if r[0] == -1]
+        self.assertEqual(len(launcher), 1)
+        self.assertEqual(sorted(r[0] for r in rows if r[0] >= 0), [0, 1])
+        self.assertEqual({r[2] for r in rows}, {1})
+
+    def test_losses_identical_per_rank(self):
+        base, again = rank_losses(self.baseline.stdout), rank_losses(self.verify.stdout)
+        self.assertEqual(sorted(base), [0, 1])
+        self.assertEqual(base, again)
+        self.assertNotEqual(base[0], base[1])  # each rank trains on its own data
+
+    def test_reports_show_a_rank_table(self):
+        md = p.gcprof("report", self.db, "--format", "md").stdout
+        self.assertIn("| rank |", md)
+        html = os.path.join(self.dir, "report.html")
+        p.gcprof("report", self.db, "--format", "html", "-o", html)
+        with open(html) as f:
+            self.assertIn("<th>rank</th>", f.read())
+
+
+class DistributedDDP(DistributedJob, unittest.TestCase):
+    mode = "ddp"
+    extra = ("--extra-buffer-mib", "8")  # rank 0 holds 8 MiB more: uneven ranks
+
+    def test_uneven_ranks_show_and_the_plan_fits_the_heavier_one(self):
+        with open(self.plan) as f:
+            plan = json.load(f)
+        ranks = {r["rank"]: r for r in plan["ranks"]}
+        recorded = {k: r["recorded"]["peak_bytes"] for k, r in ranks.items()}
+        self.assertGreaterEqual(recorded[0] - recorded[1], 7 << 20, recorded)
+        worst = max(ranks.values(), key=lambda r: r["predicted"]["peak_bytes"])
+        self.assertEqual(worst["rank"], 0)
+        self.assertLessEqual(worst["predicted"]["peak_bytes"], plan["budget_bytes"])
+
+
+class DistributedFSDP(DistributedJob, unittest.TestCase):
+    mode = "fsdp"
+
+    def test_parameter_gathers_are_recorded_per_block(self):
+        runs = self.runs()
+        for rid in runs[1]["ranks"]:
+            gathered = {g["module"]: g for g in runs[rid]["parameter_gathers"]}
+            for k in range(4):
+                self.assertGreater(gathered[f"layers.{k}"]["bytes"], 0, gathered)
+        self.assertIn("FSDP parameter gathers", p.gcprof("show", self.db).stdout)
+
+
+class DistributedRankFailure(unittest.TestCase):
+    """A rank that exits non-zero during verification: FAIL naming it, fast."""
+
+    def test_failing_rank_is_named_within_bounded_time(self):
+        db = p.tempdb("dist-fail")
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        p.record(db, torchrun("ddp"))
+        p.gcprof("advise", db, "--budget", "80%", "-o", plan)
+        start = time.monotonic()
+        v = p.gcprof("verify", db, "--plan", plan, "--timeout", "240", "--",
+                     *torchrun("ddp", "--fail-rank", "1", "--fail-step", "0"), check=False)
+        took = time.monotonic() - start
+        self.assertEqual(v.returncode, 1, v.stdout + v.stderr)
+        self.assertIn("verdict: FAIL", v.stdout)
+        self.assertRegex(v.stdout, r"cause: rank 1 \(run \d+\) failed with exit 3")
+        self.assertLess(took, 200, "torchrun stops the peers of a dead rank; we must not wait out the timeout")
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        self.assertEqual(report["verdict"], "FAIL")
+        failed = {r["rank"]: r for r in report["ranks"]}
+        self.assertEqual(failed[1]["status"], "failed")
+        self.assertEqual(failed[1]["exit_code"], 3)
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class MergeNodes(unittest.TestCase):
+    """Two `nodes` (two torchrun launchers of one job, one rank each), each
+    recorded into its own file, merged into one job."""
+
+    def test_two_recordings_merge_into_one_job(self):
+        port = free_port()
+        dbs, procs = [], []
+        for node in (0, 1):
+            db = p.tempdb(f"node{node}")
+            dbs.append(db)
+            launcher = ["--nnodes=2", f"--node_rank={node}", "--master_addr=127.0.0.1",
+                        f"--master_port={port}"]
+            argv = torchrun("ddp", nproc=1, launcher=launcher)
+            procs.append(subprocess.Popen([p.GCPROF, "record", "-o", db, "--", *argv],
+                                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        for proc in procs:
+            out, err = proc.communicate(timeout=300)
+            self.assertEqual(proc.returncode, 0, out + err)
+        merged = os.path.join(os.path.dirname(dbs[0]), "job.db")
+        m = p.gcprof("merge", merged, *dbs)
+        self.assertIn("2 ranks", m.stdout)
+        runs = {r["id"]: r for r in p.show(merged)["runs"]}
+        launcher = runs[1]
+        ranks = sorted(runs[i]["rank"] for i in launcher["ranks"])
+        self.assertEqual(ranks, [0, 1])
+        self.assertEqual({runs[i]["world_size"] for i in launcher["ranks"]}, {2})
+        advice = json.loads(p.gcprof("advise", merged, "--budget", "90%", "--json").stdout)
+        self.assertEqual([r["rank"] for r in advice["ranks"]], [0, 1])
+        # Merging the same node twice would claim rank 0 twice: refused, no file left.
+        again = os.path.join(os.path.dirname(dbs[0]), "twice.db")
+        bad = p.gcprof("merge", again, dbs[0], dbs[0], check=False)
+        self.assertEqual(bad.returncode, 2)
+        self.assertIn("rank 0 is also in", bad.stderr)
+        self.assertFalse(os.path.exists(again))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,160 @@
+// Multi-process jobs in the store: ranks linked to their launcher (jobOf),
+// the version 1 -> 2 migration, and `gcprof merge` of two nodes' traces.
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
+
+#include "job.h"
+#include "run_writer.h"
+#include "trace_merge.h"
+#include "trace_store.h"
+
+using namespace gcprof;
+
+namespace {
+
+std::string tempPath(const char* name) {
+  std::string p = testing::TempDir() + "gcprof_job_" + name + "_" + std::to_string(getpid()) + ".db";
+  for (const char* ext : {"", "-wal", "-shm"}) std::remove((p + ext).c_str());
+  return p;
+}
+
+// One node of a torchrun job: the launcher's run and `ranks` rank runs with
+// one step each (as `gcprof record -- torchrun ...` leaves them).
+int64_t writeNode(const std::string& path, std::vector<int> ranks, int world) {
+  RunWriter w(path);
+  Trace launcher;
+  launcher.run.command = R"(["torchrun","--nproc_per_node=2","train.py"])";
+  int64_t job = w.appendRun(launcher);
+  for (int r : ranks) {
+    Trace t;
+    t.run.rank = r;
+    t.run.local_rank = r % 2;
+    t.run.world_size = world;
+    t.run.job_run = job;
+    t.run.pid = 100 + r;
+    t.steps.push_back({0, 10, 20, 0});
+    t.scalars.push_back({0, "loss", 1.0 + r});
+    w.appendRun(t);
+  }
+  return job;
+}
+
+std::string mergeError(const std::string& out, const std::vector<std::string>& in) {
+  try {
+    mergeTraces(out, in);
+  } catch (const StoreError& e) {
+    return e.what();
+  }
+  return "";
+}
+
+}  // namespace
+
+TEST(Job, RanksAreLinkedToTheirLauncher) {
+  std::string path = tempPath("link");
+  int64_t launcher = writeNode(path, {0, 1}, 2);
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  for (int64_t any : {launcher, launcher + 1, launcher + 2}) {
+    Job j = jobOf(s, any);
+    EXPECT_EQ(j.launcher.id, launcher);
+    ASSERT_EQ(j.ranks.size(), 2u);
+    EXPECT_EQ(j.ranks[0].rank, 0);
+    EXPECT_EQ(j.ranks[1].rank, 1);
+    EXPECT_EQ(j.ranks[1].local_rank, 1);
+    EXPECT_EQ(j.ranks[1].world_size, 2);
+  }
+  // The newest recorded run is a rank: the job stands for it.
+  EXPECT_EQ(s.lastRun(), launcher);
+  EXPECT_EQ(rankName(s.run(launcher + 2)), "rank 1 (run 3)");
+}
+
+TEST(Job, ARestartedRankCountsByItsNewestRun) {
+  std::string path = tempPath("restart");
+  int64_t launcher = writeNode(path, {0, 1}, 2);
+  {
+    RunWriter w(path);
+    Trace again;
+    again.run.rank = 1;
+    again.run.job_run = launcher;
+    w.appendRun(again);
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  Job j = jobOf(s, launcher);
+  ASSERT_EQ(j.ranks.size(), 2u);
+  EXPECT_EQ(j.ranks[1].id, 4);
+}
+
+TEST(Job, VersionOneFilesReadWithDefaultsAndMigrateWhenWritten) {
+  std::string path = tempPath("v1");
+  writeNode(path, {0}, 1);
+  {
+    // Make it the version 1 layout: no rank columns but `rank`.
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    for (const char* sql : {"ALTER TABLE runs DROP COLUMN local_rank", "ALTER TABLE runs DROP COLUMN world_size",
+                            "ALTER TABLE runs DROP COLUMN job_run", "PRAGMA user_version = 1"})
+      ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+    sqlite3_close(db);
+  }
+  {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+    EXPECT_EQ(schemaVersionOf(s.handle(), path), 1);
+    RunInfo r = s.run(2);
+    EXPECT_EQ(r.rank, 0);
+    EXPECT_EQ(r.world_size, -1);
+    EXPECT_EQ(r.job_run, 0);
+  }
+  {
+    TraceStore s(path, TraceStore::Mode::ReadWrite);
+    EXPECT_EQ(schemaVersionOf(s.handle(), path), kSchemaVersion);
+    RunInfo r;
+    r.rank = 3;
+    r.world_size = 4;
+    r.job_run = 1;
+    int64_t id = s.createRun(r);
+    EXPECT_EQ(s.run(id).world_size, 4);
+    EXPECT_EQ(s.run(id).job_run, 1);
+  }
+}
+
+TEST(Merge, TwoNodesBecomeOneJob) {
+  std::string a = tempPath("node0"), b = tempPath("node1"), out = tempPath("merged");
+  writeNode(a, {0, 1}, 4);
+  writeNode(b, {2, 3}, 4);
+  MergeResult m = mergeTraces(out, {a, b});
+  EXPECT_EQ(m.job_run, 1);
+  EXPECT_EQ(m.ranks, 4);
+  EXPECT_EQ(m.runs, 6);
+  TraceStore s(out, TraceStore::Mode::ReadOnly);
+  Job j = jobOf(s, 1);
+  ASSERT_EQ(j.ranks.size(), 4u);
+  for (int r = 0; r < 4; ++r) EXPECT_EQ(j.ranks[r].rank, r);
+  ASSERT_EQ(j.nodes.size(), 1u);  // the second node's launcher
+  EXPECT_EQ(j.nodes[0].id, 4);
+  // Every row came along, renumbered: rank 3 was run 3 of node1, now run 6.
+  Trace rank3 = s.load(j.ranks[3].id);
+  EXPECT_EQ(rank3.run.id, 6);
+  ASSERT_EQ(rank3.scalars.size(), 1u);
+  EXPECT_DOUBLE_EQ(rank3.scalars[0].value, 4.0);
+  ASSERT_EQ(rank3.steps.size(), 1u);
+}
+
+TEST(Merge, RefusesWhatWouldNotBeOneJob) {
+  std::string a = tempPath("ra"), single = tempPath("single"), out = tempPath("rout");
+  writeNode(a, {0, 1}, 2);
+  { RunWriter w(single); w.appendRun(Trace{}); }
+  std::string twice = mergeError(out, {a, a});
+  EXPECT_NE(twice.find("rank 0 is also in"), std::string::npos) << twice;
+  EXPECT_NE(access(out.c_str(), F_OK), 0) << "no half-merged file is left behind";
+  std::string no_job = mergeError(out, {a, single});
+  EXPECT_NE(no_job.find(single + ": holds no distributed job"), std::string::npos) << no_job;
+  std::string b = tempPath("rb");
+  writeNode(b, {2, 3}, 4);
+  mergeTraces(out, {a, b});
+  std::string exists = mergeError(out, {a, b});
+  EXPECT_NE(exists.find("already exists"), std::string::npos) << exists;
+}
