@@ -35,6 +35,23 @@ T field(const nlohmann::json& doc, const char* key, const std::string& where) {
   }
 }
 
+// A field that may be missing (then `fallback`), but when present must have
+// the right type: a wrong type is the user's edit, said in their words.
+template <typename T>
+T optionalField(const nlohmann::json& doc, const char* key, T fallback, const std::string& where,
+                const char* prefix = "") {
+  if (!doc.contains(key)) return fallback;
+  try {
+    return doc.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+    throw AdviceError(where + ": plan field \"" + prefix + key + "\" has the wrong type");
+  }
+}
+
+// Plans are a few levels deep; a hand-made file nested thousands of levels
+// deep would overflow the stack in nlohmann's recursive copy.
+constexpr int kMaxPlanDepth = 64;
+
 }  // namespace
 
 nlohmann::json planJson(const Advice& a) {
@@ -103,21 +120,25 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   if (p.format != kPlanFormat)
     throw AdviceError(where + ": plan format '" + p.format + "' is not " + kPlanFormat +
                       "; write it with this gcprof's `advise -o`");
-  p.trace_run = doc.value("trace_run", int64_t{0});
-  p.strategy = doc.value("strategy", std::string());
-  p.segment_kind = doc.value("segment_kind", std::string("region"));
+  p.trace_run = optionalField(doc, "trace_run", int64_t{0}, where);
+  p.strategy = optionalField(doc, "strategy", std::string(), where);
+  p.segment_kind = optionalField(doc, "segment_kind", std::string("region"), where);
   p.budget_bytes = field<Bytes>(doc, "budget_bytes", where);
-  p.units = doc.value("units", std::vector<std::string>{});
+  p.units = optionalField(doc, "units", std::vector<std::string>{}, where);
   p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);
+  for (const char* part : {"predicted", "baseline"})
+    if (doc.contains(part) && !doc[part].is_object())
+      throw AdviceError(where + ": plan field \"" + part + "\" has the wrong type (expected an object)");
   if (doc.contains("predicted")) {
     const nlohmann::json& pr = doc["predicted"];
-    p.predicted_peak = pr.value("peak_bytes", Bytes{0});
-    p.predicted_recompute_ns = pr.value("recompute_ns", Ns{0});
-    p.predicted_step_ns = pr.value("step_ns", Ns{0});
+    p.predicted_peak = optionalField(pr, "peak_bytes", Bytes{0}, where, "predicted.");
+    p.predicted_recompute_ns = optionalField(pr, "recompute_ns", Ns{0}, where, "predicted.");
+    p.predicted_step_ns = optionalField(pr, "step_ns", Ns{0}, where, "predicted.");
   }
   if (doc.contains("baseline")) {
-    p.baseline_peak = doc["baseline"].value("peak_bytes", Bytes{0});
-    p.baseline_step_ns = doc["baseline"].value("step_ns", Ns{0});
+    const nlohmann::json& b = doc["baseline"];
+    p.baseline_peak = optionalField(b, "peak_bytes", Bytes{0}, where, "baseline.");
+    p.baseline_step_ns = optionalField(b, "step_ns", Ns{0}, where, "baseline.");
   }
   p.json = doc;
   return p;
@@ -128,10 +149,24 @@ PlanFile readPlanFile(const std::string& path) {
   if (!in) throw AdviceError(path + ": cannot read the plan file");
   std::stringstream ss;
   ss << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false);
+  return parsePlanText(ss.str(), path);
+}
+
+PlanFile parsePlanText(const std::string& text, const std::string& where) {
+  bool too_deep = false;
+  nlohmann::json doc = nlohmann::json::parse(
+      text,
+      [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxPlanDepth) too_deep = true;
+        return !too_deep;  // drop what is too deep: it is never built, copied or freed
+      },
+      false);
+  if (too_deep)
+    throw AdviceError(where + ": nested deeper than " + std::to_string(kMaxPlanDepth) +
+                      " levels; not a gcprof plan (write plans with `gcprof advise -o`)");
   if (doc.is_discarded())
-    throw AdviceError(path + ": not valid JSON; write plans with `gcprof advise -o`");
-  return parsePlan(doc, path);
+    throw AdviceError(where + ": not valid JSON; write plans with `gcprof advise -o`");
+  return parsePlan(doc, where);
 }
 
 }  // namespace gcprof::advisor

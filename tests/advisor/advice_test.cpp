@@ -165,6 +165,36 @@ TEST(PlanFile, RejectsForeignDocuments) {
   EXPECT_THROW(readPlanFile("/nonexistent/plan.json"), AdviceError);
 }
 
+// The message a plan error gives, for asserting on its words.
+std::string planError(const std::string& text) {
+  try {
+    parsePlanText(text, "p.json");
+  } catch (const AdviceError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PlanFile, DeepNestingIsAnErrorNotAStackOverflow) {
+  // 100k levels overflowed the stack in a recursive copy once.
+  std::string deep = R"({"format":"gcprof.plan/1","budget_bytes":1,"checkpoint":[],"x":)";
+  deep += std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_NE(planError(deep).find("p.json: nested deeper than"), std::string::npos) << planError(deep);
+}
+
+TEST(PlanFile, WrongTypedOptionalFieldsNameTheField) {
+  const std::string head = R"({"format":"gcprof.plan/1","budget_bytes":1,"checkpoint":[],)";
+  EXPECT_EQ(planError(head + R"("units":"layers.0"})"),
+            "p.json: plan field \"units\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("predicted":{"peak_bytes":"big"}})"),
+            "p.json: plan field \"predicted.peak_bytes\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("baseline":7})"),
+            "p.json: plan field \"baseline\" has the wrong type (expected an object)");
+  EXPECT_EQ(planError(head + R"("trace_run":"one"})"),
+            "p.json: plan field \"trace_run\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("units":["a"]})"), "(no error)");
+}
+
 TEST(ChromeTrace, SlicesCountersAndInstants) {
   Trace t = chainTrace(eightUnits("native"));
   nlohmann::json j = chromeTrace(t);

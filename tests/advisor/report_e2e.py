@@ -113,6 +113,15 @@ def main():
             fail("overlapping slices on one track: %s" % e)
         stack.append(e["ts"] + e["dur"])
 
+    # A baseline without step markers is one step: every format renders
+    # (it crashed on the missing last step once).
+    db = os.path.join(tmp, "nosteps.db")
+    subprocess.run([maker, db, "nosteps"], check=True)
+    for fmt in ("md", "json", "junit", "html"):
+        r = run([gcprof, "report", db, "--format", fmt])
+        if r.returncode != 0:
+            fail("report %s of a run without steps: exit %d %s" % (fmt, r.returncode, r.stderr[-300:]))
+
     # Bad input: exit 2.
     for args in (["report", "/nonexistent.db"], ["report", os.path.join(tmp, "pass.db"), "--format", "pdf"],
                  ["export", os.path.join(tmp, "pass.db"), "--format", "svg"],
