@@ -145,6 +145,13 @@ int runAdvise(const AdviseArgs& args) {
   }
   bool write = a.feasible || a.strategy != Strategy::Optimal;
   nlohmann::json doc = planJson(a);
+  // Opened before the plan is stored: a plan that cannot be written is not
+  // one the trace should remember either.
+  std::ofstream out;
+  if (write && !args.output.empty()) {
+    out.open(args.output);
+    if (!out) throw AdviceError(args.output + ": cannot write the plan file; nothing stored");
+  }
   if (write && !args.no_store) {
     try {
       doc["plan_id"] = storePlan(args.trace, a, doc);
@@ -155,8 +162,8 @@ int runAdvise(const AdviseArgs& args) {
   bool json_out = args.json && args.output.empty();
   if (!json_out) printHuman(a, args.trace);
   if (write && !args.output.empty()) {
-    std::ofstream out(args.output);
     out << doc.dump(2) << "\n";
+    out.flush();
     if (!out) throw AdviceError(args.output + ": cannot write the plan file");
     std::printf("\n  plan written to %s", args.output.c_str());
     if (doc.contains("plan_id"))

@@ -128,6 +128,9 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     run.plan_id = o.plan_id;
     root_run = store.createRun(run);
   }
+  // A .ctl left by an earlier recording's `gcprof ctl` would pause this one
+  // from its first poll; this recording starts as --paused says.
+  unlink((o.trace + ".ctl").c_str());
   std::fflush(nullptr);
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));

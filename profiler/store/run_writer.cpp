@@ -31,6 +31,7 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   alloc_ = prepare(
       "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  set_free_ = prepare("UPDATE allocations SET free_ns=? WHERE rowid=?");
   step_ = prepare(
       "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
   scalar_ = prepare("INSERT INTO scalars (run, step, name, value) VALUES (?,?,?,?)");
@@ -41,7 +42,7 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
 
 RunWriter::~RunWriter() {
   if (in_tx_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
-  for (sqlite3_stmt* st : {range_, alloc_, step_, scalar_, kernel_}) sqlite3_finalize(st);
+  for (sqlite3_stmt* st : {range_, alloc_, set_free_, step_, scalar_, kernel_}) sqlite3_finalize(st);
   sqlite3_close(db_);
 }
 
@@ -113,7 +114,7 @@ void RunWriter::add(const Range& r) {
   done(range_);
 }
 
-void RunWriter::add(const Allocation& a) {
+int64_t RunWriter::add(const Allocation& a) {
   begin();
   sqlite3_bind_int64(alloc_, 1, run_);
   sqlite3_bind_int64(alloc_, 2, static_cast<int64_t>(a.addr));
@@ -128,6 +129,14 @@ void RunWriter::add(const Allocation& a) {
   sqlite3_bind_int64(alloc_, 11, a.step);
   sqlite3_bind_int(alloc_, 12, a.kind);
   done(alloc_);
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void RunWriter::setFree(int64_t row, Ns free) {
+  begin();
+  sqlite3_bind_int64(set_free_, 1, free);
+  sqlite3_bind_int64(set_free_, 2, row);
+  done(set_free_);
 }
 
 void RunWriter::add(const Step& s) {
