@@ -123,6 +123,12 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   p.trace_run = optionalField(doc, "trace_run", int64_t{0}, where);
   p.strategy = optionalField(doc, "strategy", std::string(), where);
   p.segment_kind = optionalField(doc, "segment_kind", std::string("region"), where);
+  // A float here (1e30) would not convert to bytes without overflow.
+  if (doc.contains("budget_bytes") &&
+      !(doc["budget_bytes"].is_number_integer() && doc["budget_bytes"].get<double>() >= 0 &&
+        doc["budget_bytes"].get<double>() < 9.2e18))
+    throw AdviceError(where + ": plan field \"budget_bytes\" must be a whole number of bytes "
+                      "from 0 to 2^63");
   p.budget_bytes = field<Bytes>(doc, "budget_bytes", where);
   p.units = optionalField(doc, "units", std::vector<std::string>{}, where);
   p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);

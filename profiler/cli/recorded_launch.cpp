@@ -15,6 +15,7 @@
 
 #include "run_environment.h"
 #include "trace_store.h"
+#include "utf8_text.h"
 
 extern char** environ;
 
@@ -116,7 +117,10 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     TraceStore store(o.trace, TraceStore::Mode::ReadWrite);  // creates and checks the schema
     before = store.maxRunId();
     RunInfo run;
-    run.command = nlohmann::json(o.argv).dump();
+    // As text for show and verify; the job itself gets its argv byte for byte.
+    std::vector<std::string> shown;
+    for (const std::string& arg : o.argv) shown.push_back(validUtf8(arg));
+    run.command = nlohmann::json(shown).dump();
     char cwd[PATH_MAX];
     run.cwd = !o.cwd.empty() ? o.cwd : (getcwd(cwd, sizeof cwd) ? cwd : "");
     run.env = relevantEnvironmentJson(environ);

@@ -1,6 +1,7 @@
 #include "run_writer.h"
 
 #include "schema.h"
+#include "utf8_text.h"
 
 namespace gcprof {
 
@@ -65,9 +66,9 @@ int64_t RunWriter::createRun(const RunInfo& r) {
       "INSERT INTO runs (command, cwd, env, name, backend, status, pid, rank, started_ns,"
       " min_bytes, baseline_run, plan_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   sqlite3_bind_text(st, 1, r.command.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 2, r.cwd.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, validUtf8(r.cwd).c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 3, r.env.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 4, r.name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 4, validUtf8(r.name).c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 5, r.backend.empty() ? "host" : r.backend.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 6, r.status.empty() ? "running" : r.status.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 7, r.pid);
@@ -99,7 +100,9 @@ void RunWriter::add(const Range& r) {
   begin();
   sqlite3_bind_int64(range_, 1, run_);
   sqlite3_bind_int64(range_, 2, r.id);
-  sqlite3_bind_text(range_, 3, r.name.c_str(), static_cast<int>(r.name.size()), SQLITE_TRANSIENT);
+  // Names come from the job (NVTX, the C API): bytes, not always UTF-8.
+  const std::string name = validUtf8(r.name);
+  sqlite3_bind_text(range_, 3, name.c_str(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
   sqlite3_bind_int(range_, 4, static_cast<int>(r.domain));
   sqlite3_bind_int(range_, 5, static_cast<int>(r.phase));
   sqlite3_bind_int64(range_, 6, r.thread);
@@ -153,7 +156,8 @@ void RunWriter::add(const Scalar& s) {
   begin();
   sqlite3_bind_int64(scalar_, 1, run_);
   sqlite3_bind_int64(scalar_, 2, s.step);
-  sqlite3_bind_text(scalar_, 3, s.name.c_str(), -1, SQLITE_TRANSIENT);
+  const std::string name = validUtf8(s.name);
+  sqlite3_bind_text(scalar_, 3, name.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(scalar_, 4, s.value);
   done(scalar_);
 }
@@ -161,7 +165,8 @@ void RunWriter::add(const Scalar& s) {
 void RunWriter::add(const Kernel& k) {
   begin();
   sqlite3_bind_int64(kernel_, 1, run_);
-  sqlite3_bind_text(kernel_, 2, k.name.c_str(), -1, SQLITE_TRANSIENT);
+  const std::string name = validUtf8(k.name);
+  sqlite3_bind_text(kernel_, 2, name.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int(kernel_, 3, k.device);
   sqlite3_bind_int64(kernel_, 4, k.stream);
   sqlite3_bind_int64(kernel_, 5, k.start);

@@ -1,4 +1,5 @@
 #include "trace_store.h"
+#include "utf8_text.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -210,9 +211,9 @@ int64_t TraceStore::createRun(const RunInfo& r) {
          "INSERT INTO runs (command, cwd, env, name, backend, status, pid, rank, started_ns,"
          " min_bytes, baseline_run, plan_id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, r.command);
-  s.bind(2, r.cwd);
+  s.bind(2, validUtf8(r.cwd));
   s.bind(3, r.env);
-  s.bind(4, r.name);
+  s.bind(4, validUtf8(r.name));
   s.bind(5, r.backend.empty() ? std::string("host") : r.backend);
   s.bind(6, r.status.empty() ? std::string("running") : r.status);
   s.bind(7, r.pid);

@@ -193,6 +193,10 @@ TEST(PlanFile, WrongTypedOptionalFieldsNameTheField) {
   EXPECT_EQ(planError(head + R"("trace_run":"one"})"),
             "p.json: plan field \"trace_run\" has the wrong type");
   EXPECT_EQ(planError(head + R"("units":["a"]})"), "(no error)");
+  const std::string whole = "p.json: plan field \"budget_bytes\" must be a whole number of bytes from 0 to 2^63";
+  EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":1e30,"checkpoint":[]})"), whole);
+  EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":-1,"checkpoint":[]})"), whole);
+  EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":18446744073709551615,"checkpoint":[]})"), whole);
 }
 
 TEST(ChromeTrace, SlicesCountersAndInstants) {

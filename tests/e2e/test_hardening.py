@@ -121,3 +121,15 @@ class KilledJob(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class NonUtf8(unittest.TestCase):
+    def test_a_latin1_argument_runs_the_job_and_the_trace_reads_back(self):
+        db = p.tempdb("latin1")
+        r = subprocess.run([p.GCPROF, "record", "-o", db, "--", "/bin/echo", b"caf\xe9"],
+                           capture_output=True, timeout=120)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(r.stdout, b"caf\xe9\n", "the job gets its argv byte for byte")
+        run = p.show(db)["runs"][-1]
+        self.assertEqual(run["status"], "complete")
+        self.assertIn("caf\ufffd", run["command"])
