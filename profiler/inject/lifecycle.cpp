@@ -15,15 +15,13 @@
 
 namespace gcprof::inject {
 // Provided by the CUDA backend when built with it (profiler/inject/cuda).
+// (Its flush runs on the writer thread as it stops: see writer.cpp.)
 void attachCudaBackend() __attribute__((weak));
-// Hands CUPTI's buffered activity records to the recorder before it stops.
-void flushCudaBackend() __attribute__((weak));
 
 namespace {
 
 void onExit() {
   if (recordingState().disabled.load()) return;
-  if (flushCudaBackend) flushCudaBackend();
   stopWriter("complete", 30000);
   recordingState().disabled.store(true);
 }
@@ -37,7 +35,8 @@ void onForkChild() {
 
 void onTerminatingSignal(int sig) {
   // Flush, then die of the same signal so the job's exit status is unchanged.
-  if (flushCudaBackend) flushCudaBackend();
+  // Only async-signal-safe work here (atomics, write, nanosleep): the writer
+  // thread does the rest, CUPTI's flush included.
   stopWriter("interrupted", 5000);
   recordingState().disabled.store(true);
   signal(sig, SIG_DFL);

@@ -133,3 +133,27 @@ class NonUtf8(unittest.TestCase):
         run = p.show(db)["runs"][-1]
         self.assertEqual(run["status"], "complete")
         self.assertIn("caf\ufffd", run["command"])
+
+
+class ControlAndSteps(unittest.TestCase):
+    def test_ctl_resume_outside_the_steps_window_records_nothing(self):
+        db = p.tempdb("resume-steps")
+        argv = p.sample("cpp")[:-1] + ["100000"]
+        rec = subprocess.Popen([p.GCPROF, "record", "--paused", "--steps", "1000000:", "-o", db,
+                                "--", *argv],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        job = None
+        try:
+            printed = 0
+            while printed < 2:
+                printed += rec.stdout.readline().startswith("step ")
+            p.gcprof("ctl", db, "resume")
+            time.sleep(1.5)  # the writer polls the .ctl every 100 ms
+            job = int(subprocess.check_output(["pgrep", "-P", str(rec.pid)], text=True).split()[0])
+        finally:
+            if job:
+                os.kill(job, signal.SIGTERM)
+            rec.communicate(timeout=60)
+        self.assertEqual(p.query(db, "SELECT count(*) FROM steps")[0][0], 0,
+                         "`ctl resume` opened the window before step 1000000")
+        self.assertEqual(p.query(db, "SELECT count(*) FROM ranges")[0][0], 0)
