@@ -14,8 +14,8 @@ CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=
 endif
 
 SANITIZE_BUILD ?= build-asan
-# clang for libFuzzer; no CUDA backend (the sanitized build never loads the injector).
-SANITIZE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCPROF_SANITIZE=ON -DGCPROF_WITH_CUDA=OFF \
+# clang for libFuzzer (the sanitized build never loads the injector).
+SANITIZE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCPROF_SANITIZE=ON \
                   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
 ifneq ($(shell command -v ccache 2>/dev/null),)
 SANITIZE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache

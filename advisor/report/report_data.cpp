@@ -7,6 +7,7 @@
 #include "model/chain_peak.h"
 #include "model/step_layout.h"
 #include "simulate/replay_simulator.h"
+#include "utf8_text.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -75,7 +76,7 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
                         " (it has " + std::to_string(all.size()) + ")");
   }
   ReportData r;
-  r.trace = store.path();
+  r.trace = validUtf8(store.path());  // a path is bytes; every report format is UTF-8
   r.verification_id = rec->id;
   nlohmann::json doc = nlohmann::json::parse(rec->json, nullptr, false);
   try {

@@ -82,6 +82,10 @@ void forward(int sig) {
 
 }  // namespace
 
+// After the job: each new run's exit code and final status (below).
+static void finishRuns(const LaunchOptions& o, long long before, long long root_run, pid_t pid,
+                       LaunchResult& r);
+
 std::string absolutePath(const std::string& p) {
   if (!p.empty() && p[0] == '/') return p;
   char cwd[PATH_MAX];
@@ -165,7 +169,18 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     r.exit_code = WEXITSTATUS(status);
   }
   // The injector marks its runs complete on a normal exit; here we add what
-  // only the parent knows: the exit code, and runs cut short.
+  // only the parent knows: the exit code, and runs cut short. A trace we can
+  // no longer write (a full disk) must not change the job's exit code.
+  try {
+    finishRuns(o, before, root_run, pid, r);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gcprof: %s; the runs' final status was not written\n", e.what());
+  }
+  return r;
+}
+
+static void finishRuns(const LaunchOptions& o, long long before, long long root_run, pid_t pid,
+                       LaunchResult& r) {
   TraceStore store(o.trace, TraceStore::Mode::ReadWrite);
   for (RunInfo run : store.runs()) {
     if (run.id <= before) continue;
@@ -182,7 +197,6 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     if (run.ended == 0) run.ended = monotonicNs();
     store.updateRun(run);
   }
-  return r;
 }
 
 }  // namespace gcprof::cli

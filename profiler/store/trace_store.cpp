@@ -9,19 +9,29 @@
 namespace gcprof {
 namespace {
 
+// What an SQLite error means for the user: a lock held by another gcprof is
+// not damage.
+std::string sqliteProblem(sqlite3* db, const std::string& path) {
+  int rc = sqlite3_errcode(db);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    return path + ": locked by another process for longer than 10 s (a `gcprof record` or "
+                  "`verify` writing into it?); try again when it finishes";
+  return path + ": " + sqlite3_errmsg(db) + " (damaged trace?)";
+}
+
 // A prepared statement that finalizes itself and reports errors with the path.
 class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
     if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK)
-      throw StoreError(path + ": " + sqlite3_errmsg(db) + " (damaged trace?)");
+      throw StoreError(sqliteProblem(db, path));
   }
   ~Stmt() { sqlite3_finalize(st_); }
   bool step() {
     int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw StoreError(path_ + ": " + sqlite3_errmsg(db_) + " (damaged trace?)");
+    throw StoreError(sqliteProblem(db_, path_));
   }
   void bind(int i, int64_t v) { sqlite3_bind_int64(st_, i, v); }
   void bind(int i, const std::string& v) {

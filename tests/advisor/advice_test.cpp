@@ -7,6 +7,7 @@
 #include "model/unit_selection.h"
 #include "plan/plan_file.h"
 #include "report/chrome_trace.h"
+#include "report/text_escape.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -197,6 +198,14 @@ TEST(PlanFile, WrongTypedOptionalFieldsNameTheField) {
   EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":1e30,"checkpoint":[]})"), whole);
   EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":-1,"checkpoint":[]})"), whole);
   EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":18446744073709551615,"checkpoint":[]})"), whole);
+}
+
+TEST(MarkdownCode, NamesCannotEndTheCodeSpanOrTheTableCell) {
+  EXPECT_EQ(markdownCode("layers.0"), "`layers.0`");
+  // A backtick in a module name once ended the span: the rest was Markdown.
+  EXPECT_EQ(markdownCode("a`[x](http://e)`"), "`` a`[x](http://e)` ``");
+  EXPECT_EQ(markdownCode("a``b"), "```a``b```");
+  EXPECT_EQ(markdownCode("x|y\n# h"), "`x\\|y?# h`");
 }
 
 TEST(ChromeTrace, SlicesCountersAndInstants) {

@@ -157,3 +157,19 @@ class ControlAndSteps(unittest.TestCase):
         self.assertEqual(p.query(db, "SELECT count(*) FROM steps")[0][0], 0,
                          "`ctl resume` opened the window before step 1000000")
         self.assertEqual(p.query(db, "SELECT count(*) FROM ranges")[0][0], 0)
+
+
+class HostileNames(unittest.TestCase):
+    def test_show_does_not_print_terminal_escapes_from_module_names(self):
+        import shutil
+        import sqlite3
+        db = p.tempdb("escapes")
+        shutil.copy(os.path.join(p.ROOT, "tests", "fuzz", "corpus", "trace", "small.db"), db)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE ranges SET name = ?", ("\x1b]0;owned\x07\x1b[31mlayers.0",))
+        con.commit()
+        con.close()
+        out = p.gcprof("show", db).stdout
+        self.assertIn("layers.0", out)
+        self.assertNotIn("\x1b", out)
+        self.assertNotIn("\x07", out)
