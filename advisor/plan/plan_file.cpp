@@ -1,7 +1,9 @@
 #include "plan/plan_file.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
 #include "model/advice_error.h"
@@ -25,14 +27,26 @@ nlohmann::json outcomeJson(const PlanOutcome& o, const Advice& a) {
           {"fits_budget", o.fits}};
 }
 
+// nlohmann turns a float into an integer with a plain cast, undefined out of
+// range (the plan fuzzer found 8.7e113): integers must be written as integers.
+template <typename T>
+bool convertible(const nlohmann::json& v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!v.is_number_integer()) return false;
+    if (v.is_number_unsigned())
+      return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  }
+  return true;
+}
+
 template <typename T>
 T field(const nlohmann::json& doc, const char* key, const std::string& where) {
   if (!doc.contains(key)) throw AdviceError(where + ": plan has no \"" + std::string(key) + "\"");
   try {
-    return doc.at(key).get<T>();
+    if (convertible<T>(doc.at(key))) return doc.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw AdviceError(where + ": plan field \"" + std::string(key) + "\" has the wrong type");
   }
+  throw AdviceError(where + ": plan field \"" + std::string(key) + "\" has the wrong type");
 }
 
 // A field that may be missing (then `fallback`), but when present must have
@@ -42,10 +56,10 @@ T optionalField(const nlohmann::json& doc, const char* key, T fallback, const st
                 const char* prefix = "") {
   if (!doc.contains(key)) return fallback;
   try {
-    return doc.at(key).get<T>();
+    if (convertible<T>(doc.at(key))) return doc.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw AdviceError(where + ": plan field \"" + prefix + key + "\" has the wrong type");
   }
+  throw AdviceError(where + ": plan field \"" + prefix + key + "\" has the wrong type");
 }
 
 // Plans are a few levels deep; a hand-made file nested thousands of levels

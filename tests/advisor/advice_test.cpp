@@ -193,6 +193,11 @@ TEST(PlanFile, WrongTypedOptionalFieldsNameTheField) {
             "p.json: plan field \"baseline\" has the wrong type (expected an object)");
   EXPECT_EQ(planError(head + R"("trace_run":"one"})"),
             "p.json: plan field \"trace_run\" has the wrong type");
+  // Found by plan_parser_fuzz: a float converted to an integer out of range.
+  EXPECT_EQ(planError(head + R"("trace_run":8.66667e+113})"),
+            "p.json: plan field \"trace_run\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("predicted":{"step_ns":1.5}})"),
+            "p.json: plan field \"predicted.step_ns\" has the wrong type");
   EXPECT_EQ(planError(head + R"("units":["a"]})"), "(no error)");
   const std::string whole = "p.json: plan field \"budget_bytes\" must be a whole number of bytes from 0 to 2^63";
   EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":1e30,"checkpoint":[]})"), whole);
