@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -43,7 +44,13 @@ void prependPath(const char* var, const std::string& value, char sep) {
 }
 
 // In the child, between fork and exec.
-[[noreturn]] void execJob(const LaunchOptions& o, const std::string& inject, long long run_id) {
+[[noreturn]] void execJob(const LaunchOptions& o, const std::string& inject, long long run_id,
+                          pid_t parent) {
+  // If `gcprof record` itself is killed (SIGKILL reaches only it), the job
+  // must not run on unrecorded and unwaited: it gets SIGTERM, which the
+  // injector turns into a flushed, `interrupted` run.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(128 + SIGTERM);  // it died before prctl
   if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
     std::fprintf(stderr, "gcprof: cannot enter %s: %s\n", o.cwd.c_str(), strerror(errno));
     _exit(127);
@@ -140,9 +147,10 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
   // from its first poll; this recording starts as --paused says.
   unlink((o.trace + ".ctl").c_str());
   std::fflush(nullptr);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
-  if (pid == 0) execJob(o, inject, root_run);
+  if (pid == 0) execJob(o, inject, root_run, parent);
 
   // Like a shell: the terminal's SIGINT reaches the job directly (same process
   // group); we only pass on what is sent to us alone.

@@ -173,3 +173,33 @@ class HostileNames(unittest.TestCase):
         self.assertIn("layers.0", out)
         self.assertNotIn("\x1b", out)
         self.assertNotIn("\x07", out)
+
+
+class RecorderKilled(unittest.TestCase):
+    def test_sigkill_of_gcprof_record_does_not_orphan_the_job(self):
+        db = p.tempdb("recorder-killed")
+        argv = p.sample("cpp")[:-1] + ["100000"]
+        rec = subprocess.Popen([p.GCPROF, "record", "-o", db, "--", *argv],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.time() + 60
+        job = None
+        while time.time() < deadline and job is None:
+            time.sleep(0.2)
+            kids = subprocess.run(["pgrep", "-P", str(rec.pid)], capture_output=True, text=True)
+            job = int(kids.stdout.split()[0]) if kids.stdout.split() else None
+        self.assertIsNotNone(job)
+        rec.kill()
+        rec.wait(timeout=30)
+        deadline = time.time() + 30
+        while time.time() < deadline and os.path.exists(f"/proc/{job}"):
+            with open(f"/proc/{job}/stat") as f:
+                if f.read().split(")")[-1].split()[0] == "Z":  # dead, waiting for init
+                    break
+            time.sleep(0.2)
+        alive = os.path.exists(f"/proc/{job}")
+        if alive:
+            with open(f"/proc/{job}/stat") as f:
+                alive = f.read().split(")")[-1].split()[0] != "Z"
+        if alive:
+            os.kill(job, signal.SIGKILL)
+        self.assertFalse(alive, "the job ran on after its recorder was killed")
