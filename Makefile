@@ -1,7 +1,8 @@
 # The two commands of the README:
 #   make demo   installs what is missing, builds, records a sample training run
 #               on CPU, advises, verifies and writes a report
-#   make test   installs, builds and runs every test
+#   make test   installs, builds and runs every test, then the sanitizer and
+#               fuzz build (make sanitize)
 BUILD ?= build
 JOBS ?= $(shell nproc)
 CMAKE_FLAGS ?= -DCMAKE_BUILD_TYPE=Release
@@ -15,7 +16,15 @@ ifneq ($(shell command -v ccache 2>/dev/null),)
 CMAKE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 endif
 
-.PHONY: all deps build test demo bench clean
+SANITIZE_BUILD ?= build-asan
+# clang for libFuzzer (the sanitized build never loads the injector).
+SANITIZE_FLAGS ?= -DCMAKE_BUILD_TYPE=RelWithDebInfo -DGCPROF_SANITIZE=ON \
+                  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++
+ifneq ($(shell command -v ccache 2>/dev/null),)
+SANITIZE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
+endif
+
+.PHONY: all deps build test sanitize demo bench clean
 all: build
 
 deps:
@@ -27,12 +36,24 @@ build: deps
 
 test: build
 	@cd $(BUILD) && ctest --output-on-failure -j$(JOBS)
+	@$(MAKE) --no-print-directory sanitize
+
+# ASan + UBSan build of the libraries, the CLI and their in-process tests, and
+# the libFuzzer targets run for 20 s each (tests/fuzz).
+sanitize: deps
+	@cmake -S . -B $(SANITIZE_BUILD) $(SANITIZE_FLAGS) >/dev/null
+	@cmake --build $(SANITIZE_BUILD) -j$(JOBS)
+	@cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
 
 demo: build
 	@scripts/demo $(BUILD)
 
+# The benchmarks behind bench/RESULTS.md, with the commands it names.
 bench: build
-	@scripts/bench $(BUILD)
+	$(BUILD)/bin/gui_frame_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+	$(BUILD)/bin/advisor_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
+	python3 bench/record/record_overhead.py --build $(BUILD) --repeats 3 --short 2 --long 8
 
 clean:
-	rm -rf $(BUILD) build-wheel
+	rm -rf $(BUILD) $(SANITIZE_BUILD) build-wheel

@@ -6,6 +6,11 @@ find_package(SQLite3 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
 find_package(GTest)
+# Without it most tests would silently not exist: say so instead.
+if(GCPROF_BUILD_TESTS AND NOT GTest_FOUND)
+  message(FATAL_ERROR "GoogleTest not found: the tests need it (scripts/install-deps installs "
+                      "libgtest-dev), or configure with -DGCPROF_BUILD_TESTS=OFF")
+endif()
 
 # LibTorch: the one inside PyTorch's wheel (same version as the python side),
 # or any LibTorch given with -DGCPROF_TORCH_DIR=<dir holding include/ and lib/>.

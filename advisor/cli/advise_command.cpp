@@ -207,6 +207,13 @@ int runAdvise(const AdviseArgs& args) {
   bool write = a.feasible || a.strategy != Strategy::Optimal;
   nlohmann::json doc = job ? jobPlanJson(*job) : planJson(a);
   if (job) a.run = job->launcher;  // the plan is the job's: stored against its launcher
+  // Opened before the plan is stored: a plan that cannot be written is not
+  // one the trace should remember either.
+  std::ofstream out;
+  if (write && !args.output.empty()) {
+    out.open(args.output);
+    if (!out) throw AdviceError(args.output + ": cannot write the plan file; nothing stored");
+  }
   if (write && !args.no_store) {
     try {
       doc["plan_id"] = storePlan(args.trace, a, doc);
@@ -220,8 +227,8 @@ int runAdvise(const AdviseArgs& args) {
     if (job) printRanks(*job);
   }
   if (write && !args.output.empty()) {
-    std::ofstream out(args.output);
     out << doc.dump(2) << "\n";
+    out.flush();
     if (!out) throw AdviceError(args.output + ": cannot write the plan file");
     std::printf("\n  plan written to %s", args.output.c_str());
     if (doc.contains("plan_id"))

@@ -42,14 +42,16 @@ int defaultTimeout(const RunInfo& baseline) {
 }
 
 // The plan's row in the trace: the one advise stored, or a new one.
+// A plan_id is only this trace's when the stored row holds the same plan: a
+// plan advised on another trace (or edited by hand) gets a row of its own.
 int64_t planId(TraceStore& store, const PlanFile& plan) {
-  if (plan.json.contains("plan_id")) {
-    int64_t id = plan.json["plan_id"].get<int64_t>();
-    for (const PlanRecord& p : store.plans())
-      if (p.id == id) return id;
-  }
   nlohmann::json stored = plan.json;
   stored.erase("plan_id");
+  if (plan.json.contains("plan_id") && plan.json["plan_id"].is_number_integer()) {
+    int64_t id = plan.json["plan_id"].get<int64_t>();
+    for (const PlanRecord& p : store.plans())
+      if (p.id == id && nlohmann::json::parse(p.json, nullptr, false) == stored) return id;
+  }
   return store.savePlan({0, plan.trace_run, monotonicNs(), plan.strategy, plan.budget_bytes, stored.dump()});
 }
 
@@ -207,6 +209,10 @@ int runVerify(const VerifyArgs& a) {
     }
   }
   PlanFile plan = advisor::readPlanFile(a.plan);
+  // ReadWrite would create a missing file: an empty trace has no baseline.
+  if (access(a.trace.c_str(), R_OK | W_OK) != 0)
+    throw StoreError(a.trace + ": cannot open for verification (no such file, or not readable "
+                     "and writable); give the trace `gcprof record -o` wrote");
   TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
   int64_t baseline_id = chooseRun(store, plan.trace_run);
   RunInfo baseline = store.run(baseline_id);

@@ -209,7 +209,8 @@ UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::st
     sel = autoUnits(modules, cands);
   } else if (spec.rfind("depth=", 0) == 0) {
     std::string n = spec.substr(6);
-    if (!isNumber(n)) throw AdviceError("--units " + spec + ": depth must be a number (depth=2)");
+    if (!isNumber(n) || n.size() > 6)
+      throw AdviceError("--units " + spec + ": depth must be a number from 1 to 999999 (depth=2)");
     int depth = std::stoi(n);
     for (const ModuleStats* m : cands)
       if (m->depth == depth) sel.names.push_back(m->name);

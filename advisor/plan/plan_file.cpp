@@ -1,7 +1,9 @@
 #include "plan/plan_file.h"
 
 #include <fstream>
+#include <limits>
 #include <sstream>
+#include <type_traits>
 #include <unordered_map>
 
 #include "model/advice_error.h"
@@ -25,15 +27,44 @@ nlohmann::json outcomeJson(const PlanOutcome& o, const Advice& a) {
           {"fits_budget", o.fits}};
 }
 
+// nlohmann turns a float into an integer with a plain cast, undefined out of
+// range (the plan fuzzer found 8.7e113): integers must be written as integers.
+template <typename T>
+bool convertible(const nlohmann::json& v) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    if (!v.is_number_integer()) return false;
+    if (v.is_number_unsigned())
+      return v.get<uint64_t>() <= static_cast<uint64_t>(std::numeric_limits<T>::max());
+  }
+  return true;
+}
+
 template <typename T>
 T field(const nlohmann::json& doc, const char* key, const std::string& where) {
   if (!doc.contains(key)) throw AdviceError(where + ": plan has no \"" + std::string(key) + "\"");
   try {
-    return doc.at(key).get<T>();
+    if (convertible<T>(doc.at(key))) return doc.at(key).get<T>();
   } catch (const nlohmann::json::exception&) {
-    throw AdviceError(where + ": plan field \"" + std::string(key) + "\" has the wrong type");
   }
+  throw AdviceError(where + ": plan field \"" + std::string(key) + "\" has the wrong type");
 }
+
+// A field that may be missing (then `fallback`), but when present must have
+// the right type: a wrong type is the user's edit, said in their words.
+template <typename T>
+T optionalField(const nlohmann::json& doc, const char* key, T fallback, const std::string& where,
+                const char* prefix = "") {
+  if (!doc.contains(key)) return fallback;
+  try {
+    if (convertible<T>(doc.at(key))) return doc.at(key).get<T>();
+  } catch (const nlohmann::json::exception&) {
+  }
+  throw AdviceError(where + ": plan field \"" + prefix + key + "\" has the wrong type");
+}
+
+// Plans are a few levels deep; a hand-made file nested thousands of levels
+// deep would overflow the stack in nlohmann's recursive copy.
+constexpr int kMaxPlanDepth = 64;
 
 }  // namespace
 
@@ -110,22 +141,32 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   if (p.format != kPlanFormat)
     throw AdviceError(where + ": plan format '" + p.format + "' is not " + kPlanFormat +
                       "; write it with this gcprof's `advise -o`");
-  p.trace_run = doc.value("trace_run", int64_t{0});
-  p.strategy = doc.value("strategy", std::string());
-  p.segment_kind = doc.value("segment_kind", std::string("region"));
+  p.trace_run = optionalField(doc, "trace_run", int64_t{0}, where);
+  p.strategy = optionalField(doc, "strategy", std::string(), where);
+  p.segment_kind = optionalField(doc, "segment_kind", std::string("region"), where);
+  // A float here (1e30) would not convert to bytes without overflow.
+  if (doc.contains("budget_bytes") &&
+      !(doc["budget_bytes"].is_number_integer() && doc["budget_bytes"].get<double>() >= 0 &&
+        doc["budget_bytes"].get<double>() < 9.2e18))
+    throw AdviceError(where + ": plan field \"budget_bytes\" must be a whole number of bytes "
+                      "from 0 to 2^63");
   p.budget_bytes = field<Bytes>(doc, "budget_bytes", where);
-  p.headroom_bytes = doc.value("headroom_bytes", Bytes{0});
-  p.units = doc.value("units", std::vector<std::string>{});
+  p.headroom_bytes = optionalField(doc, "headroom_bytes", Bytes{0}, where);
+  p.units = optionalField(doc, "units", std::vector<std::string>{}, where);
   p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);
+  for (const char* part : {"predicted", "baseline"})
+    if (doc.contains(part) && !doc[part].is_object())
+      throw AdviceError(where + ": plan field \"" + part + "\" has the wrong type (expected an object)");
   if (doc.contains("predicted")) {
     const nlohmann::json& pr = doc["predicted"];
-    p.predicted_peak = pr.value("peak_bytes", Bytes{0});
-    p.predicted_recompute_ns = pr.value("recompute_ns", Ns{0});
-    p.predicted_step_ns = pr.value("step_ns", Ns{0});
+    p.predicted_peak = optionalField(pr, "peak_bytes", Bytes{0}, where, "predicted.");
+    p.predicted_recompute_ns = optionalField(pr, "recompute_ns", Ns{0}, where, "predicted.");
+    p.predicted_step_ns = optionalField(pr, "step_ns", Ns{0}, where, "predicted.");
   }
   if (doc.contains("baseline")) {
-    p.baseline_peak = doc["baseline"].value("peak_bytes", Bytes{0});
-    p.baseline_step_ns = doc["baseline"].value("step_ns", Ns{0});
+    const nlohmann::json& b = doc["baseline"];
+    p.baseline_peak = optionalField(b, "peak_bytes", Bytes{0}, where, "baseline.");
+    p.baseline_step_ns = optionalField(b, "step_ns", Ns{0}, where, "baseline.");
   }
   p.json = doc;
   return p;
@@ -136,10 +177,24 @@ PlanFile readPlanFile(const std::string& path) {
   if (!in) throw AdviceError(path + ": cannot read the plan file");
   std::stringstream ss;
   ss << in.rdbuf();
-  nlohmann::json doc = nlohmann::json::parse(ss.str(), nullptr, false);
+  return parsePlanText(ss.str(), path);
+}
+
+PlanFile parsePlanText(const std::string& text, const std::string& where) {
+  bool too_deep = false;
+  nlohmann::json doc = nlohmann::json::parse(
+      text,
+      [&](int depth, nlohmann::json::parse_event_t, nlohmann::json&) {
+        if (depth > kMaxPlanDepth) too_deep = true;
+        return !too_deep;  // drop what is too deep: it is never built, copied or freed
+      },
+      false);
+  if (too_deep)
+    throw AdviceError(where + ": nested deeper than " + std::to_string(kMaxPlanDepth) +
+                      " levels; not a gcprof plan (write plans with `gcprof advise -o`)");
   if (doc.is_discarded())
-    throw AdviceError(path + ": not valid JSON; write plans with `gcprof advise -o`");
-  return parsePlan(doc, path);
+    throw AdviceError(where + ": not valid JSON; write plans with `gcprof advise -o`");
+  return parsePlan(doc, where);
 }
 
 }  // namespace gcprof::advisor

@@ -36,5 +36,8 @@ struct PlanFile {
 // Throws AdviceError naming `where` and the field at fault.
 PlanFile parsePlan(const nlohmann::json& doc, const std::string& where);
 PlanFile readPlanFile(const std::string& path);
+// The text of a plan (a file's, a stored plan's); `where` names it in errors.
+// Rejects JSON nested deeper than any plan is before building it.
+PlanFile parsePlanText(const std::string& text, const std::string& where);
 
 }  // namespace gcprof::advisor

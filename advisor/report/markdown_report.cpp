@@ -13,8 +13,8 @@ std::string checkpointList(const std::vector<std::vector<std::string>>& segments
   for (const auto& seg : segments) {
     if (seg.empty()) continue;
     if (!out.empty()) out += ", ";
-    out += "`" + seg.front() + "`";
-    if (seg.size() > 1) out += "..`" + seg.back() + "` (one region)";
+    out += markdownCode(seg.front());
+    if (seg.size() > 1) out += ".." + markdownCode(seg.back()) + " (one region)";
   }
   return out;
 }
@@ -36,7 +36,7 @@ std::string markdownReport(const ReportData& r) {
   md << "Plan " << v.plan_id << " (" << (v.strategy.empty() ? "?" : v.strategy) << ", "
      << v.checkpoint.size() << " checkpointed segment" << (v.checkpoint.size() == 1 ? "" : "s")
      << ") made from run " << v.baseline_run << ", verified by re-running it as run " << v.run
-     << " (`" << markdownCell(r.trace) << "`, " << r.memory << " memory).\n\n";
+     << " (" << markdownCode(r.trace) << ", " << r.memory << " memory).\n\n";
   md << "**Checkpoint:** " << checkpointList(v.checkpoint) << "\n\n";
   md << "| | baseline | predicted | measured | budget |\n|---|---:|---:|---:|---:|\n";
   md << "| peak memory | " << mib(v.baseline_peak) << " | " << mib(v.predicted_peak) << " | "

@@ -7,6 +7,7 @@
 #include "model/chain_peak.h"
 #include "model/step_layout.h"
 #include "simulate/replay_simulator.h"
+#include "utf8_text.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -75,7 +76,7 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
                         " (it has " + std::to_string(all.size()) + ")");
   }
   ReportData r;
-  r.trace = store.path();
+  r.trace = validUtf8(store.path());  // a path is bytes; every report format is UTF-8
   r.verification_id = rec->id;
   nlohmann::json doc = nlohmann::json::parse(rec->json, nullptr, false);
   try {
@@ -87,9 +88,8 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
   }
   for (const PlanRecord& p : store.plans()) {
     if (p.id != r.v.plan_id) continue;
-    nlohmann::json pj = nlohmann::json::parse(p.json, nullptr, false);
     try {
-      r.plan = parsePlan(pj, store.path() + " plan " + std::to_string(p.id));
+      r.plan = parsePlanText(p.json, store.path() + " plan " + std::to_string(p.id));
     } catch (const AdviceError&) {
       // A report without the predicted curve is still a report.
     }
@@ -112,7 +112,8 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
   AllocationFilter filter = primaryFilter(base);
   r.memory = filter.describe();
   auto [b0, b1] = runSpan(base);
-  StepAxis base_axis(stepsOf(base), b0, b1);
+  const std::vector<std::pair<Ns, Ns>> base_steps = stepsOf(base);
+  StepAxis base_axis(base_steps, b0, b1);
   r.steps = base_axis.steps();
   r.baseline = onAxis(memoryCurve(base, filter).points, base_axis, max_points);
   if (measured_run > 0) {
@@ -129,8 +130,9 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
       Simulation sim = simulate(base, filter, layout, *segs, o);
       std::vector<std::pair<Ns, Ns>> bounds = sim.step_bounds;
       std::sort(bounds.begin(), bounds.end());
-      Ns shift = bounds.empty() ? 0 : bounds.back().second - stepsOf(base).back().second;
-      StepAxis axis(bounds.size() == stepsOf(base).size() ? bounds : stepsOf(base), b0, b1 + shift);
+      // A run without step markers is one step: nothing to shift by.
+      Ns shift = bounds.empty() || base_steps.empty() ? 0 : bounds.back().second - base_steps.back().second;
+      StepAxis axis(bounds.size() == base_steps.size() ? bounds : base_steps, b0, b1 + shift);
       r.predicted = onAxis(sim.curve, axis, max_points);
       std::vector<bool> checkpointed(r.plan->units.size(), false);
       for (const Segment& s : *segs)

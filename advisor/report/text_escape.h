@@ -1,6 +1,7 @@
 // Escaping for the report formats: XML/HTML text and attributes, Markdown cells.
 #pragma once
 
+#include <algorithm>
 #include <cstdio>
 #include <string>
 
@@ -35,6 +36,25 @@ inline std::string markdownCell(const std::string& s) {
     else out += c;
   }
   return out;
+}
+
+// A name as inline code that nothing in it can end early: the fence is one
+// backtick longer than the longest run inside, control characters become '?',
+// and '|' is escaped for table cells. Names come from the job (module names,
+// paths), and the report lands in places like $GITHUB_STEP_SUMMARY.
+inline std::string markdownCode(const std::string& s) {
+  std::string body;
+  size_t run = 0, longest = 0;
+  for (char c : s) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+    if (c == '|') body += "\\|";
+    else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) body += '?';
+    else body += c;
+  }
+  std::string fence(longest + 1, '`');
+  bool pad = !body.empty() && (body.front() == '`' || body.back() == '`');
+  return fence + (pad ? " " : "") + body + (pad ? " " : "") + fence;
 }
 
 inline std::string mib(Bytes b) {

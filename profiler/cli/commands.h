@@ -1,7 +1,8 @@
 // The verbs of `gcprof`. Each adds its subcommand to the app and, when it is
 // chosen, runs and stores the process exit code in `exit_code`.
-// Exit codes: 0 ok; 1 a gate or check failed; 2 bad input (usage, damaged
-// trace, wrong plan); `record` and `verify` pass the job's own code through.
+// Exit codes: 0 ok; 1 a gate or check failed (verify: a failing job fails
+// its "job completed" gate); 2 bad input (usage, damaged trace, wrong plan);
+// `record` passes the job's own code through.
 #pragma once
 
 #include <CLI/CLI.hpp>

@@ -1,4 +1,7 @@
 // gcprof ctl: pause and resume the recording of a running job from outside.
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <fstream>
 
 #include "commands.h"
@@ -18,9 +21,24 @@ void addCtl(CLI::App& app, int& exit_code) {
       ->required()
       ->check(CLI::IsMember({"pause", "resume"}));
   sub->callback([trace, action, &exit_code] {
+    // `gcprof record` creates the trace before the job starts: a missing one
+    // is a typo, and a .ctl next to it would pause a later recording.
+    struct stat st;
+    if (stat(trace->c_str(), &st) != 0) {
+      std::fprintf(stderr, "gcprof: %s: no such trace; give the -o of a running `gcprof record`\n",
+                   trace->c_str());
+      exit_code = 2;
+      return;
+    }
     std::ofstream out(*trace + ".ctl", std::ios::trunc);
     out << *action << "\n";
-    exit_code = out ? 0 : 2;
+    out.flush();
+    if (!out) {
+      std::fprintf(stderr, "gcprof: %s.ctl: cannot write it\n", trace->c_str());
+      exit_code = 2;
+      return;
+    }
+    exit_code = 0;
   });
 }
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <stdexcept>
 
 #include "commands.h"
 #include "recorded_launch.h"
@@ -28,7 +29,12 @@ int runRecord(const RecordArgs& a) {
   o.trace = absolutePath(a.output);
   o.argv = a.command;
   o.backend = a.backend;
-  o.min_bytes = parseBytes(a.min_bytes);
+  try {
+    o.min_bytes = parseBytes(a.min_bytes);
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(std::string("--min-bytes: ") + e.what());
+  }
+  if (!a.steps.empty()) parseStepWindow(a.steps);  // the injector reads the text; reject it here
   o.steps = a.steps;
   o.name = a.name;
   o.paused = a.paused;

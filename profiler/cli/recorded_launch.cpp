@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -18,6 +19,7 @@
 #include "process_tree.h"
 #include "run_environment.h"
 #include "trace_store.h"
+#include "utf8_text.h"
 
 extern char** environ;
 
@@ -40,7 +42,13 @@ bool exists(const std::string& p) {
 
 
 // In the child, between fork and exec.
-[[noreturn]] void execJob(const LaunchOptions& o, const std::string& inject, long long run_id) {
+[[noreturn]] void execJob(const LaunchOptions& o, const std::string& inject, long long run_id,
+                          pid_t parent) {
+  // If `gcprof record` itself is killed (SIGKILL reaches only it), the job
+  // must not run on unrecorded and unwaited: it gets SIGTERM, which the
+  // injector turns into a flushed, `interrupted` run.
+  prctl(PR_SET_PDEATHSIG, SIGTERM);
+  if (getppid() != parent) _exit(128 + SIGTERM);  // it died before prctl
   if (!o.cwd.empty() && chdir(o.cwd.c_str()) != 0) {
     std::fprintf(stderr, "gcprof: cannot enter %s: %s\n", o.cwd.c_str(), strerror(errno));
     _exit(127);
@@ -110,6 +118,10 @@ std::vector<std::string> shimCandidates() {
 
 }  // namespace
 
+// After the job: each new run's exit code and final status (below).
+static void finishRuns(const LaunchOptions& o, long long before, long long root_run, pid_t pid,
+                       LaunchResult& r);
+
 std::string absolutePath(const std::string& p) {
   if (!p.empty() && p[0] == '/') return p;
   char cwd[PATH_MAX];
@@ -154,7 +166,10 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     TraceStore store(o.trace, TraceStore::Mode::ReadWrite);  // creates and checks the schema
     before = store.maxRunId();
     RunInfo run;
-    run.command = nlohmann::json(o.argv).dump();
+    // As text for show and verify; the job itself gets its argv byte for byte.
+    std::vector<std::string> shown;
+    for (const std::string& arg : o.argv) shown.push_back(validUtf8(arg));
+    run.command = nlohmann::json(shown).dump();
     char cwd[PATH_MAX];
     run.cwd = !o.cwd.empty() ? o.cwd : (getcwd(cwd, sizeof cwd) ? cwd : "");
     run.env = relevantEnvironmentJson(environ);
@@ -171,10 +186,14 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     run.world_size = envInt("WORLD_SIZE", -1);
     root_run = store.createRun(run);
   }
+  // A .ctl left by an earlier recording's `gcprof ctl` would pause this one
+  // from its first poll; this recording starts as --paused says.
+  unlink((o.trace + ".ctl").c_str());
   std::fflush(nullptr);
+  pid_t parent = getpid();
   pid_t pid = fork();
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
-  if (pid == 0) execJob(o, inject, root_run);
+  if (pid == 0) execJob(o, inject, root_run, parent);
 
   // Like a shell: the terminal's SIGINT reaches the job directly (same process
   // group); we only pass on what is sent to us alone.
@@ -222,7 +241,18 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     r.exit_code = WEXITSTATUS(status);
   }
   // The injector marks its runs complete on a normal exit; here we add what
-  // only the parent knows: the exit code, and runs cut short.
+  // only the parent knows: the exit code, and runs cut short. A trace we can
+  // no longer write (a full disk) must not change the job's exit code.
+  try {
+    finishRuns(o, before, root_run, pid, r);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "gcprof: %s; the runs' final status was not written\n", e.what());
+  }
+  return r;
+}
+
+static void finishRuns(const LaunchOptions& o, long long before, long long root_run, pid_t pid,
+                       LaunchResult& r) {
   TraceStore store(o.trace, TraceStore::Mode::ReadWrite);
   for (RunInfo run : store.runs()) {
     if (run.id <= before) continue;
@@ -239,7 +269,6 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     if (run.ended == 0) run.ended = monotonicNs();
     store.updateRun(run);
   }
-  return r;
 }
 
 void prependPath(const char* var, const std::string& value, char sep) {

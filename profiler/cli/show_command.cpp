@@ -118,6 +118,26 @@ void printRanks(const nlohmann::json& launcher) {
                 r["units"].size(), formatBytes(r["peak_bytes"].get<long long>()).c_str());
 }
 
+// Names and commands come from the job: an escape sequence in a module name
+// must not drive the user's terminal. C0 controls, DEL and UTF-8's C1
+// controls (0xC2 0x80-0x9F, CSI among them) print as '?'.
+std::string printable(const std::string& s) {
+  std::string out;
+  for (size_t i = 0; i < s.size(); ++i) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F &&
+        static_cast<unsigned char>(s[i + 1]) >= 0x80) {
+      out += '?';
+      ++i;
+    } else if (c < 0x20 || c == 0x7F) {
+      out += '?';
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out;
+}
+
 void printRun(const nlohmann::json& r, bool all) {
   std::string rank;
   if (r["rank"].get<int>() >= 0)
@@ -125,7 +145,7 @@ void printRun(const nlohmann::json& r, bool all) {
            std::to_string(r["world_size"].get<int>()) + " of job run " +
            std::to_string(r["job_run"].get<long long>());
   std::printf("run %lld%s  %s  [%s, exit %d, %s]\n", r["id"].get<long long>(), rank.c_str(),
-              r["command"].is_array() ? r["command"].dump().c_str() : "",
+              printable(r["command"].is_array() ? r["command"].dump() : "").c_str(),
               r["status"].get<std::string>().c_str(), r["exit_code"].get<int>(),
               r["backend"].get<std::string>().c_str());
   if (r.contains("ranks") && !r["ranks"].empty()) printRanks(r);
@@ -164,7 +184,7 @@ void printRun(const nlohmann::json& r, bool all) {
     // The python shim names the model itself "" (its children carry no prefix).
     std::string name = u["name"].get<std::string>();
     if (name.empty()) name = "(model)";
-    std::printf("  %-32s %5d %12.3f %12.3f %14s\n", name.c_str(),
+    std::printf("  %-32s %5d %12.3f %12.3f %14s\n", printable(name).c_str(),
                 u["depth"].get<int>(), u["forward_ns"].get<double>() / 1e6,
                 u["backward_ns"].get<double>() / 1e6,
                 formatBytes(u["saved_bytes"].get<long long>()).c_str());

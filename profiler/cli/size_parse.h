@@ -1,4 +1,5 @@
-// Sizes and durations as users write them: 1.5GiB, 512MiB, 4096, 60%.
+// Sizes, percentages and step windows as users write them on the command
+// line: 1.5GiB, 512MiB, 4096, 60%, 10:12.
 #pragma once
 
 #include <string>
@@ -11,7 +12,16 @@ namespace gcprof::cli {
 // Throws std::invalid_argument naming the text.
 long long parseBytes(const std::string& text);
 
-// "30%" -> 0.30. Throws std::invalid_argument.
+// "30%" -> 0.30; a plain non-negative number before the '%'. Throws
+// std::invalid_argument.
 double parsePercent(const std::string& text);
+
+// `record --steps`: "A:B" records steps A..B-1, "A:" from step A on.
+struct StepWindow {
+  long long from = 0;
+  long long to = -1;  // -1 = open-ended
+};
+// Throws std::invalid_argument naming the text and what is wrong.
+StepWindow parseStepWindow(const std::string& text);
 
 }  // namespace gcprof::cli

@@ -79,15 +79,6 @@ bool AddressSet::erase(uint64_t addr) {
   return true;
 }
 
-void AddressSet::clear() {
-  for (Shard& s : shards_) {
-    s.lock.store(false);
-    if (s.slots) std::memset(s.slots, 0, kSlots * sizeof(uint64_t));
-    s.used = 0;
-  }
-  size_.store(0);
-}
-
 AddressSet& liveAddresses() {
   // Never destroyed: frees can arrive after static destructors have run.
   alignas(AddressSet) static char storage[sizeof(AddressSet)];

@@ -15,7 +15,6 @@ class AddressSet {
   // true when `addr` was present (and is now removed).
   bool erase(uint64_t addr);
   bool empty() const { return size_.load(std::memory_order_relaxed) == 0; }
-  void clear();  // forked child: start empty
 
  private:
   static constexpr int kShards = 256;

@@ -50,8 +50,26 @@ void EventProcessor::ensureRun() {
 }
 
 void EventProcessor::commit() {
+  writeLongLived();
   if (!writer_) return;
   writer_->commit();
+}
+
+void EventProcessor::writeLongLived() {
+  Ns cutoff = last_time_ - kLiveWriteAgeNs;
+  while (!unwritten_.empty() && unwritten_.front().second < cutoff) {
+    auto [k, when] = unwritten_.front();
+    unwritten_.pop_front();
+    auto it = live_.find(k);
+    if (it == live_.end() || it->second.alloc != when || it->second.id != 0) continue;
+    gcprof::Allocation& a = it->second;
+    if (!inSomeWindow(a.alloc, -1)) continue;  // paused: written at its free if a window opens
+    // The process `gcprof record` started always has a run; others keep
+    // their blocks pending until they show they are training processes.
+    if (!writer_ && root_) ensureRun();
+    if (!writer_) continue;
+    a.id = writer_->add(a);
+  }
 }
 
 bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
@@ -61,6 +79,10 @@ bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
 }
 
 void EventProcessor::keep(const gcprof::Allocation& a) {
+  if (a.id > 0) {  // written while live
+    if (a.freed()) writer_->setFree(a.id, a.free);
+    return;
+  }
   if (!inSomeWindow(a.alloc, a.free)) return;
   if (writer_) {
     writer_->add(a);
@@ -101,6 +123,7 @@ void EventProcessor::onAlloc(const Stamped& s) {
     track(it->second, -1);
     it->second = a;
   }
+  unwritten_.push_back({key(a.addr, a.device), a.alloc});
   track(a, +1);
 }
 
@@ -216,6 +239,7 @@ void EventProcessor::finish(const char* status, int exit_code, const Counters& c
   if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end, step_peak_[saw_device_ ? 1 : 0]});
   for (auto& [addr, a] : live_) keep(a);  // still live at exit: free = -1
   live_.clear();
+  unwritten_.clear();
   writer_->commit();
   writer_->attributeKernelTime();
   gcprof::RunInfo info;

@@ -2,8 +2,14 @@
 // free, each range start with its end, tracks steps and recording windows,
 // and decides when this process gets a run of its own. Single-threaded (the
 // writer thread); unit-tested directly on hand-made event sequences.
+//
+// A block still live one round after its allocation is written at once with
+// free_ns -1 and its free time filled in later: a job killed by SIGKILL, the
+// OOM killer, abort or os._exit keeps what was live when it died (the
+// memory users profile it for), not only what it freed.
 #pragma once
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -35,7 +41,10 @@ class EventProcessor {
 
   using It = std::vector<Stamped>::iterator;
   void process(It begin, It end);  // events in time order
-  void commit();                   // end the current transaction
+  // Writes the blocks live for longer than kLiveWriteAgeNs and ends the
+  // current transaction.
+  void commit();
+  static constexpr Ns kLiveWriteAgeNs = 50000000;
   // Closes what is open, writes what is live, sets the run's final status.
   void finish(const char* status, int exit_code, const Counters& c, const char* backend,
               const char* runtime);
@@ -49,6 +58,7 @@ class EventProcessor {
   void onRangeStart(const Stamped& s);
   void onRangeEnd(const Stamped& s);
   void keep(const gcprof::Allocation& a);
+  void writeLongLived();
   bool inSomeWindow(Ns alloc, Ns free) const;
 
   // Opened with the run: a process that never gets one (a shell) never
@@ -56,7 +66,10 @@ class EventProcessor {
   std::unique_ptr<gcprof::RunWriter> writer_;
   std::string db_;
   bool root_;
+  // Live blocks; Allocation::id is the row once written while live, else 0.
   std::unordered_map<uint64_t, gcprof::Allocation> live_;
+  // (key, alloc time) of live blocks not yet written, oldest first.
+  std::deque<std::pair<uint64_t, Ns>> unwritten_;
   std::unordered_map<uint64_t, gcprof::Range> open_ranges_;
   std::vector<gcprof::Allocation> pending_;  // finished before this process had a run
   std::vector<std::pair<Ns, Ns>> windows_;   // [open, close); close = INT64_MAX while open

@@ -15,9 +15,8 @@
 
 namespace gcprof::inject {
 // Provided by the CUDA backend when built with it (profiler/inject/cuda).
+// (Its flush runs on the writer thread as it stops: see writer.cpp.)
 void attachCudaBackend() __attribute__((weak));
-// Hands CUPTI's buffered activity records to the recorder before it stops.
-void flushCudaBackend() __attribute__((weak));
 
 namespace {
 
@@ -26,7 +25,6 @@ namespace {
 // that failed says so in its run (docs/distributed.md).
 void onExit(int status, void*) {
   if (recordingState().disabled.load()) return;
-  if (flushCudaBackend) flushCudaBackend();
   stopWriter(status == 0 ? "complete" : "failed", 30000, status);
   recordingState().disabled.store(true);
 }
@@ -40,7 +38,8 @@ void onForkChild() {
 
 void onTerminatingSignal(int sig) {
   // Flush, then die of the same signal so the job's exit status is unchanged.
-  if (flushCudaBackend) flushCudaBackend();
+  // Only async-signal-safe work here (atomics, write, nanosleep): the writer
+  // thread does the rest, CUPTI's flush included.
   stopWriter("interrupted", 5000);
   recordingState().disabled.store(true);
   signal(sig, SIG_DFL);

@@ -132,9 +132,14 @@ __attribute__((visibility("default"))) void* realloc(void* old, size_t n) {
     if (p && old) memcpy(p, old, std::min<size_t>(n, g_pool + sizeof g_pool - static_cast<char*>(old)));
     return p;
   }
+  // The free is reported first so that no other thread can be handed the
+  // address and report it before us; a call that fails leaves the old block
+  // live, so it is reported again (as a block of its usable size).
+  size_t old_size = g_real.usable_size ? g_real.usable_size(old) : 0;
   reportFree(old);
   void* p = g_real.realloc(old, n);
-  reportAlloc(p, n, AllocApi::Realloc);
+  if (p) reportAlloc(p, n, AllocApi::Realloc);
+  else if (n > 0 && old_size >= static_cast<size_t>(config().min_bytes)) reportAlloc(old, old_size, AllocApi::Realloc);
   return p;
 }
 

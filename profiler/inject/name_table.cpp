@@ -12,7 +12,10 @@ namespace {
 
 constexpr uint32_t kBuckets = 1 << 16;
 constexpr size_t kArenaBytes = 8 << 20;  // 8 MiB of distinct names is plenty
-constexpr size_t kMaxName = 1024;
+// Module paths are far shorter; a longer name keeps its first bytes and a
+// hash of the whole (kTagLen chars), so distinct names never merge.
+constexpr size_t kMaxName = 16384;
+constexpr size_t kTagLen = 17;  // '#' and 16 hex digits
 
 struct Entry {
   uint64_t hash;
@@ -51,7 +54,17 @@ bool setUp() {
 const char* internName(const char* name) {
   static const char* const kFull = "<names full>";
   if (!name) name = "";
-  size_t n = strnlen(name, kMaxName);
+  size_t n = strnlen(name, kMaxName + 1);
+  char cut[kMaxName + 1];
+  if (n > kMaxName) {
+    uint64_t whole = fnv1a(name, std::strlen(name));
+    n = kMaxName - kTagLen;
+    std::memcpy(cut, name, n);
+    cut[n++] = '#';
+    for (int i = 15; i >= 0; --i) cut[n++] = "0123456789abcdef"[(whole >> (4 * i)) & 0xf];
+    cut[n] = 0;
+    name = cut;
+  }
   uint64_t h = fnv1a(name, n);
   if (!g_buckets) {
     while (g_lock.exchange(true, std::memory_order_acquire)) sched_yield();

@@ -1,5 +1,6 @@
 // The recording entry points (recorder.h): turn hook calls into events in the
-// calling thread's buffer. No locks, no allocation, no syscalls here.
+// calling thread's buffer. No allocation and no syscalls here; the spinlocks
+// taken are listed in recorder.h.
 #include "recorder.h"
 
 #include <time.h>
@@ -134,9 +135,13 @@ void stepBegin(int64_t step) {
   if (!recording()) return;
   g_step.store(step, std::memory_order_relaxed);
   // The --steps window opens at its first step: events before it stay out.
-  if (config().steps_from >= 0) setWindow(inStepsWindow(step) && !recordingState().paused);
+  if (config().steps_from >= 0) applyWindow();
   if (!active()) return;
   if (ThreadState* ts = threadState()) push(ts, EventType::StepBegin, static_cast<uint64_t>(step));
+}
+
+void applyWindow() {
+  setWindow(!recordingState().paused && inStepsWindow(g_step.load(std::memory_order_relaxed)));
 }
 
 void stepEnd() {

@@ -1,7 +1,10 @@
 // The injector's recording entry points. Every hook (malloc, NVTX, the C API,
 // CUPTI callbacks) reports through these; they append to the calling thread's
-// buffer without locks or allocation, and the writer thread (writer.cpp)
-// drains the buffers into the trace.
+// buffer without allocation or syscalls, and the writer thread (writer.cpp)
+// drains the buffers into the trace. The only locks are spinlocks held for a
+// few instructions: one stripe of the live-address set (address_set.h) per
+// allocation and free, and the name table's (name_table.h) when a name is
+// seen for the first time.
 #pragma once
 
 #include <cstdint>

@@ -13,7 +13,9 @@ struct RecordingState {
   // recorded only inside it; allocations always are, and the writer keeps
   // those alive during some window.
   std::atomic<bool> window{true};
-  bool paused = false;                // by `gcprof ctl pause`
+  // By `gcprof ctl pause`: written by the writer thread, read by training
+  // threads at each step.
+  std::atomic<bool> paused{false};
   char backend[16] = "host";
   char runtime[16] = "native";
 };
@@ -27,5 +29,7 @@ inline bool recording() {
 
 // Opens or closes the recording window (an event marks the change in time).
 void setWindow(bool open);
+// Opens the window when neither `gcprof ctl pause` nor --steps keeps it shut.
+void applyWindow();
 
 }  // namespace gcprof::inject

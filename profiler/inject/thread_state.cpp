@@ -94,11 +94,4 @@ ThreadState* threadState() {
 
 ThreadState* allThreadStates() { return g_states.load(std::memory_order_acquire); }
 
-void forgetThreadStates() {
-  // The child keeps the forking thread only; its memory stays mapped but is
-  // never written to the parent's run (the child records nothing).
-  g_states.store(nullptr);
-  t_state = nullptr;
-}
-
 }  // namespace gcprof::inject

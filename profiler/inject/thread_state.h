@@ -44,7 +44,5 @@ struct ThreadState {
 ThreadState* threadState();
 // Head of the list of every state ever created (the writer walks it).
 ThreadState* allThreadStates();
-// Called in a forked child: the parent's threads do not exist there.
-void forgetThreadStates();
 
 }  // namespace gcprof::inject

@@ -26,6 +26,12 @@
 #include "thread_state.h"
 
 namespace gcprof::inject {
+// Provided by the CUDA backend when built with it (profiler/inject/cuda):
+// hands CUPTI's buffered activity records to the recorder. Called here, on
+// the writer thread, never from a signal handler (CUPTI is not
+// async-signal-safe).
+void flushCudaBackend() __attribute__((weak));
+
 namespace {
 
 constexpr int kRoundMs = 50;          // one drain + transaction per round
@@ -59,7 +65,7 @@ class ControlFile {
     RecordingState& s = recordingState();
     if (word == "pause") s.paused = true;
     if (word == "resume") s.paused = false;
-    setWindow(!s.paused);
+    applyWindow();  // a resume outside the --steps window keeps it shut
   }
 
  private:
@@ -118,6 +124,7 @@ void* writerMain(void*) {
     }
     bool stopping = g_stop.load();
     try {
+      if (stopping && flushCudaBackend) flushCudaBackend();
       if (round % 2 == 0) ctl.poll();
       drainAll(staged);
       std::stable_sort(staged.begin(), staged.end(),

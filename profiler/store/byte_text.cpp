@@ -1,14 +1,15 @@
 #include "byte_text.h"
 
+#include <cmath>
 #include <cstdio>
 
 namespace gcprof {
 
 std::string formatBytes(Bytes b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b < 0 ? -b : b);
+  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  double v = std::fabs(static_cast<double>(b));  // -b overflows for INT64_MIN
   int u = 0;
-  while (v >= 1024 && u < 4) {
+  while (v >= 1024 && u < 6) {
     v /= 1024;
     ++u;
   }

@@ -1,5 +1,7 @@
 #include "run_environment.h"
 
+#include "utf8_text.h"
+
 #include <cstdio>
 
 namespace gcprof {
@@ -22,7 +24,7 @@ bool relevant(const std::string& name) {
 
 std::string jsonString(const std::string& s) {
   std::string out = "\"";
-  for (unsigned char c : s) {
+  for (unsigned char c : validUtf8(s)) {  // JSON is UTF-8; argv and env are bytes
     if (c == '"' || c == '\\') {
       out += '\\';
       out += static_cast<char>(c);

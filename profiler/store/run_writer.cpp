@@ -1,6 +1,7 @@
 #include "run_writer.h"
 
 #include "schema.h"
+#include "utf8_text.h"
 
 namespace gcprof {
 
@@ -31,6 +32,7 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   alloc_ = prepare(
       "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+  set_free_ = prepare("UPDATE allocations SET free_ns=? WHERE rowid=?");
   step_ = prepare(
       "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
   scalar_ = prepare("INSERT INTO scalars (run, step, name, value) VALUES (?,?,?,?)");
@@ -41,7 +43,7 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
 
 RunWriter::~RunWriter() {
   if (in_tx_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
-  for (sqlite3_stmt* st : {range_, alloc_, step_, scalar_, kernel_}) sqlite3_finalize(st);
+  for (sqlite3_stmt* st : {range_, alloc_, set_free_, step_, scalar_, kernel_}) sqlite3_finalize(st);
   sqlite3_close(db_);
 }
 
@@ -65,9 +67,9 @@ int64_t RunWriter::createRun(const RunInfo& r) {
       " min_bytes, baseline_run, plan_id, local_rank, world_size, job_run)"
       " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   sqlite3_bind_text(st, 1, r.command.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 2, r.cwd.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 2, validUtf8(r.cwd).c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 3, r.env.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 4, r.name.c_str(), -1, SQLITE_TRANSIENT);
+  sqlite3_bind_text(st, 4, validUtf8(r.name).c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 5, r.backend.empty() ? "host" : r.backend.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_text(st, 6, r.status.empty() ? "running" : r.status.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int64(st, 7, r.pid);
@@ -102,7 +104,9 @@ void RunWriter::add(const Range& r) {
   begin();
   sqlite3_bind_int64(range_, 1, run_);
   sqlite3_bind_int64(range_, 2, r.id);
-  sqlite3_bind_text(range_, 3, r.name.c_str(), static_cast<int>(r.name.size()), SQLITE_TRANSIENT);
+  // Names come from the job (NVTX, the C API): bytes, not always UTF-8.
+  const std::string name = validUtf8(r.name);
+  sqlite3_bind_text(range_, 3, name.c_str(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
   sqlite3_bind_int(range_, 4, static_cast<int>(r.domain));
   sqlite3_bind_int(range_, 5, static_cast<int>(r.phase));
   sqlite3_bind_int64(range_, 6, r.thread);
@@ -117,7 +121,7 @@ void RunWriter::add(const Range& r) {
   done(range_);
 }
 
-void RunWriter::add(const Allocation& a) {
+int64_t RunWriter::add(const Allocation& a) {
   begin();
   sqlite3_bind_int64(alloc_, 1, run_);
   sqlite3_bind_int64(alloc_, 2, static_cast<int64_t>(a.addr));
@@ -132,6 +136,14 @@ void RunWriter::add(const Allocation& a) {
   sqlite3_bind_int64(alloc_, 11, a.step);
   sqlite3_bind_int(alloc_, 12, a.kind);
   done(alloc_);
+  return sqlite3_last_insert_rowid(db_);
+}
+
+void RunWriter::setFree(int64_t row, Ns free) {
+  begin();
+  sqlite3_bind_int64(set_free_, 1, free);
+  sqlite3_bind_int64(set_free_, 2, row);
+  done(set_free_);
 }
 
 void RunWriter::add(const Step& s) {
@@ -148,7 +160,8 @@ void RunWriter::add(const Scalar& s) {
   begin();
   sqlite3_bind_int64(scalar_, 1, run_);
   sqlite3_bind_int64(scalar_, 2, s.step);
-  sqlite3_bind_text(scalar_, 3, s.name.c_str(), -1, SQLITE_TRANSIENT);
+  const std::string name = validUtf8(s.name);
+  sqlite3_bind_text(scalar_, 3, name.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_double(scalar_, 4, s.value);
   done(scalar_);
 }
@@ -156,7 +169,8 @@ void RunWriter::add(const Scalar& s) {
 void RunWriter::add(const Kernel& k) {
   begin();
   sqlite3_bind_int64(kernel_, 1, run_);
-  sqlite3_bind_text(kernel_, 2, k.name.c_str(), -1, SQLITE_TRANSIENT);
+  const std::string name = validUtf8(k.name);
+  sqlite3_bind_text(kernel_, 2, name.c_str(), -1, SQLITE_TRANSIENT);
   sqlite3_bind_int(kernel_, 3, k.device);
   sqlite3_bind_int64(kernel_, 4, k.stream);
   sqlite3_bind_int64(kernel_, 5, k.start);

@@ -28,7 +28,10 @@ class RunWriter {
   void begin();
   void commit();
   void add(const Range& r);
-  void add(const Allocation& a);
+  // Returns the row, for setFree when the block is written while still live.
+  int64_t add(const Allocation& a);
+  // The free time of an allocation written while it was live (free_ns -1).
+  void setFree(int64_t row, Ns free);
   void add(const Step& s);
   void add(const Scalar& s);
   void add(const Kernel& k);
@@ -54,6 +57,7 @@ class RunWriter {
   bool in_tx_ = false;
   sqlite3_stmt* range_ = nullptr;
   sqlite3_stmt* alloc_ = nullptr;
+  sqlite3_stmt* set_free_ = nullptr;
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;
   sqlite3_stmt* kernel_ = nullptr;

@@ -149,8 +149,9 @@ bool isGcprofFile(sqlite3* db) {
   if (sqlite3_prepare_v2(db, "SELECT value FROM meta WHERE key='application'", -1, &st,
                          nullptr) != SQLITE_OK)
     return false;
-  bool ok = sqlite3_step(st) == SQLITE_ROW &&
-            std::string(reinterpret_cast<const char*>(sqlite3_column_text(st, 0))) == "gcprof";
+  // A foreign file may hold NULL here despite NOT NULL in our schema.
+  const unsigned char* value = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_text(st, 0) : nullptr;
+  bool ok = value && std::string(reinterpret_cast<const char*>(value)) == "gcprof";
   sqlite3_finalize(st);
   return ok;
 }

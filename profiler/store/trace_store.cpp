@@ -1,4 +1,5 @@
 #include "trace_store.h"
+#include "utf8_text.h"
 
 #include <time.h>
 #include <unistd.h>
@@ -8,19 +9,29 @@
 namespace gcprof {
 namespace {
 
+// What an SQLite error means for the user: a lock held by another gcprof is
+// not damage.
+std::string sqliteProblem(sqlite3* db, const std::string& path) {
+  int rc = sqlite3_errcode(db);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    return path + ": locked by another process for longer than 10 s (a `gcprof record` or "
+                  "`verify` writing into it?); try again when it finishes";
+  return path + ": " + sqlite3_errmsg(db) + " (damaged trace?)";
+}
+
 // A prepared statement that finalizes itself and reports errors with the path.
 class Stmt {
  public:
   Stmt(sqlite3* db, const std::string& path, const char* sql) : db_(db), path_(path) {
     if (sqlite3_prepare_v2(db, sql, -1, &st_, nullptr) != SQLITE_OK)
-      throw StoreError(path + ": " + sqlite3_errmsg(db) + " (damaged trace?)");
+      throw StoreError(sqliteProblem(db, path));
   }
   ~Stmt() { sqlite3_finalize(st_); }
   bool step() {
     int rc = sqlite3_step(st_);
     if (rc == SQLITE_ROW) return true;
     if (rc == SQLITE_DONE) return false;
-    throw StoreError(path_ + ": " + sqlite3_errmsg(db_) + " (damaged trace?)");
+    throw StoreError(sqliteProblem(db_, path_));
   }
   void bind(int i, int64_t v) { sqlite3_bind_int64(st_, i, v); }
   void bind(int i, const std::string& v) {
@@ -223,9 +234,9 @@ int64_t TraceStore::createRun(const RunInfo& r) {
          " min_bytes, baseline_run, plan_id, local_rank, world_size, job_run)"
          " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   s.bind(1, r.command);
-  s.bind(2, r.cwd);
+  s.bind(2, validUtf8(r.cwd));
   s.bind(3, r.env);
-  s.bind(4, r.name);
+  s.bind(4, validUtf8(r.name));
   s.bind(5, r.backend.empty() ? std::string("host") : r.backend);
   s.bind(6, r.status.empty() ? std::string("running") : r.status);
   s.bind(7, r.pid);

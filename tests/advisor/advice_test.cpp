@@ -7,6 +7,7 @@
 #include "model/unit_selection.h"
 #include "plan/plan_file.h"
 #include "report/chrome_trace.h"
+#include "report/text_escape.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -255,6 +256,53 @@ TEST(PlanFile, RejectsForeignDocuments) {
   EXPECT_THROW(parsePlan({{"format", kPlanFormat}, {"budget_bytes", "a lot"}, {"checkpoint", nlohmann::json::array()}}, "x"),
                AdviceError);
   EXPECT_THROW(readPlanFile("/nonexistent/plan.json"), AdviceError);
+}
+
+// The message a plan error gives, for asserting on its words.
+std::string planError(const std::string& text) {
+  try {
+    parsePlanText(text, "p.json");
+  } catch (const AdviceError& e) {
+    return e.what();
+  }
+  return "(no error)";
+}
+
+TEST(PlanFile, DeepNestingIsAnErrorNotAStackOverflow) {
+  // 100k levels overflowed the stack in a recursive copy once.
+  std::string deep = R"({"format":"gcprof.plan/1","budget_bytes":1,"checkpoint":[],"x":)";
+  deep += std::string(100000, '[') + std::string(100000, ']') + "}";
+  EXPECT_NE(planError(deep).find("p.json: nested deeper than"), std::string::npos) << planError(deep);
+}
+
+TEST(PlanFile, WrongTypedOptionalFieldsNameTheField) {
+  const std::string head = R"({"format":"gcprof.plan/1","budget_bytes":1,"checkpoint":[],)";
+  EXPECT_EQ(planError(head + R"("units":"layers.0"})"),
+            "p.json: plan field \"units\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("predicted":{"peak_bytes":"big"}})"),
+            "p.json: plan field \"predicted.peak_bytes\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("baseline":7})"),
+            "p.json: plan field \"baseline\" has the wrong type (expected an object)");
+  EXPECT_EQ(planError(head + R"("trace_run":"one"})"),
+            "p.json: plan field \"trace_run\" has the wrong type");
+  // Found by plan_parser_fuzz: a float converted to an integer out of range.
+  EXPECT_EQ(planError(head + R"("trace_run":8.66667e+113})"),
+            "p.json: plan field \"trace_run\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("predicted":{"step_ns":1.5}})"),
+            "p.json: plan field \"predicted.step_ns\" has the wrong type");
+  EXPECT_EQ(planError(head + R"("units":["a"]})"), "(no error)");
+  const std::string whole = "p.json: plan field \"budget_bytes\" must be a whole number of bytes from 0 to 2^63";
+  EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":1e30,"checkpoint":[]})"), whole);
+  EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":-1,"checkpoint":[]})"), whole);
+  EXPECT_EQ(planError(R"({"format":"gcprof.plan/1","budget_bytes":18446744073709551615,"checkpoint":[]})"), whole);
+}
+
+TEST(MarkdownCode, NamesCannotEndTheCodeSpanOrTheTableCell) {
+  EXPECT_EQ(markdownCode("layers.0"), "`layers.0`");
+  // A backtick in a module name once ended the span: the rest was Markdown.
+  EXPECT_EQ(markdownCode("a`[x](http://e)`"), "`` a`[x](http://e)` ``");
+  EXPECT_EQ(markdownCode("a``b"), "```a``b```");
+  EXPECT_EQ(markdownCode("x|y\n# h"), "`x\\|y?# h`");
 }
 
 TEST(ChromeTrace, SlicesCountersAndInstants) {

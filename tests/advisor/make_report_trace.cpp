@@ -1,7 +1,8 @@
-// make_report_trace OUT.db pass|fail: a trace with a baseline run, an
+// make_report_trace OUT.db pass|fail|nosteps: a trace with a baseline run, an
 // advised plan, a verification run and a verification record, for the
 // report/export tests. The verification's numbers are made up here (the
-// report only renders them); `fail` makes the budget gate fail.
+// report only renders them); `fail` makes the budget gate fail; `nosteps`
+// passes but its baseline has no step markers (a C API / NVTX job).
 #include <cstdio>
 #include <cstring>
 
@@ -16,10 +17,11 @@ using namespace gcprof;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: make_report_trace OUT.db pass|fail\n");
+    std::fprintf(stderr, "usage: make_report_trace OUT.db pass|fail|nosteps\n");
     return 2;
   }
-  bool pass = std::strcmp(argv[2], "pass") == 0;
+  bool no_steps = std::strcmp(argv[2], "nosteps") == 0;
+  bool pass = no_steps || std::strcmp(argv[2], "pass") == 0;
   testing::ChainSpec spec;
   spec.units = 8;
   spec.steps = 3;
@@ -31,7 +33,9 @@ int main(int argc, char** argv) {
   Trace base = testing::chainTrace(spec);
   for (int s = 0; s < spec.steps; ++s) base.scalars.push_back({s, "loss", 7.0 - 0.1 * s});
   std::remove(argv[1]);
-  int64_t base_run = testing::writeTrace(argv[1], base);
+  Trace stored_base = base;
+  if (no_steps) stored_base.steps.clear();
+  int64_t base_run = testing::writeTrace(argv[1], stored_base);
 
   advisor::AdviceRequest req;
   advisor::Budget b;

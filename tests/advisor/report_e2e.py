@@ -113,6 +113,24 @@ def main():
             fail("overlapping slices on one track: %s" % e)
         stack.append(e["ts"] + e["dur"])
 
+    # A baseline without step markers is one step: every format renders
+    # (it crashed on the missing last step once).
+    db = os.path.join(tmp, "nosteps.db")
+    subprocess.run([maker, db, "nosteps"], check=True)
+    for fmt in ("md", "json", "junit", "html"):
+        r = run([gcprof, "report", db, "--format", fmt])
+        if r.returncode != 0:
+            fail("report %s of a run without steps: exit %d %s" % (fmt, r.returncode, r.stderr[-300:]))
+
+    # A trace path that is not UTF-8 (bytes on Linux) still gives valid XML.
+    import shutil
+    latin1 = os.path.join(tmp.encode(), b"caf\xe9.db")
+    shutil.copy(os.path.join(tmp, "pass.db"), latin1)
+    r = subprocess.run([gcprof, "report", latin1, "--format", "junit"], capture_output=True, timeout=300)
+    if r.returncode != 0:
+        fail("junit of a latin-1 path: exit %d %r" % (r.returncode, r.stderr[-300:]))
+    ET.fromstring(r.stdout)  # raises on invalid XML / UTF-8
+
     # Bad input: exit 2.
     for args in (["report", "/nonexistent.db"], ["report", os.path.join(tmp, "pass.db"), "--format", "pdf"],
                  ["export", os.path.join(tmp, "pass.db"), "--format", "svg"],

@@ -123,3 +123,48 @@ TEST(EventProcessor, EachStepCarriesItsLiveBytesHighWaterMark) {
   EXPECT_EQ(t.steps[0].peak, 1800);
   EXPECT_EQ(t.steps[1].peak, 1100);
 }
+
+TEST(EventProcessor, LongLivedBlocksAreWrittenBeforeTheJobEnds) {
+  // A job killed with SIGKILL never reaches finish(): what a round wrote
+  // while the block was live is all the trace will have.
+  std::string db = tempDb("live");
+  const Ns age = EventProcessor::kLiveWriteAgeNs;
+  {
+    EventProcessor p(db, true);
+    std::vector<Stamped> first = {ev(EventType::Alloc, 10, 0x1000, 4096),
+                                  ev(EventType::Alloc, 11 + age, 0x2000, 8192)};
+    p.process(first.begin(), first.end());
+    p.commit();
+    Trace t = load(db);
+    ASSERT_EQ(t.allocations.size(), 1u) << "only the block older than one round is written";
+    EXPECT_EQ(t.allocations[0].bytes, 4096);
+    EXPECT_EQ(t.allocations[0].free, -1);
+
+    std::vector<Stamped> second = {ev(EventType::Free, 20 + 2 * age, 0x1000),
+                                   ev(EventType::Alloc, 30 + 3 * age, 0x3000, 1024)};
+    p.process(second.begin(), second.end());
+    p.commit();
+    t = load(db);
+    ASSERT_EQ(t.allocations.size(), 2u);
+    EXPECT_EQ(t.allocations[0].free, 20 + 2 * age) << "the free time is filled in later";
+    EXPECT_EQ(t.allocations[1].bytes, 8192);
+    EXPECT_EQ(t.allocations[1].free, -1);
+  }  // killed here: no finish()
+  Trace t = load(db);
+  EXPECT_EQ(t.allocations.size(), 2u) << "rows are not duplicated";
+}
+
+TEST(EventProcessor, BlocksWrittenWhileLiveAreNotWrittenTwiceAtFinish) {
+  std::string db = tempDb("live_finish");
+  const Ns age = EventProcessor::kLiveWriteAgeNs;
+  EventProcessor p(db, true);
+  std::vector<Stamped> first = {ev(EventType::Alloc, 10, 0x1000, 4096),
+                                ev(EventType::Alloc, 10 + 2 * age, 0x2000, 8192)};
+  p.process(first.begin(), first.end());
+  p.commit();
+  run(p, {ev(EventType::Free, 20 + 3 * age, 0x2000)});
+  Trace t = load(db);
+  ASSERT_EQ(t.allocations.size(), 2u);
+  EXPECT_EQ(t.allocations[0].free, -1);
+  EXPECT_EQ(t.allocations[1].free, 20 + 3 * age);
+}

@@ -125,6 +125,16 @@ int children(const char* self) {
   return 0;
 }
 
+// A realloc that fails leaves the old block live (C says so): it must stay
+// live in the trace too.
+int reallocFails() {
+  void* p = keep(malloc(90000));
+  void* q = realloc(p, static_cast<size_t>(-1) / 4);  // no machine has this much
+  if (q) return 3;
+  keep(p);  // still ours; the job exits with it live
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -139,6 +149,7 @@ int main(int argc, char** argv) {
   if (mode == "steps") return steps();
   if (mode == "sigterm") return sigterm();
   if (mode == "busy") return busy();
-  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy\n");
+  if (mode == "realloc_fails") return reallocFails();
+  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4\n");
   return 2;
 }

@@ -89,6 +89,16 @@ TEST(Injector, EveryAllocationFunctionIsInterposed) {
   }
 }
 
+TEST(Injector, AFailedReallocLeavesTheBlockLive) {
+  Recorded r = record("realloc_fails");
+  ASSERT_EQ(r.exit_code, 0);
+  Trace t = onlyRun(r.db);
+  Bytes live = 0;
+  for (const Allocation& a : t.allocations)
+    if (a.bytes >= 90000 && a.bytes < 91000 && !a.freed()) live += a.bytes;
+  EXPECT_GE(live, 90000) << "the block realloc could not move is still the job's";
+}
+
 TEST(Injector, AForkedChildNeverWritesIntoTheParentsRun) {
   Recorded r = record("fork");
   ASSERT_EQ(r.exit_code, 0);

@@ -1,6 +1,6 @@
 """Plain-script test harness for the python shim (no pytest on the machines).
 
-Each tests/python/test_*.py ends with `run(globals())`: it runs every
+Each test_*.py in tests/python ends with `run(globals())`: it runs every
 function named test_*, prints one line per test, and exits 1 when any failed,
 77 (CTest SKIP_RETURN_CODE) when all that ran were skipped.
 """
@@ -9,6 +9,12 @@ import subprocess
 import sys
 import tempfile
 import traceback
+
+# The tests check with `assert`, which `python -O` (or PYTHONOPTIMIZE) strips:
+# every test would pass without checking anything. Start again without it.
+if not __debug__:
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONOPTIMIZE"}
+    os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))

@@ -171,6 +171,17 @@ TEST(TraceStore, RefusesAnotherApplicationsDatabase) {
   EXPECT_NE(errorOf(path).find("not a gcprof trace"), std::string::npos) << errorOf(path);
 }
 
+TEST(TraceStore, RefusesAForeignMetaTableWithANullValue) {
+  // Was "basic_string: construction from null is not valid" (undefined behaviour).
+  std::string path = tempPath("null_meta");
+  sqlite3* db;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_exec(db, "CREATE TABLE meta (key TEXT, value TEXT); INSERT INTO meta VALUES ('application', NULL);"
+               "PRAGMA user_version = 1", nullptr, nullptr, nullptr);
+  sqlite3_close(db);
+  EXPECT_NE(errorOf(path).find("not a gcprof trace"), std::string::npos) << errorOf(path);
+}
+
 TEST(TraceStore, RefusesANewerSchemaAndSaysWhatToDo) {
   std::string path = tempPath("newer");
   { TraceStore s(path, TraceStore::Mode::ReadWrite); }

@@ -1,6 +1,6 @@
 // The real gpt_train binary with GCPROF_PLAN: same losses, clean errors.
 //
-// Runs samples/cpp/gpt_train with tiny flags and compares the printed losses,
+// Runs the gpt_train sample (samples/cpp/gpt_train.cpp) with tiny flags and compares the printed losses,
 // so it exercises the plan loader, the checkpoint function and the sample's
 // segment wiring together, exactly as `gcprof verify` runs them.
 #include <gtest/gtest.h>
