@@ -70,9 +70,22 @@ int64_t predicted(const std::vector<SizedChain>& runs, GrowthForm form, double s
   return v <= 0 ? 0 : static_cast<int64_t>(std::llround(v));
 }
 
+// Live bytes: what the step adds above the persistent part is fitted, the
+// persistent part comes from its own model.
+int64_t predictedLive(const std::vector<SizedChain>& runs, GrowthForm form, double size,
+                      const std::optional<PersistentModel>& persistent,
+                      const std::function<double(const UnitChain&)>& value) {
+  if (!persistent) return predicted(runs, form, size, value);
+  double above = fitGrowth(pointsOf(runs, [&](const UnitChain& c) {
+                             return value(c) - static_cast<double>(c.persistent);
+                           }), form).at(size);
+  return std::max<int64_t>(0, std::llround(above) + persistent->at(size));
+}
+
 template <typename T>
 void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double size,
-                 std::vector<T> UnitChain::*field, UnitChain& out) {
+                 std::vector<T> UnitChain::*field, UnitChain& out,
+                 const std::optional<PersistentModel>& live = std::nullopt) {
   size_t n = (runs.front().chain.*field).size();
   for (const SizedChain& r : runs)
     if ((r.chain.*field).size() != n)
@@ -80,7 +93,7 @@ void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double si
                         " have chains of different shapes; record them with the same --units");
   (out.*field).assign(n, 0);
   for (size_t k = 0; k < n; ++k)
-    (out.*field)[k] = predicted(runs, form, size, [&](const UnitChain& c) {
+    (out.*field)[k] = predictedLive(runs, form, size, live, [&](const UnitChain& c) {
       return static_cast<double>((c.*field)[k]);
     });
 }
@@ -88,8 +101,9 @@ void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double si
 }  // namespace
 
 GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs) {
+  // Above the persistent part, whose workspaces follow no form at all.
   return growthFormOf(pointsOf(runs, [](const UnitChain& c) {
-    return static_cast<double>(c.baseline_peak);
+    return static_cast<double>(c.baseline_peak - c.persistent);
   }));
 }
 
@@ -105,6 +119,11 @@ ChainScaling::ChainScaling(std::vector<SizedChain> runs, GrowthForm form)
   if (form_ == GrowthForm::Quadratic && runs_.size() < 3)
     throw AdviceError("a quadratic fit needs runs at three or more sizes (got " +
                       std::to_string(runs_.size()) + ")");
+  std::vector<PersistentSample> samples;
+  for (const SizedChain& r : runs_)
+    if (!r.persistent_allocations.empty())
+      samples.push_back({r.size, r.chain.persistent, r.persistent_allocations});
+  if (samples.size() == runs_.size()) persistent_ = persistentModel(samples);
 }
 
 UnitChain ChainScaling::at(double size) const {
@@ -113,9 +132,9 @@ UnitChain ChainScaling::at(double size) const {
   c.names = shape.names;
   scaleVector(runs_, form_, size, &UnitChain::forward_ns, c);
   scaleVector(runs_, form_, size, &UnitChain::gap_ns, c);
-  scaleVector(runs_, form_, size, &UnitChain::unit_peak, c);
-  scaleVector(runs_, form_, size, &UnitChain::gap_peak, c);
-  scaleVector(runs_, form_, size, &UnitChain::before_backward, c);
+  scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_);
+  scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_);
+  scaleVector(runs_, form_, size, &UnitChain::before_backward, c, persistent_);
   scaleVector(runs_, form_, size, &UnitChain::born_kept, c);
   scaleVector(runs_, form_, size, &UnitChain::born_peak, c);
   scaleVector(runs_, form_, size, &UnitChain::saved, c);
@@ -134,14 +153,15 @@ UnitChain ChainScaling::at(double size) const {
       c.drops[last].push_back({first, bytes});
     }
   }
-  auto scalar = [&](auto field) {
-    return predicted(runs_, form_, size, [&](const UnitChain& rc) { return static_cast<double>(rc.*field); });
+  auto scalar = [&](auto field, const std::optional<PersistentModel>& live) {
+    return predictedLive(runs_, form_, size, live,
+                         [&](const UnitChain& rc) { return static_cast<double>(rc.*field); });
   };
-  c.outside = scalar(&UnitChain::outside);
+  c.outside = scalar(&UnitChain::outside, persistent_);
   c.outside_where = shape.outside_where;
-  c.baseline_peak = scalar(&UnitChain::baseline_peak);
-  c.step_ns = scalar(&UnitChain::step_ns);
-  c.persistent = scalar(&UnitChain::persistent);
+  c.baseline_peak = scalar(&UnitChain::baseline_peak, persistent_);
+  c.step_ns = scalar(&UnitChain::step_ns, std::nullopt);
+  c.persistent = scalar(&UnitChain::persistent, persistent_);
   c.steady_step = shape.steady_step;
   c.complete_steps = shape.complete_steps;
   return c;

@@ -2,13 +2,17 @@
 // number of the chain -- each unit's saved and transient bytes, the peaks
 // around it, the memory outside the units, the persistent part, the times --
 // fitted over the runs recorded at different sizes (size_fit.h), so that the
-// solvers can plan for a size that was never run.
+// solvers can plan for a size that was never run. Numbers that are live
+// bytes (peaks, the memory outside the units) are fitted above the
+// persistent part and the persistent part's own model added back.
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "model/unit_chain.h"
+#include "scale/persistent_memory.h"
 #include "scale/size_fit.h"
 
 namespace gcprof::advisor {
@@ -17,6 +21,10 @@ struct SizedChain {
   double size = 0;
   int64_t run = 0;   // for messages
   UnitChain chain;
+  // Byte sizes of the allocations live when the steady step begins
+  // (liveAllocationsAtStep); when every run has them, the persistent part
+  // is modelled by persistent_memory.h instead of a fit.
+  std::vector<Bytes> persistent_allocations;
 };
 
 class ChainScaling {
@@ -31,14 +39,16 @@ class ChainScaling {
   // per sample).
   UnitChain at(double size) const;
   GrowthForm form() const { return form_; }
+  const std::optional<PersistentModel>& persistent() const { return persistent_; }
   const std::vector<SizedChain>& runs() const { return runs_; }
 
  private:
   std::vector<SizedChain> runs_;
   GrowthForm form_;
+  std::optional<PersistentModel> persistent_;
 };
 
-// The form the recorded peaks support (growthFormOf on them).
+// The form the recorded peaks above the persistent part support (growthFormOf).
 GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs);
 
 }  // namespace gcprof::advisor

@@ -10,7 +10,8 @@ namespace {
 std::vector<SizedChain> chainsOf(const std::vector<SizedAdvice>& runs) {
   std::vector<SizedChain> out;
   for (const SizedAdvice& r : runs)
-    out.push_back({static_cast<double>(r.size), r.advice.run.id, r.advice.chain});
+    out.push_back({static_cast<double>(r.size), r.advice.run.id, r.advice.chain,
+                   liveAllocationsAtStep(*r.trace, r.advice.filter, r.advice.chain.steady_step)});
   return out;
 }
 

@@ -66,7 +66,7 @@ Trace jobAt(int64_t size, Bytes square = 0, int units = 6) {
 SizedChain sized(const Trace& t, int64_t size) {
   AdviceRequest r;
   r.strategy = Strategy::None;
-  return {static_cast<double>(size), t.run.id, advise(t, r).chain};
+  return {static_cast<double>(size), t.run.id, advise(t, r).chain, {}};
 }
 
 void expectSameChain(const UnitChain& got, const UnitChain& want) {
@@ -164,6 +164,19 @@ TEST(WhatIf, LargestSizeIsTheTrueLargestForEachStrategy) {
   EXPECT_EQ(doc["size"]["recorded_size"], 4);
   EXPECT_EQ(doc["trace_run"], b.run.id);
   EXPECT_EQ(doc["what_if"]["largest"].size(), 4u);
+}
+
+TEST(PersistentMemory, SplitsConstantPerSizeAndWorkspace) {
+  // Parameters (1000, 3000) in every run; a batch-shaped tensor of 64 bytes
+  // per sample kept across steps; workspaces that follow nothing.
+  PersistentSample small{2, 1000 + 3000 + 128 + 700, {1000, 3000, 128, 700}};
+  PersistentSample large{4, 1000 + 3000 + 256 + 900, {3000, 256, 1000, 900}};
+  PersistentModel m = persistentModel({large, small});
+  EXPECT_EQ(m.constant, 4000);
+  EXPECT_DOUBLE_EQ(m.per_size, 64);
+  EXPECT_EQ(m.workspace, 900);
+  EXPECT_EQ(m.at(4), large.persistent);
+  EXPECT_EQ(m.at(16), 4000 + 16 * 64 + 900);
 }
 
 TEST(RunSize, NamesGiveSizes) {

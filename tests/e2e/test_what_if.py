@@ -24,7 +24,7 @@ class WhatIfPython(unittest.TestCase):
             p.record(cls.db, job(b), "--name", f"batch={b}")
         # A budget between batch 4 and 16 without checkpoints: every strategy fits a
         # batch the test can run in seconds.
-        cls.budget = "160%"
+        cls.budget = "110%"
         cls.answer = json.loads(p.gcprof("advise", cls.db, "--what-if", "batch", "--budget", cls.budget,
                                          "--json").stdout)
         cls.largest = {l["strategy"]: l["size"] for l in cls.answer["largest"]}
