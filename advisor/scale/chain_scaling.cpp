@@ -82,10 +82,15 @@ int64_t predictedLive(const std::vector<SizedChain>& runs, GrowthForm form, doub
   return std::max<int64_t>(0, std::llround(above) + persistent->at(size));
 }
 
+int64_t predictedTime(const std::vector<SizedChain>& runs, GrowthForm form, double size,
+                      const std::function<double(const UnitChain&)>& value) {
+  return std::llround(timeAt(pointsOf(runs, value), form, size));
+}
+
 template <typename T>
 void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double size,
                  std::vector<T> UnitChain::*field, UnitChain& out,
-                 const std::optional<PersistentModel>& live = std::nullopt) {
+                 const std::optional<PersistentModel>& live = std::nullopt, bool time = false) {
   size_t n = (runs.front().chain.*field).size();
   for (const SizedChain& r : runs)
     if ((r.chain.*field).size() != n)
@@ -93,9 +98,8 @@ void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double si
                         " have chains of different shapes; record them with the same --units");
   (out.*field).assign(n, 0);
   for (size_t k = 0; k < n; ++k)
-    (out.*field)[k] = predictedLive(runs, form, size, live, [&](const UnitChain& c) {
-      return static_cast<double>((c.*field)[k]);
-    });
+    auto value = [&](const UnitChain& c) { return static_cast<double>((c.*field)[k]); };
+    (out.*field)[k] = time ? predictedTime(runs, form, size, value) : predictedLive(runs, form, size, live, value);
 }
 
 }  // namespace
@@ -130,8 +134,8 @@ UnitChain ChainScaling::at(double size) const {
   const UnitChain& shape = runs_.back().chain;
   UnitChain c;
   c.names = shape.names;
-  scaleVector(runs_, form_, size, &UnitChain::forward_ns, c);
-  scaleVector(runs_, form_, size, &UnitChain::gap_ns, c);
+  scaleVector(runs_, form_, size, &UnitChain::forward_ns, c, std::nullopt, true);
+  scaleVector(runs_, form_, size, &UnitChain::gap_ns, c, std::nullopt, true);
   scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_);
   scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_);
   scaleVector(runs_, form_, size, &UnitChain::before_backward, c, persistent_);
@@ -160,7 +164,7 @@ UnitChain ChainScaling::at(double size) const {
   c.outside = scalar(&UnitChain::outside, persistent_);
   c.outside_where = shape.outside_where;
   c.baseline_peak = scalar(&UnitChain::baseline_peak, persistent_);
-  c.step_ns = scalar(&UnitChain::step_ns, std::nullopt);
+  c.step_ns = predictedTime(runs_, form_, size, [](const UnitChain& rc) { return static_cast<double>(rc.step_ns); });
   c.persistent = scalar(&UnitChain::persistent, persistent_);
   c.steady_step = shape.steady_step;
   c.complete_steps = shape.complete_steps;

@@ -73,6 +73,13 @@ SizeFit fitGrowth(const std::vector<SizePoint>& points, GrowthForm form) {
   return leastSquares(points, form == GrowthForm::Affine ? 2 : 3);
 }
 
+double timeAt(const std::vector<SizePoint>& points, GrowthForm form, double size) {
+  double v = fitGrowth(points, form).at(size);
+  for (const SizePoint& p : points)
+    if (p.size <= size) v = std::max(v, p.value);
+  return std::max(v, 0.0);
+}
+
 GrowthForm growthFormOf(const std::vector<SizePoint>& points, double tolerance) {
   if (distinctSizes(points) < 3) return GrowthForm::Affine;
   double largest = 0;

@@ -34,6 +34,12 @@ struct SizeFit {
 // AdviceError otherwise.
 SizeFit fitGrowth(const std::vector<SizePoint>& points, GrowthForm form);
 
+// A time at `size`: the fit, but never below the time recorded at a smaller
+// size. Host timings on a busy machine are noisy enough to give a line
+// through two runs a negative slope; a step does not get faster with more
+// data.
+double timeAt(const std::vector<SizePoint>& points, GrowthForm form, double size);
+
 // The form the data supports: Quadratic when >= 3 sizes are given and the
 // best line misses one of them by more than `tolerance` of the largest value
 // (the quadratic fit then explains them better), Affine otherwise.

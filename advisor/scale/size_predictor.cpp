@@ -25,10 +25,8 @@ SizePredictor::SizePredictor(const std::vector<SizedAdvice>& runs, std::optional
     : runs_(runs), scaling_(chainsOf(runs), formFor(runs, form)) {
   kind_ = runs_.front().advice.kind;
   options_ = defaultSolverOptions(units(), kind_);
-  std::vector<SizePoint> steps;
   for (const SizedAdvice& r : runs_)
-    steps.push_back({static_cast<double>(r.size), static_cast<double>(r.advice.baseline.step_ns)});
-  step_fit_ = fitGrowth(steps, scaling_.form());
+    step_times_.push_back({static_cast<double>(r.size), static_cast<double>(r.advice.baseline.step_ns)});
 }
 
 const UnitChain& SizePredictor::chainAt(int64_t size) {
@@ -44,16 +42,16 @@ Bytes SizePredictor::simulatedMinusChain(const SizedAdvice& run, const Segments&
 }
 
 double SizePredictor::correction(const Segments& plan, int64_t size) {
-  std::vector<std::pair<int, int>> key;
-  for (const Segment& s : plan) key.push_back({s.first, s.last});
+  // The recorded run nearest in size (the larger one on a tie).
+  const SizedAdvice* nearest = &runs_.front();
+  for (const SizedAdvice& r : runs_)
+    if (std::llabs(r.size - size) <= std::llabs(nearest->size - size)) nearest = &r;
+  std::pair<std::vector<std::pair<int, int>>, int64_t> key;
+  for (const Segment& s : plan) key.first.push_back({s.first, s.last});
+  key.second = nearest->size;
   auto it = corrections_.find(key);
-  if (it == corrections_.end()) {
-    std::vector<SizePoint> points;
-    for (const SizedAdvice& r : runs_)
-      points.push_back({static_cast<double>(r.size), static_cast<double>(simulatedMinusChain(r, plan))});
-    it = corrections_.emplace(key, points).first;
-  }
-  return fitGrowth(it->second, scaling_.form()).at(static_cast<double>(size));
+  if (it == corrections_.end()) it = corrections_.emplace(key, simulatedMinusChain(*nearest, plan)).first;
+  return static_cast<double>(it->second);
 }
 
 SizePrediction SizePredictor::predict(const Segments& plan, int64_t size) {
@@ -62,8 +60,9 @@ SizePrediction SizePredictor::predict(const Segments& plan, int64_t size) {
   SizePrediction p;
   p.segments = plan;
   p.peak = std::max<Bytes>(0, cp.peak + std::llround(correction(plan, size)));
+  p.chain_peak = cp.peak;
   p.recompute_ns = cp.recompute_ns;
-  p.step_ns = std::max<Ns>(0, std::llround(step_fit_.at(static_cast<double>(size)))) + cp.recompute_ns;
+  p.step_ns = std::llround(timeAt(step_times_, scaling_.form(), static_cast<double>(size))) + cp.recompute_ns;
   return p;
 }
 

@@ -2,10 +2,12 @@
 //
 // The scaled chain (chain_scaling.h) gives the plan's chain peak at the
 // size. The chain is an envelope over the steps, a little above what the
-// replay simulator finds on a recorded run; that difference, measured on
-// every recorded run for the same plan, is fitted over the size too and
-// added. At a recorded size the prediction therefore is the simulator's
-// number for that run (exactly with two runs, by least squares with more).
+// replay simulator finds on a recorded run; that difference, for the same
+// plan on the recorded run nearest in size, is added. It is not fitted over
+// the sizes: it comes from which moment sets the peak, and that moment
+// moves as the size grows (for `every` on the python sample: recomputing
+// the first unit at batch 2 and 4, inside the last unit at batch 20), so a
+// line through it extrapolates the wrong moment's gap.
 #pragma once
 
 #include <map>
@@ -29,6 +31,7 @@ struct SizedAdvice {
 struct SizePrediction {
   Segments segments;
   Bytes peak = 0;
+  Bytes chain_peak = 0;  // the scaled chain's bound, before the simulator's correction
   Ns recompute_ns = 0;
   Ns step_ns = 0;
 };
@@ -58,9 +61,9 @@ class SizePredictor {
   ChainScaling scaling_;
   SegmentKind kind_;
   SolverOptions options_;
-  SizeFit step_fit_;
+  std::vector<SizePoint> step_times_;
   std::map<int64_t, UnitChain> chains_;                      // by size
-  std::map<std::vector<std::pair<int, int>>, std::vector<SizePoint>> corrections_;  // by plan
+  std::map<std::pair<std::vector<std::pair<int, int>>, int64_t>, Bytes> corrections_;  // by plan, run size
 };
 
 }  // namespace gcprof::advisor

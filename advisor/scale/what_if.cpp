@@ -99,7 +99,7 @@ Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, By
 nlohmann::json strategyJson(const StrategyAtSize& s) {
   int units = 0;
   for (const Segment& seg : s.prediction.segments) units += seg.last - seg.first + 1;
-  return {{"strategy", s.strategy},   {"peak_bytes", s.prediction.peak},
+  return {{"strategy", s.strategy},   {"peak_bytes", s.prediction.peak}, {"chain_peak_bytes", s.prediction.chain_peak},
           {"step_ns", s.prediction.step_ns}, {"recompute_ns", s.prediction.recompute_ns},
           {"checkpointed_units", units}, {"fits_budget", s.fits}};
 }

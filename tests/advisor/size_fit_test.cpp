@@ -42,6 +42,12 @@ TEST(SizeFit, QuadraticIsDetectedOnlyWhenTheDataNeedsIt) {
   EXPECT_EQ(growthFormOf({{2, 100}, {4, 180}}), GrowthForm::Affine);  // two sizes: a line
 }
 
+TEST(SizeFit, TimesNeverFallBelowASmallerRecordedSize) {
+  std::vector<SizePoint> noisy = {{2, 900}, {4, 700}};  // a busy machine
+  EXPECT_DOUBLE_EQ(timeAt(noisy, GrowthForm::Affine, 16), 900);
+  EXPECT_DOUBLE_EQ(timeAt({{2, 100}, {4, 200}}, GrowthForm::Affine, 16), 800);
+}
+
 TEST(SizeFit, RefusesTooFewSizes) {
   EXPECT_THROW(fitGrowth({{2, 100}, {2, 110}}, GrowthForm::Affine), AdviceError);
   EXPECT_THROW(fitGrowth({{2, 100}, {4, 180}}, GrowthForm::Quadratic), AdviceError);

@@ -32,7 +32,7 @@ class WhatIfPython(unittest.TestCase):
         cls.plan = os.path.join(cls.dir, "plan.json")
         cls.advise = p.gcprof("advise", cls.db, "--what-if", "batch", "--budget", cls.budget,
                               "--size", str(cls.size), "-o", cls.plan)
-        cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan, "--size-arg", "--batch {size}",
+        cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan, "--size-arg=--batch {size}",
                               check=False)
 
     def test_every_strategy_has_a_largest_batch_and_checkpointing_fits_more(self):
