@@ -97,9 +97,10 @@ void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double si
       throw AdviceError(runText(runs.front()) + " and " + runText(r) +
                         " have chains of different shapes; record them with the same --units");
   (out.*field).assign(n, 0);
-  for (size_t k = 0; k < n; ++k)
+  for (size_t k = 0; k < n; ++k) {
     auto value = [&](const UnitChain& c) { return static_cast<double>((c.*field)[k]); };
     (out.*field)[k] = time ? predictedTime(runs, form, size, value) : predictedLive(runs, form, size, live, value);
+  }
 }
 
 }  // namespace
