@@ -50,7 +50,8 @@ class WhatIfPython(unittest.TestCase):
         self.assertIn("plan written to", out)
 
     def test_plan_is_marked_with_its_size(self):
-        plan = json.load(open(self.plan))
+        with open(self.plan) as f:
+            plan = json.load(f)
         self.assertEqual(plan["format"], "gcprof.plan/1")
         self.assertEqual(plan["size"], {"name": "batch", "value": self.size, "recorded_size": 4})
         self.assertLessEqual(plan["predicted"]["peak_bytes"], plan["budget_bytes"])
