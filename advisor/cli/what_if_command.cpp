@@ -94,7 +94,8 @@ int runWhatIf(const WhatIfArgs& args, const std::string& trace, const AdviceRequ
     w = whatIf(runs, req);
   }
   nlohmann::json doc = w.plan ? sizedPlanJson(w) : whatIfJson(w);
-  if (w.plan && w.plan->feasible && !no_store) {
+  bool write = w.plan && (w.plan->feasible || w.plan->strategy != Strategy::Optimal);
+  if (write && !no_store) {
     try {
       doc["plan_id"] = storePlan(trace, *w.plan, doc);
     } catch (const StoreError& e) {
@@ -109,14 +110,17 @@ int runWhatIf(const WhatIfArgs& args, const std::string& trace, const AdviceRequ
   }
   if (w.plan && !json_out) {
     const PlanOutcome& o = w.plan->chosen;
-    std::printf("\n  at %s=%lld: optimal plan peaks at %s (%s budget), step %s, %zu segments\n",
-                w.size_name.c_str(), static_cast<long long>(w.plan_size), formatBytes(o.peak).c_str(),
+    std::printf("\n  at %s=%lld: %s plan peaks at %s (%s budget), step %s, %zu segments\n",
+                w.size_name.c_str(), static_cast<long long>(w.plan_size), o.name.c_str(), formatBytes(o.peak).c_str(),
                 o.fits ? "within the" : "OVER the", formatNs(o.step_ns).c_str(), o.segments.size());
   }
-  if (w.plan && !w.plan->feasible) {
+  // As advise: an infeasible optimal plan is not written; a budget-blind
+  // one is, with the message.
+  if (w.plan && !w.plan->feasible && w.plan->strategy == Strategy::Optimal) {
     std::fprintf(stderr, "gcprof advise: %s\n", w.plan->message.c_str());
     return 1;
   }
+  if (w.plan && !w.plan->feasible) std::fprintf(stderr, "gcprof advise: %s\n", w.plan->message.c_str());
   if (w.plan && !output.empty()) {
     std::ofstream out(output);
     out << doc.dump(2) << "\n";
@@ -126,7 +130,7 @@ int runWhatIf(const WhatIfArgs& args, const std::string& trace, const AdviceRequ
       std::printf(" (stored as plan %lld in %s)", doc["plan_id"].get<long long>(), trace.c_str());
     std::printf("\n");
   }
-  return 0;
+  return w.plan && !w.plan->feasible ? 1 : 0;
 }
 
 }  // namespace gcprof::cli

@@ -71,10 +71,10 @@ PlanOutcome outcomeFrom(const std::string& name, const StrategyAtSize& s) {
 // The Advice a plan file is written from, at the requested size: the
 // largest recorded run's, with the scaled chain and the predicted outcomes.
 Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, Bytes budget,
-                    const std::string& budget_text) {
+                    const std::string& budget_text, Strategy strategy) {
   Advice a = shape.advice;
   a.chain = p.chainAt(size);
-  a.strategy = Strategy::Optimal;
+  a.strategy = strategy;
   a.has_budget = true;
   a.budget = budget;
   a.budget_text = budget_text;
@@ -82,7 +82,7 @@ Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, By
   a.baseline = outcomeFrom("none", strategyAt(p, "none", size, budget));
   a.every = outcomeFrom("every", strategyAt(p, "every", size, budget));
   a.uniform = outcomeFrom("uniform", strategyAt(p, "uniform", size, budget));
-  a.chosen = outcomeFrom("optimal", strategyAt(p, "optimal", size, budget));
+  a.chosen = outcomeFrom(toString(strategy), strategyAt(p, toString(strategy), size, budget));
   a.feasible = a.chosen.fits;
   a.exact = false;  // a prediction, not a search on a recorded run
   for (PlanOutcome* o : {&a.baseline, &a.every, &a.uniform, &a.chosen}) {
@@ -91,8 +91,9 @@ Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, By
     o->peak_where = whereOf(a.chain, cp);
   }
   if (!a.feasible)
-    a.message = "no plan is predicted to fit " + formatBytes(budget) + " at size " + std::to_string(size) +
-                ": the smallest predicted peak is " + formatBytes(a.chosen.peak);
+    a.message = "no " + toString(strategy) + " plan is predicted to fit " + formatBytes(budget) +
+                " at size " + std::to_string(size) + ": it peaks at " + formatBytes(a.chosen.peak) +
+                (strategy == Strategy::Optimal ? " at the least" : "");
   return a;
 }
 
@@ -143,7 +144,7 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
     w.table.push_back(row);
   }
   if (req.size) {
-    w.plan = adviceAtSize(p, sized.back(), *req.size, w.budget, w.budget_text);
+    w.plan = adviceAtSize(p, sized.back(), *req.size, w.budget, w.budget_text, req.advice.strategy);
     w.plan_size = *req.size;
   }
   return w;

@@ -13,7 +13,7 @@
 namespace gcprof::advisor {
 
 struct WhatIfRequest {
-  AdviceRequest advice;            // units, segment kind, budget (required)
+  AdviceRequest advice;            // units, segment kind, budget (required), strategy of the sized plan
   std::string size_name = "size";  // batch, seq, ...
   std::optional<GrowthForm> form;  // default: what the data supports
   std::optional<int64_t> size;     // plan for this size
@@ -48,7 +48,7 @@ struct WhatIf {
   std::vector<std::pair<int64_t, int64_t>> runs;  // (run, size), by size
   std::vector<LargestSize> largest;              // none, every, uniform, optimal
   std::vector<WhatIfRow> table;                  // by size
-  std::optional<Advice> plan;                    // for request.size (strategy optimal)
+  std::optional<Advice> plan;                    // for request.size (request.advice.strategy)
   int64_t plan_size = 0;
 };
 
