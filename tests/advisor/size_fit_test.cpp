@@ -10,6 +10,7 @@
 #include "scale/run_size.h"
 #include "scale/size_fit.h"
 #include "scale/what_if.h"
+#include "report/what_if_table.h"
 #include "solve/fixed_plans.h"
 
 namespace gcprof::advisor {
@@ -170,6 +171,14 @@ TEST(WhatIf, LargestSizeIsTheTrueLargestForEachStrategy) {
   EXPECT_EQ(doc["size"]["recorded_size"], 4);
   EXPECT_EQ(doc["trace_run"], b.run.id);
   EXPECT_EQ(doc["what_if"]["largest"].size(), 4u);
+  // The reports' table: one row per size, cells above the budget marked.
+  std::string md = whatIfMarkdown(doc);
+  EXPECT_NE(md.find("### What fits"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 24 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 4 (recorded) |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" **"), std::string::npos) << md;  // the none column over budget at size 24
+  EXPECT_NE(whatIfHtml(doc).find("class=\"bad\""), std::string::npos);
+  EXPECT_EQ(whatIfMarkdown(nlohmann::json::object()), "");
 }
 
 TEST(PersistentMemory, SplitsConstantPerSizeAndWorkspace) {
