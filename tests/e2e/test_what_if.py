@@ -43,6 +43,13 @@ class WhatIfPython(unittest.TestCase):
         self.assertEqual(self.answer["fit"], "affine")
         self.assertEqual(sorted(r["size"] for r in self.answer["runs"]), [2, 4])
 
+    def test_runs_can_be_given_with_their_sizes_instead_of_names(self):
+        runs = {r["size"]: r["run"] for r in self.answer["runs"]}
+        explicit = json.loads(p.gcprof("advise", self.db, "--what-if", "batch", "--budget", self.budget,
+                                       "--size-of", f"{runs[2]}=2", "--size-of", f"{runs[4]}=4",
+                                       "--json").stdout)
+        self.assertEqual(explicit["largest"], self.answer["largest"])
+
     def test_terminal_table_shows_sizes_and_budget(self):
         out = self.advise.stdout
         self.assertIn("largest batch that fits", out)
