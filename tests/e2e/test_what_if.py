@@ -22,10 +22,12 @@ class WhatIfPython(unittest.TestCase):
         cls.dir = os.path.dirname(cls.db)
         for b in (2, 4):
             p.record(cls.db, job(b), "--name", f"batch={b}")
-        # A budget between batch 4 and 16 without checkpoints: every strategy fits a
-        # batch the test can run in seconds.
         cls.budget = "110%"
-        cls.answer = json.loads(p.gcprof("advise", cls.db, "--what-if", "batch", "--budget", cls.budget,
+        # The largest batch is at the budget's edge by construction, and the
+        # python heap moves by a MiB from run to run: the size is the largest
+        # predicted for 2% less than the budget the plan is made for, so that
+        # the verification does not hinge on that noise.
+        cls.answer = json.loads(p.gcprof("advise", cls.db, "--what-if", "batch", "--budget", "108%",
                                          "--json").stdout)
         cls.largest = {l["strategy"]: l["size"] for l in cls.answer["largest"]}
         cls.size = cls.largest["optimal"]
@@ -45,7 +47,7 @@ class WhatIfPython(unittest.TestCase):
 
     def test_runs_can_be_given_with_their_sizes_instead_of_names(self):
         runs = {r["size"]: r["run"] for r in self.answer["runs"]}
-        explicit = json.loads(p.gcprof("advise", self.db, "--what-if", "batch", "--budget", self.budget,
+        explicit = json.loads(p.gcprof("advise", self.db, "--what-if", "batch", "--budget", "108%",
                                        "--size-of", f"{runs[2]}=2", "--size-of", f"{runs[4]}=4",
                                        "--json").stdout)
         self.assertEqual(explicit["largest"], self.answer["largest"])
