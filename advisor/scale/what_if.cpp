@@ -109,6 +109,8 @@ nlohmann::json strategyJson(const StrategyAtSize& s) {
 
 WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const WhatIfRequest& req) {
   if (!req.advice.budget) throw AdviceError("--what-if needs --budget (a size such as 6GiB)");
+  if (req.advice.max_slowdown)
+    throw AdviceError("--what-if answers for a budget; --max-slowdown is not used there (drop it)");
   WhatIf w;
   w.size_name = req.size_name;
   std::vector<SizedAdvice> sized;

@@ -179,6 +179,13 @@ TEST(WhatIf, LargestSizeIsTheTrueLargestForEachStrategy) {
   EXPECT_NE(md.find(" **"), std::string::npos) << md;  // the none column over budget at size 24
   EXPECT_NE(whatIfHtml(doc).find("class=\"bad\""), std::string::npos);
   EXPECT_EQ(whatIfMarkdown(nlohmann::json::object()), "");
+  // Options the what-if does not answer are refused, not ignored.
+  WhatIfRequest slow = req;
+  slow.advice.max_slowdown = 0.3;
+  EXPECT_THROW(whatIf({{2, &a}, {4, &b}}, slow), AdviceError);
+  WhatIfRequest unbudgeted = req;
+  unbudgeted.advice.budget.reset();
+  EXPECT_THROW(whatIf({{2, &a}, {4, &b}}, unbudgeted), AdviceError);
 }
 
 TEST(PersistentMemory, SplitsConstantPerSizeAndWorkspace) {
