@@ -87,10 +87,25 @@ int64_t predictedTime(const std::vector<SizedChain>& runs, GrowthForm form, doub
   return std::llround(timeAt(pointsOf(runs, value), form, size));
 }
 
+using Moments = std::vector<std::vector<Bytes>> UnitChain::*;
+
+// Entry k's moments when every run has the same number of them (runs of one
+// job do; chains made by hand have none).
+bool haveMoments(const std::vector<SizedChain>& runs, Moments moments, size_t k) {
+  const auto& first = runs.front().chain.*moments;
+  if (k >= first.size() || first[k].empty()) return false;
+  for (const SizedChain& r : runs) {
+    const auto& m = r.chain.*moments;
+    if (k >= m.size() || m[k].size() != first[k].size()) return false;
+  }
+  return true;
+}
+
 template <typename T>
 void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double size,
                  std::vector<T> UnitChain::*field, UnitChain& out,
-                 const std::optional<PersistentModel>& live = std::nullopt, bool time = false) {
+                 const std::optional<PersistentModel>& live = std::nullopt, bool time = false,
+                 Moments moments = nullptr) {
   size_t n = (runs.front().chain.*field).size();
   for (const SizedChain& r : runs)
     if ((r.chain.*field).size() != n)
@@ -98,8 +113,25 @@ void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double si
                         " have chains of different shapes; record them with the same --units");
   (out.*field).assign(n, 0);
   for (size_t k = 0; k < n; ++k) {
-    auto value = [&](const UnitChain& c) { return static_cast<double>((c.*field)[k]); };
-    (out.*field)[k] = time ? predictedTime(runs, form, size, value) : predictedLive(runs, form, size, live, value);
+    if (time) {
+      (out.*field)[k] = predictedTime(runs, form, size, [&](const UnitChain& c) {
+        return static_cast<double>((c.*field)[k]);
+      });
+    } else if (moments && haveMoments(runs, moments, k)) {
+      // A maximum of moments that each grow with the size, the largest at
+      // one size not the largest at another: fit each, then take the
+      // maximum (a line through the maxima would cut below it).
+      Bytes most = 0;
+      for (size_t j = 0; j < (runs.front().chain.*moments)[k].size(); ++j)
+        most = std::max<Bytes>(most, predictedLive(runs, form, size, live, [&](const UnitChain& c) {
+                                 return static_cast<double>((c.*moments)[k][j]);
+                               }));
+      (out.*field)[k] = most;
+    } else {
+      (out.*field)[k] = predictedLive(runs, form, size, live, [&](const UnitChain& c) {
+        return static_cast<double>((c.*field)[k]);
+      });
+    }
   }
 }
 
@@ -137,11 +169,12 @@ UnitChain ChainScaling::at(double size) const {
   c.names = shape.names;
   scaleVector(runs_, form_, size, &UnitChain::forward_ns, c, std::nullopt, true);
   scaleVector(runs_, form_, size, &UnitChain::gap_ns, c, std::nullopt, true);
-  scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_);
-  scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_);
-  scaleVector(runs_, form_, size, &UnitChain::before_backward, c, persistent_);
-  scaleVector(runs_, form_, size, &UnitChain::born_kept, c);
-  scaleVector(runs_, form_, size, &UnitChain::born_peak, c);
+  scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_, false, &UnitChain::unit_peak_moments);
+  scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_, false, &UnitChain::gap_peak_moments);
+  scaleVector(runs_, form_, size, &UnitChain::before_backward, c, persistent_, false,
+              &UnitChain::before_backward_moments);
+  scaleVector(runs_, form_, size, &UnitChain::born_kept, c, std::nullopt, false, &UnitChain::born_kept_moments);
+  scaleVector(runs_, form_, size, &UnitChain::born_peak, c, std::nullopt, false, &UnitChain::born_peak_moments);
   scaleVector(runs_, form_, size, &UnitChain::saved, c);
   // Drop buckets by (last unit, first unit); one a run lacks dropped nothing there.
   c.drops.assign(shape.size(), {});

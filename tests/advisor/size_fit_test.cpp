@@ -107,6 +107,40 @@ TEST(ChainScaling, QuadraticTermFromThreeRuns) {
   EXPECT_LT(line.at(20).baseline_peak, sized(truth, 20).chain.baseline_peak);
 }
 
+// One unit whose forward holds a large workspace that hardly grows and whose
+// backward grows fast: the forward sets the unit's peak at sizes 2 and 4,
+// the backward at 16.
+SizedChain crossingMoments(double size) {
+  Bytes forward = 1000 + 10 * static_cast<Bytes>(size);
+  Bytes backward = 500 + 100 * static_cast<Bytes>(size);
+  UnitChain c;
+  c.names = {"layers.0"};
+  c.forward_ns = {100};
+  c.gap_ns = {0};
+  c.unit_peak = {std::max(forward, backward)};
+  c.unit_peak_moments = {{forward, backward}};
+  c.gap_peak = {0};
+  c.before_backward = {0};
+  c.born_kept = {0};
+  c.born_peak = {0};
+  c.drops = {{}};
+  c.saved = {0};
+  c.baseline_peak = c.unit_peak[0];
+  return {size, static_cast<int64_t>(size), c, {}};
+}
+
+TEST(ChainScaling, FitsEachMomentAndTakesTheMaximumAtTheNewSize) {
+  ChainScaling s({crossingMoments(2), crossingMoments(4)}, GrowthForm::Affine);
+  EXPECT_EQ(s.at(16).unit_peak[0], crossingMoments(16).chain.unit_peak[0]);  // 2100, the backward
+  EXPECT_EQ(s.at(3).unit_peak[0], 1030);                                      // still the forward
+  // A line through the maxima (1020, 1040) would say 1160 at 16: what the
+  // fit falls back to when the runs' moments cannot be paired.
+  SizedChain a = crossingMoments(2), b = crossingMoments(4);
+  b.chain.unit_peak_moments[0].push_back(0);
+  ChainScaling unpaired({a, b}, GrowthForm::Affine);
+  EXPECT_EQ(unpaired.at(16).unit_peak[0], 1160);
+}
+
 TEST(ChainScaling, RefusesRunsWithDifferentUnits) {
   Trace a = jobAt(2, 0, 6), b = jobAt(4, 0, 7);
   try {
