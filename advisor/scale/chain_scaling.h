@@ -4,7 +4,9 @@
 // fitted over the runs recorded at different sizes (size_fit.h), so that the
 // solvers can plan for a size that was never run. Numbers that are live
 // bytes (peaks, the memory outside the units) are fitted above the
-// persistent part and the persistent part's own model added back.
+// persistent part and the persistent part's own model added back. Numbers
+// that are maxima of several moments (UnitChain::*_moments) are the maximum
+// of the moments' fits: the moment that is highest changes with the size.
 #pragma once
 
 #include <optional>
