@@ -11,12 +11,14 @@
 #include "commands.h"
 #include "model/advice_error.h"
 #include "job.h"
+#include "plan_store.h"
 #include "plan/advice.h"
 #include "plan/job_advice.h"
 #include "plan/plan_file.h"
 #include "size_parse.h"
 #include "text_format.h"
 #include "trace_input.h"
+#include "what_if_command.h"
 
 namespace gcprof::cli {
 namespace {
@@ -36,6 +38,7 @@ struct AdviseArgs {
   bool no_store = false;
   int64_t run = 0;
   int max_segment_units = -1;
+  WhatIfArgs what_if;
 };
 
 AdviceRequest request(const AdviseArgs& a) {
@@ -155,18 +158,6 @@ void printHuman(const Advice& a, const std::string& trace) {
               a.exact ? "" : " (search thinned: optimal within the kept states)");
 }
 
-int64_t storePlan(const std::string& trace, const Advice& a, const nlohmann::json& doc) {
-  TraceStore store(trace, TraceStore::Mode::ReadWrite);
-  PlanRecord p;
-  p.run = a.run.id;
-  p.created = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::system_clock::now().time_since_epoch()).count();
-  p.strategy = toString(a.strategy);
-  p.budget = a.budget;
-  p.json = doc.dump();
-  return store.savePlan(p);
-}
-
 void printRanks(const JobAdvice& job) {
   std::printf("\n  job: launcher run %lld, %zu ranks; the plan must fit on every rank\n",
               static_cast<long long>(job.launcher.id), job.outcomes.size());
@@ -188,6 +179,8 @@ void printRanks(const JobAdvice& job) {
 int runAdvise(const AdviseArgs& args) {
   if (access(args.trace.c_str(), R_OK) != 0)
     throw StoreError(args.trace + ": cannot open (no such file or not readable)");
+  if (args.what_if.enabled())
+    return runWhatIf(args.what_if, args.trace, request(args), args.output, args.json, args.no_store);
   Advice a;
   std::optional<JobAdvice> job;
   {
@@ -246,6 +239,18 @@ int runAdvise(const AdviseArgs& args) {
 
 }  // namespace
 
+int64_t storePlan(const std::string& trace, const Advice& a, const nlohmann::json& doc) {
+  TraceStore store(trace, TraceStore::Mode::ReadWrite);
+  PlanRecord p;
+  p.run = a.run.id;
+  p.created = std::chrono::duration_cast<std::chrono::nanoseconds>(
+                  std::chrono::system_clock::now().time_since_epoch()).count();
+  p.strategy = toString(a.strategy);
+  p.budget = a.budget;
+  p.json = doc.dump();
+  return store.savePlan(p);
+}
+
 void addAdvise(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<AdviseArgs>();
   CLI::App* sub = app.add_subcommand(
@@ -271,6 +276,18 @@ void addAdvise(CLI::App& app, int& exit_code) {
   sub->add_option("-o,--output", args->output, "Write the plan (gcprof.plan/1 JSON) here");
   sub->add_flag("--json", args->json, "Print the plan as JSON (when -o is not given)");
   sub->add_flag("--no-store", args->no_store, "Do not store the plan in the trace's plans table");
+  sub->add_option("--what-if", args->what_if.size_name,
+                  "What fits: from runs named NAME=N (record --name batch=2, batch=4), the largest\n"
+                  "NAME that fits --budget with none, every, uniform and optimal (docs/plan.md)");
+  sub->add_option("--size-of", args->what_if.size_of,
+                  "RUN=SIZE: the runs for --what-if and their sizes, instead of their names (repeat)");
+  sub->add_option("--size", args->what_if.size,
+                  "With --what-if: the optimal plan for this size (-o writes it, marked with the size)");
+  sub->add_option("--fit", args->what_if.fit,
+                  "With --what-if: auto (quadratic when >= 3 sizes need it) | affine | quadratic")
+      ->capture_default_str();
+  sub->add_option("--max-size", args->what_if.max_size, "With --what-if: the largest size searched")
+      ->capture_default_str();
   sub->callback([args, &exit_code] {
     try {
       exit_code = runAdvise(*args);

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <optional>
 #include <thread>
 
 #include "commands.h"
@@ -18,6 +19,7 @@
 #include "trace_input.h"
 #include "trace_store.h"
 #include "verify/job_verification.h"
+#include "verify/size_argument.h"
 #include "verify/verification.h"
 
 namespace gcprof::cli {
@@ -31,6 +33,7 @@ struct VerifyArgs {
   std::string backend = "auto";
   std::string step_tolerance;  // off unless given
   int timeout_s = -1;  // -1: from the baseline's duration
+  std::string size_arg;  // "--batch {size}": how the job takes the plan's size
   std::vector<std::string> command;
 };
 
@@ -39,6 +42,35 @@ struct VerifyArgs {
 int defaultTimeout(const RunInfo& baseline) {
   double s = baseline.ended > baseline.started ? (baseline.ended - baseline.started) / 1e9 : 60;
   return static_cast<int>(std::max(120.0, 10 * s));
+}
+
+// A what-if plan (advise --what-if --size N) is for another size than the
+// run it was made on; the verification runs that size.
+struct PlanSize {
+  std::string name;
+  int64_t value = 0, recorded = 0;
+  bool differs() const { return value != recorded; }
+};
+
+std::optional<PlanSize> planSize(const PlanFile& plan, const VerifyArgs& a) {
+  const nlohmann::json& doc = plan.json;
+  if (!doc.contains("size")) {
+    if (!a.size_arg.empty())
+      throw StoreError(a.plan + ": --size-arg needs a plan made for a size (advise --what-if NAME --size N)");
+    return std::nullopt;
+  }
+  try {
+    const nlohmann::json& s = doc["size"];
+    return PlanSize{s.at("name").get<std::string>(), s.at("value").get<int64_t>(),
+                    s.at("recorded_size").get<int64_t>()};
+  } catch (const nlohmann::json::exception&) {
+    throw StoreError(a.plan + ": plan field \"size\" needs name, value and recorded_size");
+  }
+}
+
+size_t lossCount(const Trace& t) {
+  return static_cast<size_t>(std::count_if(t.scalars.begin(), t.scalars.end(),
+                                           [](const Scalar& s) { return s.name == "loss"; }));
 }
 
 // The plan's row in the trace: the one advise stored, or a new one.
@@ -223,6 +255,7 @@ int runVerify(const VerifyArgs& a) {
                                         : baseline_id);
   checkUnitsExist(plan, baseline_trace, a.plan);
   int64_t plan_id = planId(store, plan);
+  std::optional<PlanSize> size = planSize(plan, a);
 
   LaunchOptions o;
   o.trace = absolutePath(a.trace);
@@ -231,6 +264,7 @@ int runVerify(const VerifyArgs& a) {
   o.baseline_run = baseline_id;
   o.plan_id = plan_id;
   o.name = "verify plan " + std::to_string(plan_id);
+  if (size && size->differs()) o.name += " at " + size->name + "=" + std::to_string(size->value);
   o.extra_env["GCPROF_PLAN"] = absolutePath(a.plan);
   if (!a.command.empty()) {
     o.argv = a.command;
@@ -246,6 +280,15 @@ int runVerify(const VerifyArgs& a) {
     nlohmann::json env = nlohmann::json::parse(baseline.env, nullptr, false);
     if (env.is_object())
       for (auto& [k, v] : env.items()) o.extra_env.emplace(k, v.get<std::string>());
+    if (size && size->differs()) {
+      if (a.size_arg.empty())
+        throw StoreError(a.plan + ": the plan is for " + size->name + "=" + std::to_string(size->value) +
+                         " but run " + std::to_string(baseline_id) + " ran " + size->name + "=" +
+                         std::to_string(size->recorded) +
+                         "; say how the job takes the size with --size-arg \"--" + size->name +
+                         " {size}\", or give the command after --");
+      o.argv = advisor::withSize(o.argv, a.size_arg, size->recorded, size->value);
+    }
   }
   o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(baseline);
   Job job = jobOf(store, baseline_id);
@@ -267,8 +310,11 @@ int runVerify(const VerifyArgs& a) {
   for (long long id : r.runs)
     if (store.run(id).baseline_run == baseline_id) run_id = id;
   if (run_id == 0) throw StoreError(a.trace + ": the verification job created no run");
+  Trace measured = store.load(run_id);
   advisor::Verification v =
-      advisor::verify(baseline_trace, store.load(run_id), plan, plan_id, r.exit_code, step_tolerance);
+      advisor::verify(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance);
+  if (size && size->differs())
+    advisor::compareLossesAtSize(v, measured, size->value, lossCount(baseline_trace));
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
   printVerification(v);
   return v.verdict == "PASS" ? 0 : 1;
@@ -293,6 +339,9 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_option("--timeout", args->timeout_s,
                   "End the re-run (and every process it started) after this many seconds "
                   "(default: 10x the baseline's duration, at least 120)");
+  sub->add_option("--size-arg", args->size_arg,
+                  "For a plan made for a size (advise --what-if --size N): how the job takes it, e.g.\n"
+                  "\"--batch {size}\"; the recorded command's argument is changed to the plan's size");
   sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
   sub->callback([args, &exit_code] { exit_code = runVerify(*args); });
 }

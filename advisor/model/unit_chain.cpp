@@ -20,6 +20,12 @@ Ns median(std::vector<Ns> v) {
 
 void raise(Bytes& slot, Bytes v) { slot = std::max(slot, v); }
 
+// raise(), keeping the value as one of the slot's moments (unit_chain.h).
+void raise(Bytes& slot, std::vector<Bytes>& moments, Bytes v) {
+  moments.push_back(std::max<Bytes>(0, v));
+  raise(slot, v);
+}
+
 // Live-byte maxima of the regions of every complete step, entry levels included.
 struct RegionMaxima {
   std::vector<std::vector<Bytes>> per_step;  // [complete step][region]
@@ -176,21 +182,26 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.before_backward.assign(n, 0);
   c.born_kept.assign(2 * n - 1, 0);
   c.born_peak.assign(2 * n - 1, 0);
+  c.unit_peak_moments.assign(n, {});
+  c.gap_peak_moments.assign(n, {});
+  c.before_backward_moments.assign(n, {});
+  c.born_kept_moments.assign(2 * n - 1, {});
+  c.born_peak_moments.assign(2 * n - 1, {});
   std::map<std::pair<int, int>, Bytes> drop_min;
   for (size_t s = 0; s < steps.size(); ++s) {
     const StepRegions& reg = regions[s];
     const std::vector<Bytes>& mx = maxima.per_step[s];
     for (int k = 0; k < n; ++k) {
-      raise(c.unit_peak[k], std::max(mx[reg.forward(k)], mx[reg.backward(k)]));
-      Bytes g = mx[reg.forwardGap(k)];
-      if (k + 1 < n) g = std::max(g, mx[reg.backwardGap(k + 1)]);
-      raise(c.gap_peak[k], g);
-      raise(c.before_backward[k], entering[s][reg.backward(k)]);
+      raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.forward(k)]);
+      raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.backward(k)]);
+      raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.forwardGap(k)]);
+      if (k + 1 < n) raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.backwardGap(k + 1)]);
+      raise(c.before_backward[k], c.before_backward_moments[k], entering[s][reg.backward(k)]);
     }
     BornStats b = bornStats(trace, filter, reg);
     for (int p = 0; p < 2 * n - 1; ++p) {
-      raise(c.born_kept[p], b.kept[p]);
-      raise(c.born_peak[p], b.peak[p]);
+      raise(c.born_kept[p], c.born_kept_moments[p], b.kept[p]);
+      raise(c.born_peak[p], c.born_peak_moments[p], b.peak[p]);
     }
     // The drop a plan can count on is the smallest any step shows.
     if (s == 0) {

@@ -42,6 +42,14 @@ struct UnitChain {
   std::vector<Bytes> born_peak;
   std::vector<std::vector<DropBucket>> drops;  // indexed by the last unit a segment must reach
   std::vector<Bytes> saved;          // d_k of a single unit (bytes born in F_k, freed in B_k)
+  // The values whose maximum is each entry above: per complete step, and for
+  // unit_peak the forward and the backward, for gap_peak the gap after the
+  // forward and the one before the backward; in a fixed order, equal in
+  // count for runs of one job. Which one is the maximum changes with the
+  // job's size, so the what-if fits each of them over the sizes and takes
+  // the maximum at the new size (scale/chain_scaling.h).
+  std::vector<std::vector<Bytes>> unit_peak_moments, gap_peak_moments, before_backward_moments,
+      born_kept_moments, born_peak_moments;
 
   Bytes outside = 0;                 // memory no plan changes
   std::string outside_where;         // where that maximum lies, for messages

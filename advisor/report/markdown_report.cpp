@@ -3,6 +3,7 @@
 
 #include "report/report_data.h"
 #include "report/text_escape.h"
+#include "report/what_if_table.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -65,6 +66,7 @@ std::string markdownReport(const ReportData& r) {
      << mib(v.baseline_peak) << "; measured step time"
      << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
      << " against the baseline.\n";
+  if (r.plan) md << whatIfMarkdown(r.plan->json);
   return md.str();
 }
 

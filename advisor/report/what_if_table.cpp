@@ -1,0 +1,86 @@
+#include "report/what_if_table.h"
+
+#include <sstream>
+
+#include "report/text_escape.h"
+
+namespace gcprof::advisor {
+namespace {
+
+// One table, two spellings: cells are built once and joined per format.
+struct Table {
+  std::string caption;
+  std::vector<std::string> header;
+  std::vector<std::vector<std::string>> rows;
+  std::vector<std::vector<bool>> over;  // cell above the budget
+};
+
+Table tableOf(const nlohmann::json& plan) {
+  const nlohmann::json& w = plan["what_if"];
+  std::string name = w.value("size_name", std::string("size"));
+  Bytes budget = w.value("budget_bytes", Bytes{0});
+  Table t;
+  std::ostringstream cap;
+  cap << "Peak memory by " << name << " (" << w.value("fit", std::string("affine"))
+      << " fit on the recorded runs; budget " << mib(budget) << "); largest " << name << " that fits:";
+  for (const auto& l : w.value("largest", nlohmann::json::array()))
+    cap << " " << l.value("strategy", std::string()) << " " << l.value("size", 0)
+        << (l.value("capped", false) ? "+" : "") << ",";
+  t.caption = cap.str();
+  t.caption.pop_back();
+  t.header = {name};
+  const nlohmann::json& table = w.value("table", nlohmann::json::array());
+  if (!table.empty())
+    for (const auto& p : table.front()["plans"]) t.header.push_back(p.value("strategy", std::string()));
+  for (const auto& row : table) {
+    std::vector<std::string> cells = {std::to_string(row.value("size", 0)) +
+                                      (row.value("recorded", false) ? " (recorded)" : "")};
+    std::vector<bool> over = {false};
+    for (const auto& p : row["plans"]) {
+      cells.push_back(mib(p.value("peak_bytes", Bytes{0})));
+      over.push_back(!p.value("fits_budget", true));
+    }
+    t.rows.push_back(cells);
+    t.over.push_back(over);
+  }
+  return t;
+}
+
+}  // namespace
+
+std::string whatIfMarkdown(const nlohmann::json& plan) {
+  if (!plan.contains("what_if")) return "";
+  Table t = tableOf(plan);
+  std::ostringstream md;
+  md << "\n### What fits\n\n" << markdownCell(t.caption) << ". Peaks above the budget are in bold.\n\n|";
+  for (const std::string& h : t.header) md << " " << markdownCell(h) << " |";
+  md << "\n|";
+  for (size_t i = 0; i < t.header.size(); ++i) md << (i ? "---:|" : "---|");
+  md << "\n";
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    md << "|";
+    for (size_t c = 0; c < t.rows[r].size(); ++c)
+      md << " " << (t.over[r][c] ? "**" + t.rows[r][c] + "**" : t.rows[r][c]) << " |";
+    md << "\n";
+  }
+  return md.str();
+}
+
+std::string whatIfHtml(const nlohmann::json& plan) {
+  if (!plan.contains("what_if")) return "";
+  Table t = tableOf(plan);
+  std::ostringstream h;
+  h << "<h2>What fits</h2>\n<p>" << xmlEscape(t.caption) << ". Peaks above the budget in red.</p>\n<table>\n<tr>";
+  for (const std::string& x : t.header) h << "<th>" << xmlEscape(x) << "</th>";
+  h << "</tr>\n";
+  for (size_t r = 0; r < t.rows.size(); ++r) {
+    h << "<tr>";
+    for (size_t c = 0; c < t.rows[r].size(); ++c)
+      h << "<td" << (t.over[r][c] ? " class=\"bad\"" : "") << ">" << xmlEscape(t.rows[r][c]) << "</td>";
+    h << "</tr>\n";
+  }
+  h << "</table>\n";
+  return h.str();
+}
+
+}  // namespace gcprof::advisor

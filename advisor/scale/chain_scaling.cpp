@@ -1,0 +1,208 @@
+#include "scale/chain_scaling.h"
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <map>
+#include <set>
+
+#include "byte_text.h"
+#include "model/advice_error.h"
+
+namespace gcprof::advisor {
+namespace {
+
+std::string runText(const SizedChain& r) {
+  char buf[96];
+  std::snprintf(buf, sizeof buf, "run %lld (size %g)", static_cast<long long>(r.run), r.size);
+  return buf;
+}
+
+void checkSameUnits(const std::vector<SizedChain>& runs) {
+  const SizedChain& first = runs.front();
+  for (const SizedChain& r : runs) {
+    const auto& a = first.chain.names;
+    const auto& b = r.chain.names;
+    if (a == b) continue;
+    std::string why;
+    if (a.size() != b.size()) {
+      why = std::to_string(a.size()) + " units vs " + std::to_string(b.size());
+    } else {
+      for (size_t k = 0; k < a.size(); ++k)
+        if (a[k] != b[k]) {
+          why = "unit " + std::to_string(k) + " is " + a[k] + " vs " + b[k];
+          break;
+        }
+    }
+    throw AdviceError(runText(first) + " and " + runText(r) + " have different units (" + why +
+                      "): they are not one job at two sizes; record the same command with only "
+                      "the size changed, or pick the runs with --size-of");
+  }
+}
+
+// Memory per sample is never negative: a peak that does not grow (or
+// shrinks) means the runs are of different jobs, or the size is wrong.
+void checkGrowth(const std::vector<SizedChain>& runs) {
+  for (size_t i = 1; i < runs.size(); ++i) {
+    const SizedChain& lo = runs[i - 1];
+    const SizedChain& hi = runs[i];
+    if (lo.size == hi.size)
+      throw AdviceError(runText(lo) + " and " + runText(hi) +
+                        " have the same size; give each run a different one");
+    if (hi.chain.baseline_peak <= lo.chain.baseline_peak)
+      throw AdviceError(runText(hi) + " peaks at " + formatBytes(hi.chain.baseline_peak) +
+                        ", not above " + runText(lo) + " (" + formatBytes(lo.chain.baseline_peak) +
+                        "): the peak does not grow with the size, so no growth can be fitted. "
+                        "Are the sizes right, and are these runs of one job?");
+  }
+}
+
+std::vector<SizePoint> pointsOf(const std::vector<SizedChain>& runs,
+                                const std::function<double(const UnitChain&)>& value) {
+  std::vector<SizePoint> p;
+  for (const SizedChain& r : runs) p.push_back({r.size, value(r.chain)});
+  return p;
+}
+
+int64_t predicted(const std::vector<SizedChain>& runs, GrowthForm form, double size,
+                  const std::function<double(const UnitChain&)>& value) {
+  double v = fitGrowth(pointsOf(runs, value), form).at(size);
+  return v <= 0 ? 0 : static_cast<int64_t>(std::llround(v));
+}
+
+// Live bytes: what the step adds above the persistent part is fitted, the
+// persistent part comes from its own model.
+int64_t predictedLive(const std::vector<SizedChain>& runs, GrowthForm form, double size,
+                      const std::optional<PersistentModel>& persistent,
+                      const std::function<double(const UnitChain&)>& value) {
+  if (!persistent) return predicted(runs, form, size, value);
+  double above = fitGrowth(pointsOf(runs, [&](const UnitChain& c) {
+                             return value(c) - static_cast<double>(c.persistent);
+                           }), form).at(size);
+  return std::max<int64_t>(0, std::llround(above) + persistent->at(size));
+}
+
+int64_t predictedTime(const std::vector<SizedChain>& runs, GrowthForm form, double size,
+                      const std::function<double(const UnitChain&)>& value) {
+  return std::llround(timeAt(pointsOf(runs, value), form, size));
+}
+
+using Moments = std::vector<std::vector<Bytes>> UnitChain::*;
+
+// Entry k's moments when every run has the same number of them (runs of one
+// job do; chains made by hand have none).
+bool haveMoments(const std::vector<SizedChain>& runs, Moments moments, size_t k) {
+  const auto& first = runs.front().chain.*moments;
+  if (k >= first.size() || first[k].empty()) return false;
+  for (const SizedChain& r : runs) {
+    const auto& m = r.chain.*moments;
+    if (k >= m.size() || m[k].size() != first[k].size()) return false;
+  }
+  return true;
+}
+
+template <typename T>
+void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double size,
+                 std::vector<T> UnitChain::*field, UnitChain& out,
+                 const std::optional<PersistentModel>& live = std::nullopt, bool time = false,
+                 Moments moments = nullptr) {
+  size_t n = (runs.front().chain.*field).size();
+  for (const SizedChain& r : runs)
+    if ((r.chain.*field).size() != n)
+      throw AdviceError(runText(runs.front()) + " and " + runText(r) +
+                        " have chains of different shapes; record them with the same --units");
+  (out.*field).assign(n, 0);
+  for (size_t k = 0; k < n; ++k) {
+    if (time) {
+      (out.*field)[k] = predictedTime(runs, form, size, [&](const UnitChain& c) {
+        return static_cast<double>((c.*field)[k]);
+      });
+    } else if (moments && haveMoments(runs, moments, k)) {
+      // A maximum of moments that each grow with the size, the largest at
+      // one size not the largest at another: fit each, then take the
+      // maximum (a line through the maxima would cut below it).
+      Bytes most = 0;
+      for (size_t j = 0; j < (runs.front().chain.*moments)[k].size(); ++j)
+        most = std::max<Bytes>(most, predictedLive(runs, form, size, live, [&](const UnitChain& c) {
+                                 return static_cast<double>((c.*moments)[k][j]);
+                               }));
+      (out.*field)[k] = most;
+    } else {
+      (out.*field)[k] = predictedLive(runs, form, size, live, [&](const UnitChain& c) {
+        return static_cast<double>((c.*field)[k]);
+      });
+    }
+  }
+}
+
+}  // namespace
+
+GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs) {
+  // Above the persistent part, whose workspaces follow no form at all.
+  return growthFormOf(pointsOf(runs, [](const UnitChain& c) {
+    return static_cast<double>(c.baseline_peak - c.persistent);
+  }));
+}
+
+ChainScaling::ChainScaling(std::vector<SizedChain> runs, GrowthForm form)
+    : runs_(std::move(runs)), form_(form) {
+  if (runs_.size() < 2)
+    throw AdviceError("what-if needs runs at two or more sizes (got " + std::to_string(runs_.size()) +
+                      "); record the job again at another size with --name batch=N");
+  std::sort(runs_.begin(), runs_.end(),
+            [](const SizedChain& a, const SizedChain& b) { return a.size < b.size; });
+  checkSameUnits(runs_);
+  checkGrowth(runs_);
+  if (form_ == GrowthForm::Quadratic && runs_.size() < 3)
+    throw AdviceError("a quadratic fit needs runs at three or more sizes (got " +
+                      std::to_string(runs_.size()) + ")");
+  std::vector<PersistentSample> samples;
+  for (const SizedChain& r : runs_)
+    if (!r.persistent_allocations.empty())
+      samples.push_back({r.size, r.chain.persistent, r.persistent_allocations});
+  if (samples.size() == runs_.size()) persistent_ = persistentModel(samples);
+}
+
+UnitChain ChainScaling::at(double size) const {
+  const UnitChain& shape = runs_.back().chain;
+  UnitChain c;
+  c.names = shape.names;
+  scaleVector(runs_, form_, size, &UnitChain::forward_ns, c, std::nullopt, true);
+  scaleVector(runs_, form_, size, &UnitChain::gap_ns, c, std::nullopt, true);
+  scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_, false, &UnitChain::unit_peak_moments);
+  scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_, false, &UnitChain::gap_peak_moments);
+  scaleVector(runs_, form_, size, &UnitChain::before_backward, c, persistent_, false,
+              &UnitChain::before_backward_moments);
+  scaleVector(runs_, form_, size, &UnitChain::born_kept, c, std::nullopt, false, &UnitChain::born_kept_moments);
+  scaleVector(runs_, form_, size, &UnitChain::born_peak, c, std::nullopt, false, &UnitChain::born_peak_moments);
+  scaleVector(runs_, form_, size, &UnitChain::saved, c);
+  // Drop buckets by (last unit, first unit); one a run lacks dropped nothing there.
+  c.drops.assign(shape.size(), {});
+  for (int last = 0; last < shape.size(); ++last) {
+    std::set<int> firsts;
+    for (const SizedChain& r : runs_)
+      for (const DropBucket& b : r.chain.drops[last]) firsts.insert(b.first);
+    for (int first : firsts) {
+      Bytes bytes = predicted(runs_, form_, size, [&](const UnitChain& rc) {
+        for (const DropBucket& b : rc.drops[last])
+          if (b.first == first) return static_cast<double>(b.bytes);
+        return 0.0;
+      });
+      c.drops[last].push_back({first, bytes});
+    }
+  }
+  auto scalar = [&](auto field, const std::optional<PersistentModel>& live) {
+    return predictedLive(runs_, form_, size, live,
+                         [&](const UnitChain& rc) { return static_cast<double>(rc.*field); });
+  };
+  c.outside = scalar(&UnitChain::outside, persistent_);
+  c.outside_where = shape.outside_where;
+  c.baseline_peak = scalar(&UnitChain::baseline_peak, persistent_);
+  c.step_ns = predictedTime(runs_, form_, size, [](const UnitChain& rc) { return static_cast<double>(rc.step_ns); });
+  c.persistent = scalar(&UnitChain::persistent, persistent_);
+  c.steady_step = shape.steady_step;
+  c.complete_steps = shape.complete_steps;
+  return c;
+}
+
+}  // namespace gcprof::advisor

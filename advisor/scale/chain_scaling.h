@@ -1,0 +1,56 @@
+// The unit chain (model/unit_chain.h) as a function of the job's size: every
+// number of the chain -- each unit's saved and transient bytes, the peaks
+// around it, the memory outside the units, the persistent part, the times --
+// fitted over the runs recorded at different sizes (size_fit.h), so that the
+// solvers can plan for a size that was never run. Numbers that are live
+// bytes (peaks, the memory outside the units) are fitted above the
+// persistent part and the persistent part's own model added back. Numbers
+// that are maxima of several moments (UnitChain::*_moments) are the maximum
+// of the moments' fits: the moment that is highest changes with the size.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "model/unit_chain.h"
+#include "scale/persistent_memory.h"
+#include "scale/size_fit.h"
+
+namespace gcprof::advisor {
+
+struct SizedChain {
+  double size = 0;
+  int64_t run = 0;   // for messages
+  UnitChain chain;
+  // Byte sizes of the allocations live when the steady step begins
+  // (liveAllocationsAtStep); when every run has them, the persistent part
+  // is modelled by persistent_memory.h instead of a fit.
+  std::vector<Bytes> persistent_allocations;
+};
+
+class ChainScaling {
+ public:
+  // Throws AdviceError when the runs cannot be runs of one job at different
+  // sizes: fewer than two sizes, different units, or a peak that does not
+  // grow with the size.
+  ChainScaling(std::vector<SizedChain> runs, GrowthForm form);
+
+  // The chain predicted at `size` (values below zero are clamped to zero:
+  // a fitted constant term can be slightly negative for bytes that are all
+  // per sample).
+  UnitChain at(double size) const;
+  GrowthForm form() const { return form_; }
+  const std::optional<PersistentModel>& persistent() const { return persistent_; }
+  const std::vector<SizedChain>& runs() const { return runs_; }
+
+ private:
+  std::vector<SizedChain> runs_;
+  GrowthForm form_;
+  std::optional<PersistentModel> persistent_;
+};
+
+// The form the recorded peaks above the persistent part support (growthFormOf).
+GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs);
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,92 @@
+#include "scale/size_fit.h"
+
+#include <algorithm>
+#include <cmath>
+#include <set>
+
+#include "model/advice_error.h"
+
+namespace gcprof::advisor {
+namespace {
+
+// Solves the normal equations (X^T X) c = X^T y by Gaussian elimination with
+// partial pivoting; sizes are centred and scaled first so that squares of
+// large sizes (sequence lengths in the thousands) stay well conditioned.
+SizeFit leastSquares(const std::vector<SizePoint>& points, int terms) {
+  double mean = 0, spread = 0;
+  for (const SizePoint& p : points) mean += p.size;
+  mean /= static_cast<double>(points.size());
+  for (const SizePoint& p : points) spread = std::max(spread, std::fabs(p.size - mean));
+  if (spread == 0) spread = 1;
+  double a[3][4] = {};
+  for (const SizePoint& p : points) {
+    double u = (p.size - mean) / spread;
+    double pw[3] = {1, u, u * u};
+    for (int i = 0; i < terms; ++i) {
+      for (int j = 0; j < terms; ++j) a[i][j] += pw[i] * pw[j];
+      a[i][terms] += pw[i] * p.value;
+    }
+  }
+  for (int col = 0; col < terms; ++col) {
+    int pivot = col;
+    for (int r = col + 1; r < terms; ++r)
+      if (std::fabs(a[r][col]) > std::fabs(a[pivot][col])) pivot = r;
+    for (int j = 0; j <= terms; ++j) std::swap(a[col][j], a[pivot][j]);
+    for (int r = 0; r < terms; ++r) {
+      if (r == col || a[col][col] == 0) continue;
+      double f = a[r][col] / a[col][col];
+      for (int j = col; j <= terms; ++j) a[r][j] -= f * a[col][j];
+    }
+  }
+  double d[3] = {};
+  for (int i = 0; i < terms; ++i) d[i] = a[i][i] != 0 ? a[i][terms] / a[i][i] : 0;
+  // Back from u = (x - m) / s to powers of x.
+  double s = spread, m = mean;
+  SizeFit f;
+  f.c2 = d[2] / (s * s);
+  f.c1 = d[1] / s - 2 * m * d[2] / (s * s);
+  f.c0 = d[0] - m * d[1] / s + m * m * d[2] / (s * s);
+  return f;
+}
+
+size_t distinctSizes(const std::vector<SizePoint>& points) {
+  std::set<double> sizes;
+  for (const SizePoint& p : points) sizes.insert(p.size);
+  return sizes.size();
+}
+
+double worstMiss(const std::vector<SizePoint>& points, const SizeFit& f) {
+  double worst = 0;
+  for (const SizePoint& p : points) worst = std::max(worst, std::fabs(f.at(p.size) - p.value));
+  return worst;
+}
+
+}  // namespace
+
+std::string toString(GrowthForm f) { return f == GrowthForm::Affine ? "affine" : "quadratic"; }
+
+SizeFit fitGrowth(const std::vector<SizePoint>& points, GrowthForm form) {
+  size_t need = form == GrowthForm::Affine ? 2 : 3;
+  if (distinctSizes(points) < need)
+    throw AdviceError("a " + toString(form) + " fit needs runs at " + std::to_string(need) +
+                      " or more different sizes (got " + std::to_string(distinctSizes(points)) + ")");
+  return leastSquares(points, form == GrowthForm::Affine ? 2 : 3);
+}
+
+double timeAt(const std::vector<SizePoint>& points, GrowthForm form, double size) {
+  double v = fitGrowth(points, form).at(size);
+  for (const SizePoint& p : points)
+    if (p.size <= size) v = std::max(v, p.value);
+  return std::max(v, 0.0);
+}
+
+GrowthForm growthFormOf(const std::vector<SizePoint>& points, double tolerance) {
+  if (distinctSizes(points) < 3) return GrowthForm::Affine;
+  double largest = 0;
+  for (const SizePoint& p : points) largest = std::max(largest, std::fabs(p.value));
+  double line = worstMiss(points, fitGrowth(points, GrowthForm::Affine));
+  double curve = worstMiss(points, fitGrowth(points, GrowthForm::Quadratic));
+  return line > tolerance * largest && curve < line ? GrowthForm::Quadratic : GrowthForm::Affine;
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,48 @@
+// How one quantity of a training step grows with the job's size (batch or
+// sequence length), fitted on the runs recorded at a few sizes.
+//
+// Memory that a step allocates per sample grows linearly with the batch;
+// what does not depend on it (parameters, gradients, optimizer state) is the
+// constant term. Attention's score matrices grow with the square of the
+// sequence length, so a quadratic term is fitted when the data supports it:
+// three or more sizes whose growth a line does not follow (docs/plan.md,
+// "What fits").
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace gcprof::advisor {
+
+enum class GrowthForm { Affine, Quadratic };
+
+std::string toString(GrowthForm f);
+
+struct SizePoint {
+  double size = 0;
+  double value = 0;
+};
+
+// value(size) = c0 + c1 size + c2 size^2 (c2 = 0 when affine).
+struct SizeFit {
+  double c0 = 0, c1 = 0, c2 = 0;
+  double at(double size) const { return c0 + size * (c1 + size * c2); }
+};
+
+// Least squares; exact through the points when there are as many points as
+// coefficients. Needs >= 2 distinct sizes (>= 3 for Quadratic); throws
+// AdviceError otherwise.
+SizeFit fitGrowth(const std::vector<SizePoint>& points, GrowthForm form);
+
+// A time at `size`: the fit, but never below the time recorded at a smaller
+// size. Host timings on a busy machine are noisy enough to give a line
+// through two runs a negative slope; a step does not get faster with more
+// data.
+double timeAt(const std::vector<SizePoint>& points, GrowthForm form, double size);
+
+// The form the data supports: Quadratic when >= 3 sizes are given and the
+// best line misses one of them by more than `tolerance` of the largest value
+// (the quadratic fit then explains them better), Affine otherwise.
+GrowthForm growthFormOf(const std::vector<SizePoint>& points, double tolerance = 0.02);
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,184 @@
+#include "scale/what_if.h"
+
+#include <algorithm>
+#include <functional>
+#include <set>
+
+#include "byte_text.h"
+#include "model/advice_error.h"
+#include "plan/plan_file.h"
+#include "solve/fixed_plans.h"
+
+namespace gcprof::advisor {
+namespace {
+
+const char* const kStrategies[] = {"none", "every", "uniform", "optimal"};
+
+StrategyAtSize strategyAt(SizePredictor& p, const std::string& strategy, int64_t size, Bytes budget) {
+  StrategyAtSize s;
+  s.strategy = strategy;
+  int n = p.units();
+  if (strategy == "optimal") {
+    auto best = p.optimal(size, budget);
+    s.prediction = best ? *best : p.minimum(size);
+  } else {
+    Segments plan = strategy == "none" ? Segments{} : strategy == "every" ? everyUnit(n) : uniformPlan(n, p.kind());
+    s.prediction = p.predict(plan, size);
+  }
+  s.fits = s.prediction.peak <= budget;
+  return s;
+}
+
+// Memory grows with the size, so the sizes that fit are 1..L: double until
+// one does not fit, then bisect.
+LargestSize largestFitting(SizePredictor& p, const std::string& strategy, Bytes budget, int64_t cap) {
+  LargestSize l;
+  l.strategy = strategy;
+  auto fits = [&](int64_t s) { return strategyAt(p, strategy, s, budget).fits; };
+  if (!fits(1)) return l;
+  int64_t lo = 1, hi = 2;
+  while (hi <= cap && fits(hi)) {
+    lo = hi;
+    hi *= 2;
+  }
+  if (hi > cap) {
+    if (fits(cap)) {
+      lo = cap;
+      l.capped = true;
+    }
+    hi = std::min(hi, cap);
+  }
+  while (hi - lo > 1) {
+    int64_t mid = lo + (hi - lo) / 2;
+    (fits(mid) ? lo : hi) = mid;
+  }
+  l.size = lo;
+  l.at = strategyAt(p, strategy, lo, budget);
+  return l;
+}
+
+PlanOutcome outcomeFrom(const std::string& name, const StrategyAtSize& s) {
+  PlanOutcome o;
+  o.name = name;
+  o.segments = s.prediction.segments;
+  o.peak = s.prediction.peak;
+  o.recompute_ns = s.prediction.recompute_ns;
+  o.step_ns = s.prediction.step_ns;
+  o.fits = s.fits;
+  return o;
+}
+
+// The Advice a plan file is written from, at the requested size: the
+// largest recorded run's, with the scaled chain and the predicted outcomes.
+Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, Bytes budget,
+                    const std::string& budget_text, Strategy strategy) {
+  Advice a = shape.advice;
+  a.chain = p.chainAt(size);
+  a.strategy = strategy;
+  a.has_budget = true;
+  a.budget = budget;
+  a.budget_text = budget_text;
+  a.max_slowdown.reset();
+  a.baseline = outcomeFrom("none", strategyAt(p, "none", size, budget));
+  a.every = outcomeFrom("every", strategyAt(p, "every", size, budget));
+  a.uniform = outcomeFrom("uniform", strategyAt(p, "uniform", size, budget));
+  a.chosen = outcomeFrom(toString(strategy), strategyAt(p, toString(strategy), size, budget));
+  a.feasible = a.chosen.fits;
+  a.exact = false;  // a prediction, not a search on a recorded run
+  for (PlanOutcome* o : {&a.baseline, &a.every, &a.uniform, &a.chosen}) {
+    ChainPeak cp = evaluateChain(a.chain, o->segments);
+    o->chain_peak = cp.peak;
+    o->peak_where = whereOf(a.chain, cp);
+  }
+  if (!a.feasible)
+    a.message = "no " + toString(strategy) + " plan is predicted to fit " + formatBytes(budget) +
+                " at size " + std::to_string(size) + ": it peaks at " + formatBytes(a.chosen.peak) +
+                (strategy == Strategy::Optimal ? " at the least" : "");
+  return a;
+}
+
+nlohmann::json strategyJson(const StrategyAtSize& s) {
+  int units = 0;
+  for (const Segment& seg : s.prediction.segments) units += seg.last - seg.first + 1;
+  return {{"strategy", s.strategy},   {"peak_bytes", s.prediction.peak}, {"chain_peak_bytes", s.prediction.chain_peak},
+          {"step_ns", s.prediction.step_ns}, {"recompute_ns", s.prediction.recompute_ns},
+          {"checkpointed_units", units}, {"fits_budget", s.fits}};
+}
+
+}  // namespace
+
+WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const WhatIfRequest& req) {
+  if (!req.advice.budget) throw AdviceError("--what-if needs --budget (a size such as 6GiB)");
+  if (req.advice.max_slowdown)
+    throw AdviceError("--what-if answers for a budget; --max-slowdown is not used there (drop it)");
+  WhatIf w;
+  w.size_name = req.size_name;
+  std::vector<SizedAdvice> sized;
+  AdviceRequest each = req.advice;
+  each.strategy = Strategy::None;
+  each.budget.reset();
+  each.max_slowdown.reset();
+  for (const auto& [size, trace] : runs) sized.push_back({size, trace, advise(*trace, each)});
+  std::sort(sized.begin(), sized.end(), [](const SizedAdvice& a, const SizedAdvice& b) { return a.size < b.size; });
+  SizePredictor p(sized, req.form);
+  w.form = p.form();
+  w.kind = p.kind();
+  // A percentage is of the largest recorded run's peak.
+  w.budget = req.advice.budget->resolve(sized.back().advice.baseline.peak);
+  w.budget_text = req.advice.budget->text;
+  if (w.budget <= 0) throw AdviceError("budget " + w.budget_text + " is not a positive size");
+  if (req.size && *req.size <= 0) throw AdviceError("--size must be a positive integer");
+  for (const SizedAdvice& r : sized) w.runs.push_back({r.advice.run.id, r.size});
+
+  std::set<int64_t> sizes;
+  for (const char* s : kStrategies) {
+    w.largest.push_back(largestFitting(p, s, w.budget, req.max_size));
+    if (w.largest.back().size > 0) sizes.insert(w.largest.back().size);
+    if (!w.largest.back().capped) sizes.insert(w.largest.back().size + 1);
+  }
+  for (const SizedAdvice& r : sized) sizes.insert(r.size);
+  if (req.size) sizes.insert(*req.size);
+  for (int64_t s : sizes) {
+    WhatIfRow row;
+    row.size = s;
+    for (const SizedAdvice& r : sized) row.recorded = row.recorded || r.size == s;
+    for (const char* name : kStrategies) row.plans.push_back(strategyAt(p, name, s, w.budget));
+    w.table.push_back(row);
+  }
+  if (req.size) {
+    w.plan = adviceAtSize(p, sized.back(), *req.size, w.budget, w.budget_text, req.advice.strategy);
+    w.plan_size = *req.size;
+  }
+  return w;
+}
+
+nlohmann::json whatIfJson(const WhatIf& w) {
+  nlohmann::json runs = nlohmann::json::array(), largest = nlohmann::json::array(),
+                 table = nlohmann::json::array();
+  for (const auto& [run, size] : w.runs) runs.push_back({{"run", run}, {"size", size}});
+  for (const LargestSize& l : w.largest) {
+    nlohmann::json j = {{"strategy", l.strategy}, {"size", l.size}, {"capped", l.capped}};
+    if (l.size > 0) j["at"] = strategyJson(l.at);
+    largest.push_back(j);
+  }
+  for (const WhatIfRow& r : w.table) {
+    nlohmann::json plans = nlohmann::json::array();
+    for (const StrategyAtSize& s : r.plans) plans.push_back(strategyJson(s));
+    table.push_back({{"size", r.size}, {"recorded", r.recorded}, {"plans", plans}});
+  }
+  return {{"size_name", w.size_name}, {"fit", toString(w.form)}, {"budget_bytes", w.budget},
+          {"budget", w.budget_text},  {"runs", runs},            {"largest", largest},
+          {"table", table}};
+}
+
+nlohmann::json sizedPlanJson(const WhatIf& w) {
+  if (!w.plan) throw AdviceError("no size was requested (--size N)");
+  nlohmann::json doc = planJson(*w.plan);
+  // The plan is made on the largest recorded run: verify re-runs its command
+  // with the size changed from recorded_size to value.
+  doc["size"] = {{"name", w.size_name}, {"value", w.plan_size}, {"recorded_size", w.runs.back().second}};
+  doc["what_if"] = whatIfJson(w);
+  return doc;
+}
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,65 @@
+// `gcprof advise --what-if`: from runs of one job at a few sizes, the largest
+// size that fits a budget with each strategy, a table of peak against size,
+// and, for a requested size, the optimal plan that makes it fit.
+#pragma once
+
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "scale/size_predictor.h"
+
+namespace gcprof::advisor {
+
+struct WhatIfRequest {
+  AdviceRequest advice;            // units, segment kind, budget (required), strategy of the sized plan
+  std::string size_name = "size";  // batch, seq, ...
+  std::optional<GrowthForm> form;  // default: what the data supports
+  std::optional<int64_t> size;     // plan for this size
+  int64_t max_size = 1 << 20;      // the search stops here
+};
+
+struct StrategyAtSize {
+  std::string strategy;  // none | every | uniform | optimal
+  SizePrediction prediction;
+  bool fits = false;
+};
+
+struct LargestSize {
+  std::string strategy;
+  int64_t size = 0;      // 0: not even size 1 fits
+  bool capped = false;   // still fits at max_size
+  StrategyAtSize at;     // the prediction at `size` (when > 0)
+};
+
+struct WhatIfRow {
+  int64_t size = 0;
+  bool recorded = false;
+  std::vector<StrategyAtSize> plans;  // none, every, uniform, optimal
+};
+
+struct WhatIf {
+  std::string size_name;
+  GrowthForm form = GrowthForm::Affine;
+  SegmentKind kind = SegmentKind::Region;
+  Bytes budget = 0;
+  std::string budget_text;
+  std::vector<std::pair<int64_t, int64_t>> runs;  // (run, size), by size
+  std::vector<LargestSize> largest;              // none, every, uniform, optimal
+  std::vector<WhatIfRow> table;                  // by size
+  std::optional<Advice> plan;                    // for request.size (request.advice.strategy)
+  int64_t plan_size = 0;
+};
+
+// `runs` are the job's runs (trace and size); throws AdviceError for bad input.
+WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const WhatIfRequest& request);
+
+// The what-if as JSON: the "what_if" section of a plan file and `--json`.
+nlohmann::json whatIfJson(const WhatIf& w);
+
+// The plan file for request.size: a normal gcprof.plan/1 plan made on the
+// largest recorded run, marked with the size and carrying the what-if.
+nlohmann::json sizedPlanJson(const WhatIf& w);
+
+}  // namespace gcprof::advisor

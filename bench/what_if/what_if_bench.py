@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""What-if accuracy (issue 12): record a job at batch 2 and 4, predict the
+peak at batch 16 for none / every / optimal and the largest batch that fits a
+budget, then run those batches with the plans (gcprof verify --size-arg) and
+compare. Prints Markdown rows for bench/RESULTS.md.
+
+    python3 bench/what_if/what_if_bench.py [BUILD_DIR] [--budget 130%]
+"""
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+JOBS = {
+    "python GPT sample": [sys.executable, os.path.join(ROOT, "samples/python/train_gpt.py"),
+                          "--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "128",
+                          "--vocab", "256", "--steps", "3"],
+    "HF GPT-2 (4 layers, 64 wide)": [sys.executable, os.path.join(ROOT, "bench/what_if/hf_gpt2_train.py"),
+                                      "--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "128",
+                                      "--vocab", "256", "--steps", "3"],
+}
+
+
+def run(gcprof, *args, check=True):
+    p = subprocess.run([gcprof, *args], capture_output=True, text=True)
+    if check and p.returncode != 0:
+        raise SystemExit(f"gcprof {' '.join(args)}: exit {p.returncode}\n{p.stdout}\n{p.stderr}")
+    return p
+
+
+def measured(gcprof, db, budget, strategy, size):
+    """Plan `strategy` for `size`, run it, return (predicted, measured) peak bytes."""
+    plan = os.path.join(os.path.dirname(db), f"plan-{strategy}-{size}.json")
+    a = run(gcprof, "advise", db, "--what-if", "batch", "--budget", budget, "--size", str(size),
+            "--strategy", strategy, "-o", plan, check=False)
+    if not os.path.exists(plan):
+        return None, None
+    run(gcprof, "verify", db, "--plan", plan, "--size-arg=--batch {size}", check=False)
+    rep = json.loads(run(gcprof, "report", db, "--format", "json", check=False).stdout)
+    return rep["predicted"]["peak_bytes"], rep["measured"]["peak_bytes"]
+
+
+def mib(b):
+    return f"{b / 2**20:.1f}" if b is not None else "-"
+
+
+def bench(gcprof, name, argv, budget):
+    db = os.path.join(tempfile.mkdtemp(prefix="gcprof-what-if-bench-"), "trace.db")
+    for b in (2, 4):
+        run(gcprof, "record", "-o", db, "--name", f"batch={b}", "--", *argv, "--batch", str(b))
+    w = json.loads(run(gcprof, "advise", db, "--what-if", "batch", "--budget", budget, "--json").stdout)
+    budget_bytes = w["budget_bytes"]
+    print(f"\n### {name}: budget {budget} of the batch-4 peak = {mib(budget_bytes)} MiB, {w['fit']} fit\n")
+    print("| strategy | predicted peak @16 | measured @16 | error |")
+    print("|---|---:|---:|---:|")
+    for s in ("none", "every", "optimal"):
+        pr, me = measured(gcprof, db, budget, s, 16)
+        err = f"{(pr - me) / me * 100:+.1f}%" if pr and me else "-"
+        print(f"| {s} | {mib(pr)} MiB | {mib(me)} MiB | {err} |", flush=True)
+    print("\n| strategy | predicted largest batch | measured peak there | fits | next batch measured | next fits | true largest? |")
+    print("|---|---:|---:|---|---:|---|---|")
+    largest = {l["strategy"]: l["size"] for l in w["largest"]}
+    for s in ("none", "every", "optimal"):
+        size = largest[s]
+        _, at = measured(gcprof, db, budget, s, size)
+        # No optimal plan is written above the largest batch; the plan with
+        # the least peak there is `every` for these module-segment jobs.
+        _, nxt = measured(gcprof, db, budget, s, size + 1)
+        if nxt is None:
+            _, nxt = measured(gcprof, db, budget, "every", size + 1)
+        fits = at is not None and at <= budget_bytes
+        nfits = nxt is not None and nxt <= budget_bytes
+        print(f"| {s} | {size} | {mib(at)} MiB | {'yes' if fits else 'NO'} | {mib(nxt)} MiB | "
+              f"{'YES' if nfits else 'no'} | {'yes' if fits and not nfits else 'NO'} |", flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build", nargs="?", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--budget", default="130%")
+    ap.add_argument("--only", default="")
+    a = ap.parse_args()
+    gcprof = os.path.join(a.build, "bin", "gcprof")
+    for name, argv in JOBS.items():
+        if a.only and a.only not in name:
+            continue
+        bench(gcprof, name, argv, a.budget)
+
+
+if __name__ == "__main__":
+    main()

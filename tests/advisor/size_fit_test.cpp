@@ -1,0 +1,262 @@
+// The what-if fit on fabricated runs whose growth is known exactly: linear,
+// affine, quadratic, and runs that are not one job at different sizes.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "chain_traces.h"
+#include "model/advice_error.h"
+#include "scale/chain_scaling.h"
+#include "scale/run_size.h"
+#include "scale/size_fit.h"
+#include "scale/what_if.h"
+#include "report/what_if_table.h"
+#include "solve/fixed_plans.h"
+
+namespace gcprof::advisor {
+namespace {
+
+using testing::chainTrace;
+using testing::ChainSpec;
+
+TEST(SizeFit, LinearHasNoConstantTerm) {
+  SizeFit f = fitGrowth({{1, 10}, {3, 30}}, GrowthForm::Affine);
+  EXPECT_NEAR(f.c0, 0, 1e-9);
+  EXPECT_NEAR(f.c1, 10, 1e-9);
+  EXPECT_NEAR(f.at(16), 160, 1e-9);
+}
+
+TEST(SizeFit, AffineThroughTwoRuns) {
+  SizeFit f = fitGrowth({{2, 100}, {4, 180}}, GrowthForm::Affine);
+  EXPECT_NEAR(f.at(16), 660, 1e-9);
+  EXPECT_NEAR(f.c2, 0, 1e-12);
+}
+
+TEST(SizeFit, QuadraticIsDetectedOnlyWhenTheDataNeedsIt) {
+  auto q = [](double s) { return 5 + 2 * s + 3 * s * s; };
+  std::vector<SizePoint> curved = {{128, q(128)}, {256, q(256)}, {512, q(512)}};
+  EXPECT_EQ(growthFormOf(curved), GrowthForm::Quadratic);
+  SizeFit f = fitGrowth(curved, GrowthForm::Quadratic);
+  EXPECT_NEAR(f.at(2048) / q(2048), 1.0, 1e-9);
+  std::vector<SizePoint> straight = {{2, 100}, {4, 180}, {8, 340}};
+  EXPECT_EQ(growthFormOf(straight), GrowthForm::Affine);
+  EXPECT_EQ(growthFormOf({{2, 100}, {4, 180}}), GrowthForm::Affine);  // two sizes: a line
+}
+
+TEST(SizeFit, TimesNeverFallBelowASmallerRecordedSize) {
+  std::vector<SizePoint> noisy = {{2, 900}, {4, 700}};  // a busy machine
+  EXPECT_DOUBLE_EQ(timeAt(noisy, GrowthForm::Affine, 16), 900);
+  EXPECT_DOUBLE_EQ(timeAt({{2, 100}, {4, 200}}, GrowthForm::Affine, 16), 800);
+}
+
+TEST(SizeFit, RefusesTooFewSizes) {
+  EXPECT_THROW(fitGrowth({{2, 100}, {2, 110}}, GrowthForm::Affine), AdviceError);
+  EXPECT_THROW(fitGrowth({{2, 100}, {4, 180}}, GrowthForm::Quadratic), AdviceError);
+}
+
+// A job whose activations grow as `per` bytes times the size, with constant
+// parameters; `square` adds bytes growing with the size squared.
+Trace jobAt(int64_t size, Bytes square = 0, int units = 6) {
+  ChainSpec c;
+  c.units = units;
+  c.steps = 3;
+  c.params = 4000;
+  c.saved = 200 * size + square * size * size;
+  c.transient = 50 * size;
+  c.output = 100 * size;
+  c.grad = 10;
+  Trace t = chainTrace(c);
+  t.run.id = size;
+  return t;
+}
+
+SizedChain sized(const Trace& t, int64_t size) {
+  AdviceRequest r;
+  r.strategy = Strategy::None;
+  return {static_cast<double>(size), t.run.id, advise(t, r).chain, {}};
+}
+
+void expectSameChain(const UnitChain& got, const UnitChain& want) {
+  EXPECT_EQ(got.names, want.names);
+  EXPECT_EQ(got.unit_peak, want.unit_peak);
+  EXPECT_EQ(got.gap_peak, want.gap_peak);
+  EXPECT_EQ(got.before_backward, want.before_backward);
+  EXPECT_EQ(got.born_kept, want.born_kept);
+  EXPECT_EQ(got.born_peak, want.born_peak);
+  EXPECT_EQ(got.saved, want.saved);
+  EXPECT_EQ(got.outside, want.outside);
+  EXPECT_EQ(got.baseline_peak, want.baseline_peak);
+  EXPECT_EQ(got.persistent, want.persistent);
+  EXPECT_EQ(evaluateChain(got, everyUnit(got.size())).peak, evaluateChain(want, everyUnit(want.size())).peak);
+}
+
+TEST(ChainScaling, AffineRunsPredictTheChainOfAnotherSize) {
+  Trace a = jobAt(2), b = jobAt(4), truth = jobAt(16);
+  ChainScaling s({sized(a, 2), sized(b, 4)}, GrowthForm::Affine);
+  expectSameChain(s.at(16), sized(truth, 16).chain);
+}
+
+TEST(ChainScaling, QuadraticTermFromThreeRuns) {
+  Trace a = jobAt(2, 30), b = jobAt(4, 30), c = jobAt(8, 30), truth = jobAt(20, 30);
+  std::vector<SizedChain> runs = {sized(a, 2), sized(b, 4), sized(c, 8)};
+  EXPECT_EQ(peakGrowthForm(runs), GrowthForm::Quadratic);
+  ChainScaling s(runs, GrowthForm::Quadratic);
+  expectSameChain(s.at(20), sized(truth, 20).chain);
+  // A line through the same runs misses the square's growth.
+  ChainScaling line(runs, GrowthForm::Affine);
+  EXPECT_LT(line.at(20).baseline_peak, sized(truth, 20).chain.baseline_peak);
+}
+
+// One unit whose forward holds a large workspace that hardly grows and whose
+// backward grows fast: the forward sets the unit's peak at sizes 2 and 4,
+// the backward at 16.
+SizedChain crossingMoments(double size) {
+  Bytes forward = 1000 + 10 * static_cast<Bytes>(size);
+  Bytes backward = 500 + 100 * static_cast<Bytes>(size);
+  UnitChain c;
+  c.names = {"layers.0"};
+  c.forward_ns = {100};
+  c.gap_ns = {0};
+  c.unit_peak = {std::max(forward, backward)};
+  c.unit_peak_moments = {{forward, backward}};
+  c.gap_peak = {0};
+  c.before_backward = {0};
+  c.born_kept = {0};
+  c.born_peak = {0};
+  c.drops = {{}};
+  c.saved = {0};
+  c.baseline_peak = c.unit_peak[0];
+  return {size, static_cast<int64_t>(size), c, {}};
+}
+
+TEST(ChainScaling, FitsEachMomentAndTakesTheMaximumAtTheNewSize) {
+  ChainScaling s({crossingMoments(2), crossingMoments(4)}, GrowthForm::Affine);
+  EXPECT_EQ(s.at(16).unit_peak[0], crossingMoments(16).chain.unit_peak[0]);  // 2100, the backward
+  EXPECT_EQ(s.at(3).unit_peak[0], 1030);                                      // still the forward
+  // A line through the maxima (1020, 1040) would say 1160 at 16: what the
+  // fit falls back to when the runs' moments cannot be paired.
+  SizedChain a = crossingMoments(2), b = crossingMoments(4);
+  b.chain.unit_peak_moments[0].push_back(0);
+  ChainScaling unpaired({a, b}, GrowthForm::Affine);
+  EXPECT_EQ(unpaired.at(16).unit_peak[0], 1160);
+}
+
+TEST(ChainScaling, RefusesRunsWithDifferentUnits) {
+  Trace a = jobAt(2, 0, 6), b = jobAt(4, 0, 7);
+  try {
+    ChainScaling s({sized(a, 2), sized(b, 4)}, GrowthForm::Affine);
+    FAIL() << "accepted runs with different units";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("different units"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ChainScaling, RefusesAPeakThatDoesNotGrow) {
+  Trace a = jobAt(4), b = jobAt(2);
+  try {
+    // Sizes swapped: the run called 4 is the smaller one.
+    ChainScaling s({sized(a, 2), sized(b, 4)}, GrowthForm::Affine);
+    FAIL() << "accepted a shrinking peak";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("does not grow"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(ChainScaling({sized(a, 2)}, GrowthForm::Affine), AdviceError);
+}
+
+Budget bytes(Bytes b) {
+  Budget x;
+  x.bytes = b;
+  x.text = std::to_string(b) + "B";
+  return x;
+}
+
+TEST(WhatIf, LargestSizeIsTheTrueLargestForEachStrategy) {
+  Trace a = jobAt(2), b = jobAt(4);
+  WhatIfRequest req;
+  req.size_name = "batch";
+  Bytes budget = 60000;
+  req.advice.budget = bytes(budget);
+  req.size = 24;
+  WhatIf w = whatIf({{2, &a}, {4, &b}}, req);
+  ASSERT_EQ(w.largest.size(), 4u);
+  for (const LargestSize& l : w.largest) {
+    ASSERT_GT(l.size, 0) << l.strategy;
+    ASSERT_FALSE(l.capped) << l.strategy;
+    // The truth: advise on the job actually built at that size and the next.
+    for (int64_t size : {l.size, l.size + 1}) {
+      Trace t = jobAt(size);
+      AdviceRequest r;
+      r.budget = bytes(budget);
+      r.strategy = parseStrategy(l.strategy);
+      Advice truth = advise(t, r);
+      bool fits = truth.chosen.fits && truth.chosen.peak <= budget;
+      EXPECT_EQ(fits, size == l.size) << l.strategy << " at " << size << ": peak " << truth.chosen.peak;
+    }
+  }
+  // none < uniform/every <= optimal in size that fits.
+  EXPECT_LT(w.largest[0].size, w.largest[3].size);
+  EXPECT_GE(w.largest[3].size, w.largest[1].size);
+  EXPECT_GE(w.largest[3].size, w.largest[2].size);
+  // The plan for size 24 is a normal plan marked with its size.
+  ASSERT_TRUE(w.plan.has_value());
+  nlohmann::json doc = sizedPlanJson(w);
+  EXPECT_EQ(doc["format"], "gcprof.plan/1");
+  EXPECT_EQ(doc["size"]["value"], 24);
+  EXPECT_EQ(doc["size"]["recorded_size"], 4);
+  EXPECT_EQ(doc["trace_run"], b.run.id);
+  EXPECT_EQ(doc["what_if"]["largest"].size(), 4u);
+  // The reports' table: one row per size, cells above the budget marked.
+  std::string md = whatIfMarkdown(doc);
+  EXPECT_NE(md.find("### What fits"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 24 |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| 4 (recorded) |"), std::string::npos) << md;
+  EXPECT_NE(md.find(" **"), std::string::npos) << md;  // the none column over budget at size 24
+  EXPECT_NE(whatIfHtml(doc).find("class=\"bad\""), std::string::npos);
+  EXPECT_EQ(whatIfMarkdown(nlohmann::json::object()), "");
+  // Options the what-if does not answer are refused, not ignored.
+  WhatIfRequest slow = req;
+  slow.advice.max_slowdown = 0.3;
+  EXPECT_THROW(whatIf({{2, &a}, {4, &b}}, slow), AdviceError);
+  WhatIfRequest unbudgeted = req;
+  unbudgeted.advice.budget.reset();
+  EXPECT_THROW(whatIf({{2, &a}, {4, &b}}, unbudgeted), AdviceError);
+}
+
+TEST(PersistentMemory, SplitsConstantPerSizeAndWorkspace) {
+  // Parameters (1000, 3000) in every run; a batch-shaped tensor of 64 bytes
+  // per sample kept across steps; workspaces that follow nothing.
+  PersistentSample small{2, 1000 + 3000 + 128 + 700, {1000, 3000, 128, 700}};
+  PersistentSample large{4, 1000 + 3000 + 256 + 900, {3000, 256, 1000, 900}};
+  PersistentModel m = persistentModel({large, small});
+  EXPECT_EQ(m.constant, 4000);
+  EXPECT_DOUBLE_EQ(m.per_size, 64);
+  EXPECT_EQ(m.workspace, 900);
+  EXPECT_EQ(m.at(4), large.persistent);
+  EXPECT_EQ(m.at(16), 4000 + 16 * 64 + 900);
+}
+
+TEST(RunSize, NamesGiveSizes) {
+  RunInfo r;
+  r.id = 3;
+  r.name = "batch=16";
+  auto s = sizeFromName(r);
+  ASSERT_TRUE(s.has_value());
+  EXPECT_EQ(s->name, "batch");
+  EXPECT_EQ(s->size, 16);
+  for (const char* bad : {"batch", "batch=", "=4", "batch=-2", "batch=0", "batch=4x"}) {
+    r.name = bad;
+    EXPECT_FALSE(sizeFromName(r).has_value()) << bad;
+  }
+  std::vector<RunInfo> runs(3);
+  runs[0].id = 1, runs[0].name = "batch=2";
+  runs[1].id = 2, runs[1].name = "seq=64";
+  runs[2].id = 3, runs[2].name = "batch=4";
+  EXPECT_EQ(sizedRuns(runs, "batch", "t.db").size(), 2u);
+  EXPECT_THROW(sizedRuns(runs, "", "t.db"), AdviceError);   // two names: say which
+  EXPECT_THROW(sizedRuns(runs, "seq", "t.db"), AdviceError);  // only one run
+  EXPECT_EQ(parseSizeOf("3=16", "batch").size, 16);
+  EXPECT_THROW(parseSizeOf("3:16", "batch"), AdviceError);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor
