@@ -58,7 +58,7 @@ class PublicModel:
             least = json.loads(p.gcprof("advise", cls.db, "--strategy", "every", "--json",
                                         "--no-store").stdout)
             recorded = least["baseline"]["peak_bytes"]
-            cls.budget = str(least["predicted"]["peak_bytes"] + recorded * 3 // 100)
+            cls.budget = f"{least['predicted']['peak_bytes'] + recorded * 3 // 100}B"
             cls.advice = p.gcprof("advise", cls.db, "--strategy", "every", "--budget", cls.budget,
                                   "-o", cls.plan_path, check=False)
         cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan_path, check=False)
