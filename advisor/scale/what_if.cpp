@@ -70,19 +70,21 @@ PlanOutcome outcomeFrom(const std::string& name, const StrategyAtSize& s) {
 
 // The Advice a plan file is written from, at the requested size: the
 // largest recorded run's, with the scaled chain and the predicted outcomes.
-Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, Bytes budget,
-                    const std::string& budget_text, Strategy strategy) {
+Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, const WhatIf& w,
+                    Strategy strategy) {
   Advice a = shape.advice;
   a.chain = p.chainAt(size);
   a.strategy = strategy;
   a.has_budget = true;
-  a.budget = budget;
-  a.budget_text = budget_text;
+  a.budget = w.budget;
+  a.budget_text = w.budget_text;
+  a.headroom = w.headroom;
   a.max_slowdown.reset();
-  a.baseline = outcomeFrom("none", strategyAt(p, "none", size, budget));
-  a.every = outcomeFrom("every", strategyAt(p, "every", size, budget));
-  a.uniform = outcomeFrom("uniform", strategyAt(p, "uniform", size, budget));
-  a.chosen = outcomeFrom(toString(strategy), strategyAt(p, toString(strategy), size, budget));
+  Bytes limit = a.limit();
+  a.baseline = outcomeFrom("none", strategyAt(p, "none", size, limit));
+  a.every = outcomeFrom("every", strategyAt(p, "every", size, limit));
+  a.uniform = outcomeFrom("uniform", strategyAt(p, "uniform", size, limit));
+  a.chosen = outcomeFrom(toString(strategy), strategyAt(p, toString(strategy), size, limit));
   a.feasible = a.chosen.fits;
   a.exact = false;  // a prediction, not a search on a recorded run
   for (PlanOutcome* o : {&a.baseline, &a.every, &a.uniform, &a.chosen}) {
@@ -91,7 +93,7 @@ Advice adviceAtSize(SizePredictor& p, const SizedAdvice& shape, int64_t size, By
     o->peak_where = whereOf(a.chain, cp);
   }
   if (!a.feasible)
-    a.message = "no " + toString(strategy) + " plan is predicted to fit " + formatBytes(budget) +
+    a.message = "no " + toString(strategy) + " plan is predicted to fit " + formatBytes(limit) +
                 " at size " + std::to_string(size) + ": it peaks at " + formatBytes(a.chosen.peak) +
                 (strategy == Strategy::Optimal ? " at the least" : "");
   return a;
@@ -127,12 +129,22 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
   w.budget = req.advice.budget->resolve(sized.back().advice.baseline.peak);
   w.budget_text = req.advice.budget->text;
   if (w.budget <= 0) throw AdviceError("budget " + w.budget_text + " is not a positive size");
+  // The same margin advise keeps (issue 15), with the largest jitter of the runs.
+  Bytes jitter = 0;
+  for (const SizedAdvice& r : sized)
+    jitter = std::max(jitter, stepPeakJitter(*r.trace, r.advice.filter, r.advice.chain.steady_step));
+  w.headroom = resolveHeadroom(req.advice.headroom, w.budget, jitter, sized.back().advice.filter.device);
+  if (w.headroom.bytes < 0 || w.headroom.bytes >= w.budget)
+    throw AdviceError("headroom " + formatBytes(w.headroom.bytes) + " (" + w.headroom.rule +
+                      ") leaves nothing of the budget " + formatBytes(w.budget) +
+                      "; give a smaller --headroom");
+  const Bytes limit = w.budget - w.headroom.bytes;
   if (req.size && *req.size <= 0) throw AdviceError("--size must be a positive integer");
   for (const SizedAdvice& r : sized) w.runs.push_back({r.advice.run.id, r.size});
 
   std::set<int64_t> sizes;
   for (const char* s : kStrategies) {
-    w.largest.push_back(largestFitting(p, s, w.budget, req.max_size));
+    w.largest.push_back(largestFitting(p, s, limit, req.max_size));
     if (w.largest.back().size > 0) sizes.insert(w.largest.back().size);
     if (!w.largest.back().capped) sizes.insert(w.largest.back().size + 1);
   }
@@ -142,11 +154,11 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
     WhatIfRow row;
     row.size = s;
     for (const SizedAdvice& r : sized) row.recorded = row.recorded || r.size == s;
-    for (const char* name : kStrategies) row.plans.push_back(strategyAt(p, name, s, w.budget));
+    for (const char* name : kStrategies) row.plans.push_back(strategyAt(p, name, s, limit));
     w.table.push_back(row);
   }
   if (req.size) {
-    w.plan = adviceAtSize(p, sized.back(), *req.size, w.budget, w.budget_text, req.advice.strategy);
+    w.plan = adviceAtSize(p, sized.back(), *req.size, w, req.advice.strategy);
     w.plan_size = *req.size;
   }
   return w;
@@ -167,6 +179,7 @@ nlohmann::json whatIfJson(const WhatIf& w) {
     table.push_back({{"size", r.size}, {"recorded", r.recorded}, {"plans", plans}});
   }
   return {{"size_name", w.size_name}, {"fit", toString(w.form)}, {"budget_bytes", w.budget},
+          {"headroom_bytes", w.headroom.bytes},
           {"budget", w.budget_text},  {"runs", runs},            {"largest", largest},
           {"table", table}};
 }

@@ -45,6 +45,7 @@ struct WhatIf {
   SegmentKind kind = SegmentKind::Region;
   Bytes budget = 0;
   std::string budget_text;
+  Headroom headroom;  // kept free below the budget, as advise keeps it (plan/headroom.h)
   std::vector<std::pair<int64_t, int64_t>> runs;  // (run, size), by size
   std::vector<LargestSize> largest;              // none, every, uniform, optimal
   std::vector<WhatIfRow> table;                  // by size

@@ -166,11 +166,12 @@ void printRun(const nlohmann::json& r, bool all) {
   if (r["units"].empty()) return;
   const auto& au = r["auto_units"];
   if (au.contains("error")) {
-    std::printf("  auto units: none (%s)\n", au["error"].get<std::string>().c_str());
+    std::printf("  auto units: none (%s)\n", printable(au["error"].get<std::string>()).c_str());
   } else {
     const auto& n = au["names"];
-    std::printf("  auto units: %zu, %s .. %s  [%s]\n", n.size(), n.front().get<std::string>().c_str(),
-                n.back().get<std::string>().c_str(), au["rule"].get<std::string>().c_str());
+    std::printf("  auto units: %zu, %s .. %s  [%s]\n", n.size(), printable(n.front().get<std::string>()).c_str(),
+                printable(n.back().get<std::string>()).c_str(),
+                printable(au["rule"].get<std::string>()).c_str());
   }
   std::printf("  %-32s %5s %12s %12s %14s\n", "module (per step)", "depth", "forward ms",
               "backward ms", "saved");

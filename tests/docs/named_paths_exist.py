@@ -23,6 +23,8 @@ BARE = re.compile(r"`([A-Za-z0-9_-]+\.(?:cpp|h|py|md|sh))`")
 def named_paths(text):
     for m in PATH.finditer(text):
         p = m.group(1).rstrip(".,:;)")
+        if text[m.end():m.end() + 1] == "*":  # a glob such as `advisor/scale/what_if.*`
+            continue
         if "*" in p or "<" in p or "..." in p or p.endswith("/."):
             continue
         yield p

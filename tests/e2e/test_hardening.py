@@ -47,7 +47,7 @@ class BadInput(unittest.TestCase):
         for flag, v in (("--budget", "60%%"), ("--budget", "0x10"), ("--budget", "nan"),
                         ("--budget", "1e30"), ("--max-slowdown", "-5%"),
                         ("--max-slowdown", "nan%"), ("--max-slowdown", "30")):
-            self.assertRejected(["advise", self.db, flag, v], "--budget/--max-slowdown")
+            self.assertRejected(["advise", self.db, flag, v], "--budget/--headroom/--max-slowdown")
 
     def test_a_huge_unit_depth_is_refused_in_words(self):
         self.assertRejected(["advise", self.sample_db, "--strategy", "every", "--units",
