@@ -44,6 +44,9 @@ void printWhatIf(const WhatIf& w, const std::string& trace) {
     std::printf(" %lld (%s=%lld)", static_cast<long long>(run), w.size_name.c_str(), static_cast<long long>(size));
   std::printf("\n  %s growth fitted; %s segments; budget %s = %s\n", toString(w.form).c_str(),
               toString(w.kind).c_str(), w.budget_text.c_str(), formatBytes(w.budget).c_str());
+  if (w.headroom.bytes > 0)
+    std::printf("  headroom %s (%s): sizes fit %s\n", formatBytes(w.headroom.bytes).c_str(),
+                w.headroom.rule.c_str(), formatBytes(w.budget - w.headroom.bytes).c_str());
   std::printf("\n  largest %s that fits:\n  %-10s %10s %12s %12s %7s\n", w.size_name.c_str(), "strategy",
               w.size_name.c_str(), "peak", "step time", "units");
   for (const LargestSize& l : w.largest) {
@@ -57,8 +60,8 @@ void printWhatIf(const WhatIf& w, const std::string& trace) {
                 l.capped ? "+" : " ", formatBytes(l.at.prediction.peak).c_str(),
                 formatNs(l.at.prediction.step_ns).c_str(), units);
   }
-  std::printf("\n  predicted peak by %s (* over the budget %s; r = recorded size):\n  %10s  ",
-              w.size_name.c_str(), formatBytes(w.budget).c_str(), w.size_name.c_str());
+  std::printf("\n  predicted peak by %s (* over the budget less headroom, %s; r = recorded size):\n  %10s  ",
+              w.size_name.c_str(), formatBytes(w.budget - w.headroom.bytes).c_str(), w.size_name.c_str());
   for (const auto& p : w.table.front().plans) std::printf(" %14s", p.strategy.c_str());
   std::printf("\n");
   for (const WhatIfRow& r : w.table) {
