@@ -145,8 +145,14 @@ class DistributedRankFailure(unittest.TestCase):
 
     def test_failing_rank_is_named_within_bounded_time(self):
         db = p.tempdb("dist-fail")
+        # Setup, not what this test checks. Seen once in ~10 recordings
+        # (2026-12-01): a rank aborted after its last step with "terminate
+        # called without an active exception" (exit -6); not yet explained,
+        # open in the issue 11 note. One more try keeps this test about verify.
+        if p.record(db, torchrun("ddp"), check=False).returncode != 0:
+            db = p.tempdb("dist-fail-again")
+            p.record(db, torchrun("ddp"))
         plan = os.path.join(os.path.dirname(db), "plan.json")
-        p.record(db, torchrun("ddp"))
         p.gcprof("advise", db, "--budget", "80%", "-o", plan)
         start = time.monotonic()
         v = p.gcprof("verify", db, "--plan", plan, "--timeout", "240", "--",
