@@ -1,5 +1,6 @@
 // gcprof advise: which units to checkpoint so that a step fits a memory
 // budget with the least recomputation (advisor/plan/advice.h does the work).
+#include <algorithm>
 #include <unistd.h>
 
 #include <chrono>
@@ -103,7 +104,14 @@ void printUnits(const Advice& a) {
       std::printf("  %4s  ... %d more units ...\n", "", n - 36);
       k = n - 12;
     }
-    std::string mark = segment_of[k] < 0 ? "" : "yes (segment " + std::to_string(segment_of[k] + 1) + ")";
+    std::string mark;
+    if (segment_of[k] >= 0) {
+      const Segment& seg = a.chosen.segments[segment_of[k]];
+      std::string module = a.tree_plan ? a.tree.moduleOf(seg) : c.names[seg.first];
+      bool whole_block = a.tree_plan && a.tree.split(a.tree.block_of[k]) && module != c.names[k];
+      mark = "yes (segment " + std::to_string(segment_of[k] + 1) +
+             (whole_block ? ": block " + module : "") + ")";
+    }
     std::printf("  %4d  %-28s %12s %12s  %s\n", k, c.names[k].c_str(), formatNs(c.forward_ns[k]).c_str(),
                 formatBytes(c.saved[k]).c_str(), mark.c_str());
   }
@@ -124,7 +132,20 @@ void printComparison(const Advice& a) {
   row("recorded", a.baseline, a.strategy == Strategy::None);
   row("every", a.every, a.strategy == Strategy::Every);
   row("uniform", a.uniform, a.strategy == Strategy::Uniform);
+  if (a.blocks) row("blocks", *a.blocks, false);
   if (a.strategy == Strategy::Optimal) row("optimal", a.chosen, true);
+}
+
+// Which modules the plan wraps and at which level: over the module tree a
+// checkpoint is a whole block or one of its sub-modules.
+void printModules(const Advice& a) {
+  if (!a.tree_plan) return;
+  std::printf("\n  checkpointed modules:%s\n", a.chosen.segments.empty() ? " none" : "");
+  for (const Segment& s : a.chosen.segments) {
+    std::string module = a.tree.moduleOf(s);
+    bool block = std::find(a.tree.blocks.begin(), a.tree.blocks.end(), module) != a.tree.blocks.end();
+    std::printf("    %-36s %s\n", module.c_str(), block ? "block" : "sub-module of a block");
+  }
 }
 
 void printHuman(const Advice& a, const std::string& trace) {
@@ -151,8 +172,16 @@ void printHuman(const Advice& a, const std::string& trace) {
   for (const ExcludedUnit& u : a.excluded)
     std::printf("  left out: %s %s (recomputing it would not replay its forward)\n", u.name.c_str(),
                 u.reason.c_str());
+  if (a.tree_plan) {
+    int split = 0;
+    for (size_t b = 0; b < a.tree.blocks.size(); ++b) split += a.tree.split(static_cast<int>(b));
+    std::printf("  plan over the module tree: %zu blocks, %d split into their sub-modules (%d units); "
+                "a checkpoint is a whole block or one sub-module\n",
+                a.tree.blocks.size(), split, a.chain.size());
+  }
   printUnits(a);
   printComparison(a);
+  printModules(a);
   std::printf("\n  %s: peak %s set %s%s\n", toString(a.strategy).c_str(),
               formatBytes(a.chosen.peak).c_str(), a.chosen.peak_where.c_str(),
               a.exact ? "" : " (search thinned: optimal within the kept states)");

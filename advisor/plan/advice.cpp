@@ -35,29 +35,38 @@ bool withinSlowdown(const Advice& a, const PlanOutcome& o) {
   return static_cast<double>(o.recompute_ns) <= *a.max_slowdown * static_cast<double>(a.baseline.step_ns);
 }
 
-// The least-recompute plan whose *simulated* peak fits. The chain model is
-// an envelope over the steps, so its optimum nearly always fits at once;
-// when the simulator disagrees the chain budget is lowered by the excess.
+// The least-recompute plan on `chain` whose *simulated* peak (on a's chain,
+// after `lift` maps the plan onto it) fits. The chain model is an envelope
+// over the steps, so its optimum nearly always fits at once; when the
+// simulator disagrees the chain budget is lowered by the excess.
+std::optional<PlanOutcome> solveThenSimulate(const Trace& trace, const Advice& a, const UnitChain& chain,
+                                             const SolverOptions& opts, const std::string& name,
+                                             const std::function<Segments(const Segments&)>& lift,
+                                             bool& exact) {
+  Bytes target = a.limit();
+  for (int attempt = 0; attempt < 8; ++attempt) {
+    Solution s = solveOptimal(chain, target, opts);
+    exact = exact && s.exact;
+    if (!s.feasible) break;
+    PlanOutcome o = measure(trace, a, name, lift(s.segments));
+    if (o.fits) return o;
+    target -= std::max<Bytes>(1, o.peak - a.limit());
+  }
+  return std::nullopt;
+}
+
 std::optional<PlanOutcome> optimalWithinBudget(const Trace& trace, Advice& a,
                                                const SolverOptions& opts,
                                                const std::function<void()>& fixed_plans) {
-  Bytes target = a.limit();
-  std::optional<PlanOutcome> best;
-  for (int attempt = 0; attempt < 8; ++attempt) {
-    Solution s = solveOptimal(a.chain, target, opts);
-    a.exact = a.exact && s.exact;
-    if (!s.feasible) break;
-    PlanOutcome o = measure(trace, a, "optimal", s.segments);
-    if (o.fits) {
-      best = o;
-      break;
-    }
-    target -= std::max<Bytes>(1, o.peak - a.limit());
-  }
+  std::optional<PlanOutcome> best = solveThenSimulate(
+      trace, a, a.chain, opts, "optimal", [](const Segments& s) { return s; }, a.exact);
   // A budget-blind plan that happens to fit with less recompute wins: the
-  // answer is never worse than none, every or uniform at the same budget.
+  // answer is never worse than none, every or uniform at the same budget,
+  // nor, for a plan over the module tree, than the best plan of whole blocks.
   fixed_plans();
-  for (const PlanOutcome* fixed : {&a.baseline, &a.every, &a.uniform}) {
+  std::vector<const PlanOutcome*> others = {&a.baseline, &a.every, &a.uniform};
+  if (a.blocks) others.push_back(&*a.blocks);
+  for (const PlanOutcome* fixed : others) {
     if (!fixed->fits || !withinSlowdown(a, *fixed)) continue;
     if (!best || fixed->recompute_ns < best->recompute_ns) {
       PlanOutcome o = *fixed;
@@ -144,6 +153,32 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   return msg;
 }
 
+// The tree chain (blocks split into their sub-modules) in place of the
+// block chain, when the run allows it: the sub-modules must make complete
+// steps where the blocks do. `block_layout`/`block_chain` receive the
+// block-level ones. False (and `a` unchanged) otherwise.
+bool planOverTree(const Trace& trace, Advice& a, RunLayout& block_layout, UnitChain& block_chain) {
+  ModuleTree tree = moduleTree(a.modules, a.units.names, inPlaceModules(trace));
+  if (!tree.anySplit()) return false;
+  // a.layout is the blocks' (its windows are as recorded; only times were adjusted).
+  RunLayout fine = stepLayouts(trace, tree.names);
+  if (fine.complete != a.layout.complete || !widenToBlocks(fine, a.layout, tree)) return false;
+  subtractRecordingCost(fine, trace, a.hook_ns_per_call);
+  UnitChain chain;
+  try {
+    chain = buildUnitChain(trace, a.filter, fine, tree.names);
+  } catch (const AdviceError&) {
+    return false;  // the blocks still make a chain: plan over them
+  }
+  block_layout = std::move(a.layout);
+  block_chain = std::move(a.chain);
+  a.layout = std::move(fine);
+  a.chain = std::move(chain);
+  a.tree = std::move(tree);
+  a.tree_plan = true;
+  return true;
+}
+
 }  // namespace
 
 Bytes Budget::resolve(Bytes recorded_peak) const {
@@ -168,6 +203,12 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
+  a.tree = flatTree(a.units.names);
+  RunLayout block_layout;
+  UnitChain block_chain;
+  if (req.tree && req.units == "auto" && a.kind == SegmentKind::Module &&
+      segmentKindFor(trace.run.runtime) == SegmentKind::Module)
+    planOverTree(trace, a, block_layout, block_chain);
   a.strategy = req.strategy;
   a.max_slowdown = req.max_slowdown;
   a.has_budget = req.budget.has_value();
@@ -200,7 +241,12 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   // runs: on large traces the simulations dominate the time of `advise`.
   // They only read `a` fields that are final by now.
   const Advice& ready = a;
-  Segments every_plan = everyUnit(n), uniform_plan = uniformPlan(n, a.kind);
+  // Over the module tree, `every` and `uniform` stay plans of whole blocks
+  // (the common practice they stand for).
+  int blocks = a.tree.blocks.empty() ? n : static_cast<int>(a.tree.blocks.size());
+  Segments every_plan = a.tree.fromBlockPlan(everyUnit(blocks)),
+           uniform_plan = a.tree_plan ? a.tree.fromBlockPlan(uniformPlan(blocks, SegmentKind::Module))
+                                      : uniformPlan(n, a.kind);
   auto every = std::async(std::launch::async, [&] { return measure(trace, ready, "every", every_plan); });
   auto uniform = std::async(std::launch::async, [&] { return measure(trace, ready, "uniform", uniform_plan); });
   auto fixedPlans = [&] {
@@ -210,6 +256,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
 
   SolverOptions opts = defaultSolverOptions(n, a.kind);
   if (req.max_segment_units >= 0) opts.max_segment_units = req.max_segment_units;
+  if (a.tree_plan) opts.tree_span_last = a.tree.spanLast();
   // Capping region length restricts the plans searched: say so.
   if (a.kind == SegmentKind::Region && opts.max_segment_units > 0 && opts.max_segment_units < n)
     a.exact = false;
@@ -226,7 +273,15 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
         a.exact = a.exact && s.exact;
         a.chosen = measure(trace, a, "optimal", s.segments);
         fixedPlans();
-      } else if (auto best = optimalWithinBudget(trace, a, opts, fixedPlans)) {
+        break;
+      }
+      if (a.tree_plan) {
+        bool exact = true;  // the block search is a comparison, not the answer
+        a.blocks = solveThenSimulate(
+            trace, a, block_chain, defaultSolverOptions(block_chain.size(), SegmentKind::Module), "blocks",
+            [&](const Segments& s) { return a.tree.fromBlockPlan(s); }, exact);
+      }
+      if (auto best = optimalWithinBudget(trace, a, opts, fixedPlans)) {
         a.chosen = *best;
       } else {
         // The chain model is an upper bound; the least-peak plan may still

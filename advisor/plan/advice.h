@@ -10,6 +10,7 @@
 
 #include "model/chain_peak.h"
 #include "model/memory_curve.h"
+#include "model/module_tree.h"
 #include "model/module_stats.h"
 #include "model/step_layout.h"
 #include "model/unit_chain.h"
@@ -39,6 +40,11 @@ struct AdviceRequest {
   std::optional<SegmentKind> kind;      // default: from the run's runtime
   int max_segment_units = -1;          // -1: defaultSolverOptions' rule, 0: no limit
   HeadroomRequest headroom;            // default: the rule in headroom.h
+  // Plans over the module tree (module_tree.h): with `--units auto` on a
+  // python run (module segments), a block may be checkpointed whole or by
+  // its sub-modules. False keeps plans to the units of one level (what-if,
+  // multi-process jobs).
+  bool tree = true;
 };
 
 // A plan with what the simulator predicts for it.
@@ -58,7 +64,11 @@ struct Advice {
   SegmentKind kind = SegmentKind::Region;
   AllocationFilter filter;
   std::vector<ModuleStats> modules;
-  UnitSelection units;
+  UnitSelection units;            // the blocks (units of one level)
+  // The chain's units: the blocks, or for a plan over the module tree the
+  // blocks' sub-modules (tree.anySplit()); segments index tree.names.
+  ModuleTree tree;
+  bool tree_plan = false;         // the solver chose among blocks and their sub-modules
   std::vector<ExcludedUnit> excluded;  // selected but unsafe to checkpoint, left out
   RunLayout layout;               // forward times less the recording's own cost
   Ns hook_ns_per_call = 0;        // that cost per module call, as measured (0: none recorded)
@@ -75,6 +85,9 @@ struct Advice {
   Bytes limit() const { return budget - headroom.bytes; }
 
   PlanOutcome baseline, every, uniform;
+  // Tree plans only: the least-recompute plan over whole blocks (block
+  // chain, simulated on this chain); the tree answer is never worse.
+  std::optional<PlanOutcome> blocks;
   PlanOutcome chosen;           // the answer (also for strategies none/every/uniform)
   bool feasible = true;         // chosen fits the budget and the slowdown limit
   bool exact = true;            // the optimal search was not thinned

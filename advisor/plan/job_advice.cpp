@@ -79,6 +79,7 @@ JobAdvice adviseJob(const RunInfo& launcher, const std::vector<Trace>& traces,
   JobAdvice job;
   job.launcher = launcher;
   AdviceRequest req = inBytes(traces, request);
+  req.tree = false;  // plans over the module tree: single processes only (docs/plan.md)
   for (const Trace& t : traces) {
     try {
       job.ranks.push_back(advise(t, req));

@@ -75,11 +75,20 @@ nlohmann::json planJson(const Advice& a) {
   for (const Segment& s : a.chosen.segments) {
     nlohmann::json names = nlohmann::json::array();
     for (int k = s.first; k <= s.last; ++k) names.push_back(c.names[k]);
-    checkpoint.push_back(names);
-    segments.push_back({{"kind", toString(a.kind)},
-                        {"units", names},
-                        {"recompute_ns", c.recomputeNs(s.first, s.last)},
-                        {"dropped_bytes", c.droppedBytes(s.first, s.last)}});
+    nlohmann::json segment = {{"kind", toString(a.kind)},
+                              {"units", names},
+                              {"recompute_ns", c.recomputeNs(s.first, s.last)},
+                              {"dropped_bytes", c.droppedBytes(s.first, s.last)}};
+    if (a.kind == SegmentKind::Module) {
+      // The module torch.utils.checkpoint wraps: over the module tree, a
+      // block spanning its sub-modules is the block itself.
+      std::string module = a.tree_plan ? a.tree.moduleOf(s) : c.names[s.first];
+      segment["module"] = module;
+      checkpoint.push_back(nlohmann::json::array({module}));
+    } else {
+      checkpoint.push_back(names);
+    }
+    segments.push_back(segment);
   }
   nlohmann::json units = nlohmann::json::array();
   nlohmann::json unit_stats = nlohmann::json::array();
@@ -120,6 +129,7 @@ nlohmann::json planJson(const Advice& a) {
       {"predicted", outcomeJson(a.chosen, a)},
       {"baseline", {{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns}}},
       {"compare", {{"every", outcomeJson(a.every, a)}, {"uniform", outcomeJson(a.uniform, a)}}},
+      {"plan_level", a.tree_plan ? "tree" : "units"},
       {"feasible", a.feasible},
       {"exact", a.exact},
       {"steady_step", c.steady_step},
@@ -127,6 +137,12 @@ nlohmann::json planJson(const Advice& a) {
       {"complete_steps", c.complete_steps},
       {"unit_stats", unit_stats}};
   if (a.max_slowdown) doc["max_slowdown"] = *a.max_slowdown;
+  if (a.tree_plan) {
+    // The level the units were chosen at; `units` are then their sub-modules
+    // (and the blocks that were not split), and a segment may be a block.
+    doc["blocks"] = a.tree.blocks;
+    if (a.blocks) doc["compare"]["blocks"] = outcomeJson(*a.blocks, a);
+  }
   if (!a.feasible) {
     doc["message"] = a.message;
     if (a.min_reachable_peak >= 0) doc["min_reachable_peak_bytes"] = a.min_reachable_peak;
@@ -138,8 +154,9 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   if (!doc.is_object()) throw AdviceError(where + ": not a gcprof plan (expected a JSON object)");
   PlanFile p;
   p.format = field<std::string>(doc, "format", where);
-  if (p.format != kPlanFormat)
-    throw AdviceError(where + ": plan format '" + p.format + "' is not " + kPlanFormat +
+  if (!readablePlanFormat(p.format))
+    throw AdviceError(where + ": plan format '" + p.format + "' is not " + kPlanFormat + " (or " +
+                      kPlanFormatV1 + ")" +
                       "; write it with this gcprof's `advise -o`");
   p.trace_run = optionalField(doc, "trace_run", int64_t{0}, where);
   p.strategy = optionalField(doc, "strategy", std::string(), where);

@@ -1,4 +1,4 @@
-// The plan file, format gcprof.plan/1 (docs/plan.md): written by `advise`,
+// The plan file, format gcprof.plan/2 (docs/plan.md; gcprof.plan/1 is still read): written by `advise`,
 // stored in the trace's plans table, read by verify, the python shim and
 // gcprof::torch.
 #pragma once
@@ -11,7 +11,16 @@
 
 namespace gcprof::advisor {
 
-inline constexpr const char* kPlanFormat = "gcprof.plan/1";
+// Written by this gcprof. v2 adds, per `segments[]` entry, the module the
+// python runtime wraps (`module`, for plans over the module tree) and the
+// checkpoint policy (issue 10); a v1 plan means whole-module checkpoints of
+// its `checkpoint` names, which is what v2 says when those fields are absent.
+inline constexpr const char* kPlanFormat = "gcprof.plan/2";
+inline constexpr const char* kPlanFormatV1 = "gcprof.plan/1";
+// Whether a reader of this gcprof understands `format`.
+inline bool readablePlanFormat(const std::string& format) {
+  return format == kPlanFormat || format == kPlanFormatV1;
+}
 
 nlohmann::json planJson(const Advice& advice);
 

@@ -5,6 +5,7 @@
 
 #include "model/advice_error.h"
 #include "model/chain_peak.h"
+#include "model/module_tree.h"
 #include "model/step_layout.h"
 #include "simulate/replay_simulator.h"
 #include "utf8_text.h"
@@ -48,7 +49,20 @@ namespace {
 // The plan's segments as unit indexes; empty when a name is not a unit.
 std::optional<Segments> segmentsOf(const PlanFile& plan) {
   Segments segs;
-  for (const auto& seg : plan.checkpoint) {
+  // A v2 plan over the module tree names a block in `checkpoint`; the chain
+  // units it spans are its segment's `units`.
+  std::vector<std::vector<std::string>> spans = plan.checkpoint;
+  const nlohmann::json& listed = plan.json.contains("segments") ? plan.json["segments"] : nlohmann::json();
+  if (listed.is_array() && listed.size() == spans.size()) {
+    for (size_t i = 0; i < spans.size(); ++i)
+      if (listed[i].is_object() && listed[i].contains("units") && listed[i]["units"].is_array()) {
+        std::vector<std::string> units;
+        for (const auto& u : listed[i]["units"])
+          if (u.is_string()) units.push_back(u.get<std::string>());
+        if (!units.empty()) spans[i] = units;
+      }
+  }
+  for (const auto& seg : spans) {
     if (seg.empty()) continue;
     auto first = std::find(plan.units.begin(), plan.units.end(), seg.front());
     auto last = std::find(plan.units.begin(), plan.units.end(), seg.back());
@@ -124,7 +138,12 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
   }
   if (r.plan && !r.plan->units.empty()) {
     if (std::optional<Segments> segs = segmentsOf(*r.plan)) {
-      RunLayout layout = stepLayouts(base, r.plan->units);
+      std::vector<std::string> blocks;
+      const nlohmann::json& plan_doc = r.plan->json;
+      if (plan_doc.contains("blocks") && plan_doc["blocks"].is_array())
+        for (const auto& b : plan_doc["blocks"])
+          if (b.is_string()) blocks.push_back(b.get<std::string>());
+      RunLayout layout = treeLayout(base, treeOfPlan(r.plan->units, blocks));
       SimulationOptions o;
       o.want_curve = true;
       Simulation sim = simulate(base, filter, layout, *segs, o);

@@ -117,6 +117,7 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
   w.size_name = req.size_name;
   std::vector<SizedAdvice> sized;
   AdviceRequest each = req.advice;
+  each.tree = false;  // the chain is fitted over sizes unit by unit: one level
   each.strategy = Strategy::None;
   each.budget.reset();
   each.max_slowdown.reset();

@@ -19,6 +19,7 @@ struct State {
 
 int maxLast(const UnitChain& c, int k, const SolverOptions& o) {
   int n = c.size();
+  if (!o.tree_span_last.empty()) return std::max(k, o.tree_span_last[k]);
   if (o.kind == SegmentKind::Module) return k;
   if (o.max_segment_units > 0) return std::min(n - 1, k + o.max_segment_units - 1);
   return n - 1;
@@ -104,7 +105,7 @@ struct RemainingCost {
       SegmentSweep sweep(c, k);
       for (int j = k; j <= maxLast(c, k, o); ++j) {
         sweep.extend();
-        if (sweep.dropped() > 0)
+        if (sweep.dropped() > 0 && o.allows(k, j))
           best = std::min(best, static_cast<double>(sweep.recomputeNs()) /
                                     static_cast<double>(sweep.dropped()));
       }
@@ -165,6 +166,7 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
         size_t q = static_cast<size_t>(j - k);
         Ns cost = st.cost + cache.cost[q];
         if (cost > o.cost_limit) break;  // recompute only grows with j
+        if (!o.allows(k, j)) continue;
         Bytes d = cache.dropped[q];
         if (cache.recompute_peak[q] - D > budget) continue;
         if (c.gap_peak[j] - (D + d) > budget) continue;
@@ -210,6 +212,17 @@ Solution bisectBudget(const UnitChain& c, Feasible feasible) {
 
 }  // namespace
 
+bool SolverOptions::allows(int first, int last) const {
+  if (first > last) return false;
+  if (!tree_span_last.empty()) return first == last || tree_span_last[first] == last;
+  if (kind == SegmentKind::Module) return first == last;
+  return max_segment_units <= 0 || last - first + 1 <= max_segment_units;
+}
+
+bool SolverOptions::allows(const Segments& plan) const {
+  return std::all_of(plan.begin(), plan.end(), [&](const Segment& s) { return allows(s.first, s.last); });
+}
+
 SolverOptions defaultSolverOptions(int units, SegmentKind kind) {
   SolverOptions o;
   o.kind = kind;
@@ -233,6 +246,7 @@ Solution solveOptimal(const UnitChain& chain, Bytes budget, const SolverOptions&
   };
   for (const Segments& plan : {Segments{}, everyUnit(chain.size()),
                                uniformPlan(chain.size(), options.kind)}) {
+    if (!options.allows(plan)) continue;  // uniform regions are not tree segments
     ChainPeak p = evaluateChain(chain, plan);
     if (p.peak > budget || p.recompute_ns > options.cost_limit) continue;
     Solution s;

@@ -16,8 +16,9 @@ PlanView PlanView::fromRecord(const PlanRecord& record) {
   p.json = record.json;
   try {
     auto j = nlohmann::json::parse(record.json);
-    if (j.value("format", std::string()) != "gcprof.plan/1") {
-      p.error = "not a gcprof.plan/1 document";
+    std::string format = j.value("format", std::string());
+    if (format != "gcprof.plan/2" && format != "gcprof.plan/1") {
+      p.error = "not a gcprof.plan/2 (or /1) document";
       return p;
     }
     p.budget = j.value("budget_bytes", record.budget);
@@ -31,6 +32,20 @@ PlanView PlanView::fromRecord(const PlanRecord& record) {
       }
       p.checkpoint.push_back(std::move(names));
     }
+    // v2: each segment's chain units (for a module-tree plan, the children
+    // of a checkpointed parent) and the module wrapped; v1 has neither.
+    for (const auto& seg : j.value("segments", nlohmann::json::array())) {
+      if (!seg.is_object()) continue;
+      std::vector<std::string> names;
+      for (const auto& u : seg.value("units", nlohmann::json::array())) {
+        names.push_back(u.get<std::string>());
+        p.checkpointed_.insert(names.back());
+      }
+      p.segment_units.push_back(std::move(names));
+      std::string module = seg.value("module", std::string());
+      if (!module.empty()) p.modules.push_back(module);
+    }
+    for (const auto& b : j.value("blocks", nlohmann::json::array())) p.blocks.push_back(b.get<std::string>());
     if (j.contains("predicted") && j["predicted"].is_object()) {
       const auto& pr = j["predicted"];
       p.predicted_peak = pr.value("peak_bytes", Bytes{-1});

@@ -1,4 +1,4 @@
-// A gcprof.plan/1 document (docs/plan.md) as the GUI shows it: which units are
+// A gcprof.plan/2 (or /1) document (docs/plan.md) as the GUI shows it: which units are
 // checkpointed, the budget line, the advisor's predictions. Parsing never
 // throws: a plan the GUI cannot read is listed with its error instead.
 #pragma once
@@ -19,6 +19,12 @@ struct PlanView {
   Bytes budget = 0;
   std::vector<std::string> units;                    // forward order
   std::vector<std::vector<std::string>> checkpoint;  // segments of consecutive units
+  // v2 plans: per segment the chain units it spans (a module-tree plan
+  // checkpoints a parent by the span of its children) and the modules the
+  // python runtime wraps, at any depth. Empty for v1 plans.
+  std::vector<std::vector<std::string>> segment_units;
+  std::vector<std::string> modules;
+  std::vector<std::string> blocks;  // v2 plans over the module tree: the level `units` were split from
   Bytes predicted_peak = -1;                         // -1 = not given
   Ns predicted_recompute = -1;
   Ns predicted_step = -1;

@@ -4,6 +4,7 @@
 #include <map>
 
 #include "model/memory_curve.h"
+#include "model/module_tree.h"
 #include "model/recording_cost.h"
 #include "model/step_layout.h"
 #include "simulate/replay_simulator.h"
@@ -18,7 +19,12 @@ std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView&
     std::map<std::string, int> index;
     for (size_t i = 0; i < plan.units.size(); ++i) index[plan.units[i]] = static_cast<int>(i);
     advisor::Segments segments;
-    for (const auto& seg : plan.checkpoint) {
+    // A module-tree plan names parents in `checkpoint`; its segments' units
+    // are the chain spans the simulator replays.
+    const auto& spans = plan.segment_units.size() == plan.checkpoint.size() && !plan.segment_units.empty()
+                            ? plan.segment_units
+                            : plan.checkpoint;
+    for (const auto& seg : spans) {
       if (seg.empty()) continue;
       auto first = index.find(seg.front()), last = index.find(seg.back());
       if (first == index.end() || last == index.end()) {
@@ -27,7 +33,8 @@ std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView&
       }
       segments.push_back({first->second, last->second});
     }
-    advisor::RunLayout layout = advisor::stepLayouts(trace, plan.units);
+    // As advise laid the chain out (a tree plan's blocks widen their sub-modules' windows).
+    advisor::RunLayout layout = advisor::treeLayout(trace, advisor::treeOfPlan(plan.units, plan.blocks));
     // Recompute stretches the timeline as `advise` predicted it: without the hooks' cost.
     advisor::subtractRecordingCost(layout, trace, advisor::hookCostPerCall(trace));
     if (layout.complete == 0) {

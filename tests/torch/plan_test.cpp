@@ -62,7 +62,7 @@ TEST(TorchPlan, RejectsWrongFormats) {
   EXPECT_NE(error_of("not json").find("not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("[1,2]").find("not a gcprof plan"), std::string::npos);
   EXPECT_NE(error_of(R"({"checkpoint": []})").find("no \"format\""), std::string::npos);
-  EXPECT_NE(error_of(R"({"format":"other/1","checkpoint":[]})").find("expected \"gcprof.plan/1\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"other/1","checkpoint":[]})").find("expected \"gcprof.plan/2\""), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/2","checkpoint":[]})").find("upgrade gcprof"), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1"})").find("no \"checkpoint\""), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1","checkpoint":"layers.1"})").find("list of segments"),

@@ -1,10 +1,12 @@
-"""Reading a gcprof.plan/1 file and applying it to a model (docs/plan.md).
+"""Reading a gcprof.plan/2 (or /1) file and applying it to a model (docs/plan.md).
 
-`checkpoint` is a list of segments, each a list of unit names (qualified
-module names as recorded: "layers.3"). Python cannot checkpoint an arbitrary
-region between modules, so a segment of several units is applied as one
-checkpoint per unit; the advisor emits single-unit segments for runs whose
-runtime is "python".
+`checkpoint` is a list of segments, each a list of module names (qualified
+names as recorded: "layers.3"). Python cannot checkpoint an arbitrary region
+between modules, so a segment of several units is applied as one checkpoint
+per unit; the advisor emits single-module segments for runs whose runtime is
+"python". In a plan over the module tree (v2) the names may be at any depth
+("transformer.h.0" here, only "transformer.h.1.attn" there), never nested;
+each `segments[]` entry then names the module wrapped (`module`).
 """
 import difflib
 import json
@@ -13,7 +15,10 @@ import sys
 
 from .checkpointing import checkpoint_module
 
-FORMAT = "gcprof.plan/1"
+FORMAT = "gcprof.plan/2"
+# Older plans read the same: no `module`/`policy` means whole-module
+# checkpoints of the `checkpoint` names.
+READABLE_FORMATS = (FORMAT, "gcprof.plan/1")
 
 
 class PlanError(Exception):
@@ -33,10 +38,10 @@ def load_plan(plan):
             raise PlanError("%s: cannot read the plan (%s)" % (where, exc.strerror or exc)) from None
         except ValueError as exc:
             raise PlanError("%s: not valid JSON (%s); write it with `gcprof advise -o`" % (where, exc)) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise PlanError("%s: format is %r, expected %r; write it with `gcprof advise -o`"
-                        % (where, found, FORMAT))
+        raise PlanError("%s: format is %r, expected %r (or %r); write it with `gcprof advise -o`"
+                        % (where, found, FORMAT, READABLE_FORMATS[1]))
     segments = data.get("checkpoint")
     if not isinstance(segments, list) or not all(
             isinstance(s, list) and all(isinstance(n, str) for n in s) for s in segments):
@@ -46,10 +51,19 @@ def load_plan(plan):
 
 
 def checkpoint_names(plan):
-    """The unit names to checkpoint, in plan order, without repeats."""
+    """The module names to checkpoint, in plan order, without repeats.
+
+    A v2 segment that names its `module` wraps that module; otherwise every
+    name of the `checkpoint` segment is wrapped (v1, and v2 without it).
+    """
     names = []
-    for segment in plan["checkpoint"]:
-        for name in segment:
+    segments = plan.get("segments")
+    modules = None
+    if isinstance(segments, list) and len(segments) == len(plan["checkpoint"]):
+        modules = [s.get("module") if isinstance(s, dict) else None for s in segments]
+    for i, segment in enumerate(plan["checkpoint"]):
+        module = modules[i] if modules else None
+        for name in ([module] if isinstance(module, str) and module else segment):
             if name not in names:
                 names.append(name)
     return names
@@ -100,7 +114,12 @@ def apply_plan(model, plan):
 
     where = "plan" if isinstance(plan, dict) else os.fspath(plan)
     data = load_plan(plan)
-    targets = resolve(model, checkpoint_names(data), where)
+    names = checkpoint_names(data)
+    nested = [(a, b) for a in names for b in names if b.startswith(a + ".")]
+    if nested:
+        raise PlanError("%s: %r is checkpointed inside %r, which is checkpointed too; a plan's "
+                        "modules must not nest (advise again)" % (where, nested[0][1], nested[0][0]))
+    targets = resolve(model, names, where)
     for name, module in targets:
         checkpoint_module(torch, module, name)
     if targets:

@@ -1,4 +1,4 @@
-// gcprof.plan/1 parsing and validation for LibTorch programs (docs/plan.md).
+// gcprof.plan/2 (and /1) parsing and validation for LibTorch programs (docs/plan.md).
 #include "gcprof/torch/plan.h"
 
 #include <nlohmann/json.hpp>
@@ -13,7 +13,10 @@
 namespace gcprof::torch {
 namespace {
 
-constexpr const char* kFormat = "gcprof.plan/1";
+// v2 adds per-segment fields for the python runtime (`module`, `policy`);
+// region plans for this helper read the same in both versions.
+constexpr const char* kFormat = "gcprof.plan/2";
+constexpr const char* kFormatV1 = "gcprof.plan/1";
 constexpr const char* kHowToFix = "write it with `gcprof advise TRACE --budget ... -o plan.json`";
 
 [[noreturn]] void fail(const std::string& source, const std::string& what) {
@@ -38,6 +41,7 @@ void check_format(const nlohmann::json& doc, const std::string& source) {
   }
   std::string format = doc["format"].get<std::string>();
   const std::string family = "gcprof.plan/";
+  if (format == kFormatV1) return;
   if (format.rfind(family, 0) == 0 && format != kFormat) {
     fail(source, "plan format " + format + " is not " + kFormat +
                      ", the one this gcprof reads; upgrade gcprof or advise again with this one");

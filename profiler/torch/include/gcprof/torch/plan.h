@@ -1,4 +1,4 @@
-// Reading a checkpoint plan (gcprof.plan/1, docs/plan.md) in a LibTorch program.
+// Reading a checkpoint plan (gcprof.plan/2 or /1, docs/plan.md) in a LibTorch program.
 //
 // The advisor writes the plan; a training loop asks it which of its units to
 // checkpoint and how they group into segments (runs of consecutive units
