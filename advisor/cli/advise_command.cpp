@@ -121,8 +121,7 @@ void printComparison(const Advice& a) {
   std::printf("\n  %-10s %12s %10s %14s %12s %9s %6s\n", "plan", "peak", "of budget", "recompute/step",
               "step time", "slowdown", "units");
   auto row = [&](const char* label, const PlanOutcome& o, bool chosen) {
-    int units = 0;
-    for (const Segment& s : o.segments) units += s.last - s.first + 1;
+    int units = checkpointedModules(o, a);
     double slow = a.baseline.step_ns > 0 ? static_cast<double>(o.step_ns) / a.baseline.step_ns - 1 : 0;
     std::printf("  %-10s %12s %10s %14s %12s %9s %6d%s\n", label, formatBytes(o.peak).c_str(),
                 formatPercent(static_cast<double>(o.peak) / a.budget).c_str(),

@@ -186,6 +186,13 @@ Bytes Budget::resolve(Bytes recorded_peak) const {
   return static_cast<Bytes>(std::llround(fraction * static_cast<double>(recorded_peak)));
 }
 
+int checkpointedModules(const PlanOutcome& plan, const Advice& advice) {
+  if (advice.kind == SegmentKind::Module) return static_cast<int>(plan.segments.size());
+  int n = 0;
+  for (const Segment& s : plan.segments) n += s.last - s.first + 1;
+  return n;
+}
+
 PlanOutcome outcomeOf(const Trace& trace, const Advice& advice, const std::string& name,
                       const Segments& segments) {
   return measure(trace, advice, name, segments);

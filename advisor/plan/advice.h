@@ -96,6 +96,10 @@ struct Advice {
   PlanOutcome minimum;            // the plan that reaches it
 };
 
+// How many modules a plan checkpoints: one per segment with module segments
+// (over the module tree a whole block is one), else the units its regions span.
+int checkpointedModules(const PlanOutcome& plan, const Advice& advice);
+
 // Throws AdviceError for bad input (no units, incomplete steps, ...).
 Advice advise(const Trace& trace, const AdviceRequest& request);
 

@@ -19,11 +19,7 @@ nlohmann::json outcomeJson(const PlanOutcome& o, const Advice& a) {
           {"recompute_ns", o.recompute_ns},
           {"step_ns", o.step_ns},
           {"slowdown", slowdown},
-          {"checkpointed_units", [&] {
-             int n = 0;
-             for (const Segment& s : o.segments) n += s.last - s.first + 1;
-             return n;
-           }()},
+          {"checkpointed_units", checkpointedModules(o, a)},
           {"fits_budget", o.fits}};
 }
 

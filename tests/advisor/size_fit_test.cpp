@@ -6,6 +6,7 @@
 
 #include "chain_traces.h"
 #include "model/advice_error.h"
+#include "plan/plan_file.h"
 #include "scale/chain_scaling.h"
 #include "scale/run_size.h"
 #include "scale/size_fit.h"
@@ -200,7 +201,7 @@ TEST(WhatIf, LargestSizeIsTheTrueLargestForEachStrategy) {
   // The plan for size 24 is a normal plan marked with its size.
   ASSERT_TRUE(w.plan.has_value());
   nlohmann::json doc = sizedPlanJson(w);
-  EXPECT_EQ(doc["format"], "gcprof.plan/1");
+  EXPECT_EQ(doc["format"], kPlanFormat);
   EXPECT_EQ(doc["size"]["value"], 24);
   EXPECT_EQ(doc["size"]["recorded_size"], 4);
   EXPECT_EQ(doc["trace_run"], b.run.id);

@@ -71,8 +71,24 @@ class PublicModel:
         self.assertEqual((names[0], names[-1]), (self.first, self.last))
         self.assertEqual(auto["rule"], self.rule)
         plan = load(self.plan_path)
-        self.assertEqual(plan["units"], names)
+        # Over the module tree the blocks are the level the units were split from.
+        self.assertEqual(plan.get("blocks", plan["units"]), names)
         self.assertEqual(plan["units_rule"], self.rule)
+
+    def test_tree_plan_wraps_modules_that_never_nest_and_beats_whole_blocks(self):
+        plan = load(self.plan_path)
+        self.assertEqual(plan["format"], "gcprof.plan/2")
+        modules = [s["module"] for s in plan["segments"]]
+        self.assertEqual([[m] for m in modules], plan["checkpoint"])
+        for a in modules:
+            for b in modules:
+                self.assertFalse(b.startswith(a + "."), (a, b))
+        if plan["strategy"] != "optimal":
+            return
+        self.assertEqual(plan["plan_level"], "tree")
+        blocks = plan["compare"].get("blocks")
+        if blocks is not None and blocks["fits_budget"]:
+            self.assertLessEqual(plan["predicted"]["recompute_ns"], blocks["recompute_ns"])
 
     def test_advise_finds_a_plan(self):
         self.assertEqual(self.advice.returncode, 0, self.advice.stdout + self.advice.stderr)

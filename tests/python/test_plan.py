@@ -1,4 +1,4 @@
-"""Applying gcprof.plan/1 files: GCPROF_PLAN on an unmodified job, and gcprof.apply_plan."""
+"""Applying gcprof.plan/2 (and /1) files: GCPROF_PLAN on an unmodified job, and gcprof.apply_plan."""
 import atexit
 import collections
 import json
@@ -68,6 +68,44 @@ def test_apply_plan_from_code_rejects_bad_names_and_leaves_model_untouched():
     applied = gcprof.apply_plan(model, plan_file([["layers.0", "layers.2"]], "seg.json"))
     assert applied == ["layers.0", "layers.2"]
     assert [n for n, m in model.named_modules() if is_checkpointed(m)] == ["layers.0", "layers.2"]
+
+
+def test_tree_plans_wrap_each_segments_module_and_refuse_nested_ones():
+    import gcprof
+    from gcprof.checkpointing import is_checkpointed
+    from tiny_model import TinyGPT
+    # A v2 plan over the module tree: a whole block here, one sub-module there.
+    units = ["layers.0.attn", "layers.0.mlp", "layers.1.attn", "layers.1.mlp"]
+    tree = plan_file([["layers.0"], ["layers.1.mlp"]], "tree.json", format="gcprof.plan/2",
+                     units=units, blocks=["layers.0", "layers.1"],
+                     segments=[{"kind": "module", "units": units[:2], "module": "layers.0"},
+                               {"kind": "module", "units": units[3:], "module": "layers.1.mlp"}])
+    model = TinyGPT()
+    assert gcprof.apply_plan(model, tree) == ["layers.0", "layers.1.mlp"]
+    assert [n for n, m in model.named_modules() if is_checkpointed(m)] == ["layers.0", "layers.1.mlp"]
+    # `module` is what gets wrapped, whatever the segment's names say.
+    model = TinyGPT()
+    moved = plan_file([["layers.1.attn"]], "module.json", format="gcprof.plan/2",
+                      segments=[{"units": ["layers.1.attn"], "module": "layers.1"}])
+    assert gcprof.apply_plan(model, moved) == ["layers.1"]
+    model = TinyGPT()
+    nested = plan_file([["layers.1"], ["layers.1.mlp"]], "nested.json", format="gcprof.plan/2")
+    try:
+        gcprof.apply_plan(model, nested)
+    except gcprof.PlanError as error:
+        assert "must not nest" in str(error) and "'layers.1.mlp'" in str(error), error
+    else:
+        raise AssertionError("no PlanError for nested modules")
+    assert not any(is_checkpointed(m) for m in model.modules())
+
+
+def test_tree_plan_gives_identical_losses():
+    path = plan_file([["layers.0"], ["layers.1.mlp"]], "tree-losses.json", format="gcprof.plan/2",
+                     segments=[{"module": "layers.0"}, {"module": "layers.1.mlp"}])
+    args = [TINY, "--dropout", "0.2", "--steps", "2"]
+    plain = loss_lines(run_python(args, shim=False)[0])
+    proc, _ = run_python(args, GCPROF_PLAN=path)
+    assert loss_lines(proc) == plain, (proc.stderr, plain)
 
 
 def test_plan_names_recorded_through_a_wrapper_apply_to_the_bare_model():
