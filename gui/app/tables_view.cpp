@@ -44,7 +44,11 @@ void TablesView::drawUnits(const view::TraceDocument& doc, TimelineView& timelin
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(gcprof::formatBytes(static_cast<Bytes>(u.saved_bytes)).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(doc.selectedPlan() ? (u.checkpointed ? "yes" : "-") : "");
+    // Over the module tree a unit may be checkpointed as part of its block.
+    std::string mark = !u.checkpointed ? "-" : u.checkpointed_as == u.name || u.checkpointed_as.empty()
+                                                   ? "yes"
+                                                   : "block " + u.checkpointed_as;
+    ImGui::TextUnformatted(doc.selectedPlan() ? mark.c_str() : "");
     ImGui::TableNextColumn();
     if (u.checkpointed) ImGui::TextUnformatted(gcprof::formatBytes(static_cast<Bytes>(u.predicted_saving)).c_str());
   }

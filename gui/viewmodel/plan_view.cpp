@@ -41,9 +41,12 @@ PlanView PlanView::fromRecord(const PlanRecord& record) {
         names.push_back(u.get<std::string>());
         p.checkpointed_.insert(names.back());
       }
-      p.segment_units.push_back(std::move(names));
       std::string module = seg.value("module", std::string());
-      if (!module.empty()) p.modules.push_back(module);
+      if (!module.empty()) {
+        p.modules.push_back(module);
+        for (const std::string& n : names) p.wrapped_by_[n] = module;
+      }
+      p.segment_units.push_back(std::move(names));
     }
     for (const auto& b : j.value("blocks", nlohmann::json::array())) p.blocks.push_back(b.get<std::string>());
     if (j.contains("predicted") && j["predicted"].is_object()) {
@@ -56,6 +59,12 @@ PlanView PlanView::fromRecord(const PlanRecord& record) {
     p.error = std::string("unreadable plan: ") + e.what();
   }
   return p;
+}
+
+std::string PlanView::checkpointedAs(const std::string& unit) const {
+  auto it = wrapped_by_.find(unit);
+  if (it != wrapped_by_.end()) return it->second;
+  return checkpointed(unit) ? unit : std::string();
 }
 
 std::string PlanView::label() const {

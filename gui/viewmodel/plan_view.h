@@ -3,6 +3,7 @@
 // throws: a plan the GUI cannot read is listed with its error instead.
 #pragma once
 
+#include <map>
 #include <set>
 #include <string>
 #include <vector>
@@ -32,12 +33,16 @@ struct PlanView {
   std::string error;  // non-empty: the document could not be read
 
   bool checkpointed(const std::string& unit) const { return checkpointed_.count(unit) > 0; }
+  // The module whose checkpoint covers `unit`: the unit itself, or in a
+  // plan over the module tree the block wrapped whole ("" when none).
+  std::string checkpointedAs(const std::string& unit) const;
   std::string label() const;  // "plan 3: optimal, budget 6.0 GiB"
 
   static PlanView fromRecord(const PlanRecord& record);
 
  private:
   std::set<std::string> checkpointed_;
+  std::map<std::string, std::string> wrapped_by_;  // v2: unit -> its segment's module
 };
 
 // "1.5 GiB", "312 KiB", "17 B"

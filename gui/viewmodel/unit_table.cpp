@@ -70,6 +70,7 @@ std::vector<UnitStats> unitStats(const Trace& trace, const SeriesAssignment& ser
 void applyPlan(std::vector<UnitStats>& stats, const PlanView* plan) {
   for (UnitStats& s : stats) {
     s.checkpointed = plan && plan->checkpointed(s.name);
+    s.checkpointed_as = plan ? plan->checkpointedAs(s.name) : std::string();
     s.predicted_saving = s.checkpointed ? s.saved_bytes : 0;
   }
 }

@@ -20,6 +20,7 @@ struct UnitStats {
   double forward_ns = 0;     // mean per steady step
   double saved_bytes = 0;    // mean per steady step
   bool checkpointed = false; // in the selected plan
+  std::string checkpointed_as;  // the module wrapped: the unit, or the block it belongs to
   double predicted_saving = 0;
 };
 

@@ -117,6 +117,30 @@ TEST(LiveSet, LargestFirstAndOnlyWhatIsLive) {
   EXPECT_EQ(sum, view.memory.totalAt(t_fwd_end));
 }
 
+TEST(PlanView, TreePlansMarkSubModulesAndTheBlocksWrappedWhole) {
+  // gcprof.plan/2 over the module tree: layers.0 whole, only layers.1's mlp.
+  PlanRecord rec{5, 1, 0, "optimal", 1 << 20, R"({"format":"gcprof.plan/2","budget_bytes":1048576,
+    "blocks":["layers.0","layers.1"],
+    "units":["layers.0.attn","layers.0.mlp","layers.1.attn","layers.1.mlp"],
+    "checkpoint":[["layers.0"],["layers.1.mlp"]],
+    "segments":[{"kind":"module","module":"layers.0","units":["layers.0.attn","layers.0.mlp"]},
+                {"kind":"module","module":"layers.1.mlp","units":["layers.1.mlp"]}]})"};
+  PlanView plan = PlanView::fromRecord(rec);
+  ASSERT_TRUE(plan.error.empty()) << plan.error;
+  EXPECT_EQ(plan.modules, (std::vector<std::string>{"layers.0", "layers.1.mlp"}));
+  EXPECT_EQ(plan.blocks, (std::vector<std::string>{"layers.0", "layers.1"}));
+  EXPECT_TRUE(plan.checkpointed("layers.0.attn"));
+  EXPECT_EQ(plan.checkpointedAs("layers.0.attn"), "layers.0");
+  EXPECT_EQ(plan.checkpointedAs("layers.1.mlp"), "layers.1.mlp");
+  EXPECT_FALSE(plan.checkpointed("layers.1.attn"));
+  EXPECT_EQ(plan.checkpointedAs("layers.1.attn"), "");
+  // A v1 plan still reads: its names are the modules.
+  rec.json = R"({"format":"gcprof.plan/1","units":["a","b"],"checkpoint":[["b"]]})";
+  PlanView old = PlanView::fromRecord(rec);
+  ASSERT_TRUE(old.error.empty()) << old.error;
+  EXPECT_EQ(old.checkpointedAs("b"), "b");
+}
+
 TEST(PlanView, ForeignJsonIsAnErrorNotACrash) {
   PlanRecord rec{4, 1, 0, "optimal", 0, "{\"format\": \"something/2\"}"};
   EXPECT_FALSE(PlanView::fromRecord(rec).error.empty());
