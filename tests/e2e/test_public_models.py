@@ -118,6 +118,18 @@ class Gpt2(PublicModel, unittest.TestCase):
     def test_sixty_percent_is_reached(self):
         self.assertEqual(self.budget, "60%")
 
+    def test_default_plan_checkpoints_attention_and_mlp_not_whole_blocks(self):
+        # At 60% dropping the attention and MLP activations is enough; their
+        # layer norms and residual adds need not be recomputed, so the tree
+        # plan (by default) recomputes less than the best whole-block plan.
+        plan = load(self.plan_path)
+        modules = [s["module"] for s in plan["segments"]]
+        self.assertTrue(modules)
+        self.assertTrue(all(m.rsplit(".", 1)[-1] in ("attn", "mlp") for m in modules), modules)
+        blocks = plan["compare"]["blocks"]
+        self.assertTrue(blocks["fits_budget"])
+        self.assertLess(plan["predicted"]["recompute_ns"], blocks["recompute_ns"])
+
 
 class Llama(PublicModel, unittest.TestCase):
     model = "llama"
