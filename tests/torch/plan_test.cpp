@@ -63,7 +63,13 @@ TEST(TorchPlan, RejectsWrongFormats) {
   EXPECT_NE(error_of("[1,2]").find("not a gcprof plan"), std::string::npos);
   EXPECT_NE(error_of(R"({"checkpoint": []})").find("no \"format\""), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"other/1","checkpoint":[]})").find("expected \"gcprof.plan/2\""), std::string::npos);
-  EXPECT_NE(error_of(R"({"format":"gcprof.plan/2","checkpoint":[]})").find("upgrade gcprof"), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"gcprof.plan/3","checkpoint":[]})").find("upgrade gcprof"), std::string::npos);
+  // Both versions this gcprof writes or wrote read the same.
+  for (const char* format : {"gcprof.plan/1", "gcprof.plan/2"}) {
+    CheckpointPlan plan = CheckpointPlan::parse(
+        std::string(R"({"format":")") + format + R"(","checkpoint":[["layers.1"]]})", "p");
+    EXPECT_EQ(plan.segments().size(), 1u) << format;
+  }
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1"})").find("no \"checkpoint\""), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1","checkpoint":"layers.1"})").find("list of segments"),
             std::string::npos);
