@@ -80,7 +80,7 @@ def main():
         fail("segment kind %s for a %s run" % (p["segment_kind"], kind))
     if kind == "py" and any(len(seg) != 1 for seg in p["checkpoint"]):
         fail("python plans must checkpoint single modules: %s" % p["checkpoint"])
-    units = set(p["units"])
+    units = set(p["units"]) | set(p.get("blocks", []))  # a tree plan may wrap a whole block
     if not p["checkpoint"] or any(n not in units for seg in p["checkpoint"] for n in seg):
         fail("checkpoint names are not units: %s" % p["checkpoint"])
 
