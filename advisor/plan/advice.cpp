@@ -166,8 +166,12 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.layout = stepLayouts(trace, a.units.names);
   a.hook_ns_per_call = hookCostPerCall(trace);
   subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
+  a.op_ns_per_call = opCostPerCall(trace);
+  subtractOperatorCost(a.layout, trace, a.op_ns_per_call);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
+  // Selective checkpoints are applied by the python runtime, one module each.
+  if (a.kind == SegmentKind::Module && req.selective) addSelectiveOptions(a.chain, trace, a.filter, a.layout);
   a.strategy = req.strategy;
   a.max_slowdown = req.max_slowdown;
   a.has_budget = req.budget.has_value();

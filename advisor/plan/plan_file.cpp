@@ -76,10 +76,20 @@ nlohmann::json planJson(const Advice& a) {
     nlohmann::json names = nlohmann::json::array();
     for (int k = s.first; k <= s.last; ++k) names.push_back(c.names[k]);
     checkpoint.push_back(names);
-    segments.push_back({{"kind", toString(a.kind)},
-                        {"units", names},
-                        {"recompute_ns", c.recomputeNs(s.first, s.last)},
-                        {"dropped_bytes", c.droppedBytes(s.first, s.last)}});
+    SegmentEffect e{c.droppedBytes(s.first, s.last), 0, c.recomputeNs(s.first, s.last)};
+    nlohmann::json seg = {{"kind", toString(a.kind)}, {"units", names}};
+    if (a.kind == SegmentKind::Module) seg["module"] = c.names[s.first];
+    seg["policy"] = s.selective() ? "selective" : "whole";
+    if (s.selective()) {
+      const SelectiveOption& opt = c.selective.at(s.first).at(s.option - 1);
+      e = selectiveEffect(e, opt);
+      seg["save"] = s.save;
+      seg["save_rule"] = opt.label;
+      seg["kept_bytes"] = opt.kept;
+    }
+    seg["recompute_ns"] = e.recompute_ns;
+    seg["dropped_bytes"] = e.dropped;
+    segments.push_back(seg);
   }
   nlohmann::json units = nlohmann::json::array();
   nlohmann::json unit_stats = nlohmann::json::array();
@@ -123,7 +133,13 @@ nlohmann::json planJson(const Advice& a) {
       {"feasible", a.feasible},
       {"exact", a.exact},
       {"steady_step", c.steady_step},
-      {"recording_cost", {{"hook_ns_per_module_call", a.hook_ns_per_call}}},
+      {"recording_cost", {{"hook_ns_per_module_call", a.hook_ns_per_call},
+                          {"op_ns_per_call", a.op_ns_per_call}}},
+      {"selective_units", [&] {
+         int n = 0;
+         for (const auto& options : c.selective) n += options.empty() ? 0 : 1;
+         return n;
+       }()},
       {"complete_steps", c.complete_steps},
       {"unit_stats", unit_stats}};
   if (a.max_slowdown) doc["max_slowdown"] = *a.max_slowdown;
@@ -138,9 +154,9 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   if (!doc.is_object()) throw AdviceError(where + ": not a gcprof plan (expected a JSON object)");
   PlanFile p;
   p.format = field<std::string>(doc, "format", where);
-  if (p.format != kPlanFormat)
-    throw AdviceError(where + ": plan format '" + p.format + "' is not " + kPlanFormat +
-                      "; write it with this gcprof's `advise -o`");
+  if (p.format != kPlanFormat && p.format != kPlanFormatV1)
+    throw AdviceError(where + ": plan format '" + p.format + "' is not " + kPlanFormat + " (or " +
+                      kPlanFormatV1 + "); write it with this gcprof's `advise -o`");
   p.trace_run = optionalField(doc, "trace_run", int64_t{0}, where);
   p.strategy = optionalField(doc, "strategy", std::string(), where);
   p.segment_kind = optionalField(doc, "segment_kind", std::string("region"), where);
@@ -154,6 +170,24 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   p.headroom_bytes = optionalField(doc, "headroom_bytes", Bytes{0}, where);
   p.units = optionalField(doc, "units", std::vector<std::string>{}, where);
   p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);
+  p.policy.assign(p.checkpoint.size(), "whole");
+  p.save.assign(p.checkpoint.size(), {});
+  if (doc.contains("segments")) {
+    const nlohmann::json& segs = doc["segments"];
+    if (!segs.is_array() || segs.size() != p.checkpoint.size())
+      throw AdviceError(where + ": plan field \"segments\" must be a list with one entry per "
+                        "\"checkpoint\" segment");
+    for (size_t i = 0; i < segs.size(); ++i) {
+      if (!segs[i].is_object())
+        throw AdviceError(where + ": plan field \"segments\" entry " + std::to_string(i) +
+                          " has the wrong type (expected an object)");
+      p.policy[i] = optionalField(segs[i], "policy", std::string("whole"), where, "segments[].");
+      if (p.policy[i] != "whole" && p.policy[i] != "selective")
+        throw AdviceError(where + ": segment " + std::to_string(i) + " has policy '" + p.policy[i] +
+                          "'; expected whole or selective");
+      p.save[i] = optionalField(segs[i], "save", std::vector<std::string>{}, where, "segments[].");
+    }
+  }
   for (const char* part : {"predicted", "baseline"})
     if (doc.contains(part) && !doc[part].is_object())
       throw AdviceError(where + ": plan field \"" + part + "\" has the wrong type (expected an object)");

@@ -48,13 +48,18 @@ namespace {
 // The plan's segments as unit indexes; empty when a name is not a unit.
 std::optional<Segments> segmentsOf(const PlanFile& plan) {
   Segments segs;
-  for (const auto& seg : plan.checkpoint) {
+  for (size_t i = 0; i < plan.checkpoint.size(); ++i) {
+    const auto& seg = plan.checkpoint[i];
     if (seg.empty()) continue;
     auto first = std::find(plan.units.begin(), plan.units.end(), seg.front());
     auto last = std::find(plan.units.begin(), plan.units.end(), seg.back());
     if (first == plan.units.end() || last == plan.units.end()) return std::nullopt;
+    // A selective segment: the simulator reads only its save-list (the
+    // option's index into a chain's candidates is the advisor's, not needed).
+    bool selective = i < plan.policy.size() && plan.policy[i] == "selective";
     segs.push_back({static_cast<int>(first - plan.units.begin()),
-                    static_cast<int>(last - plan.units.begin())});
+                    static_cast<int>(last - plan.units.begin()), selective ? 1 : 0,
+                    selective ? plan.save[i] : std::vector<std::string>{}});
   }
   return segs;
 }

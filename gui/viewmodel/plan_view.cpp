@@ -16,8 +16,9 @@ PlanView PlanView::fromRecord(const PlanRecord& record) {
   p.json = record.json;
   try {
     auto j = nlohmann::json::parse(record.json);
-    if (j.value("format", std::string()) != "gcprof.plan/1") {
-      p.error = "not a gcprof.plan/1 document";
+    std::string format = j.value("format", std::string());
+    if (format != "gcprof.plan/1" && format != "gcprof.plan/2") {
+      p.error = "not a gcprof.plan/1 or /2 document";
       return p;
     }
     p.budget = j.value("budget_bytes", record.budget);

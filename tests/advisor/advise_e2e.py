@@ -53,7 +53,7 @@ def main():
     for key in ("format", "strategy", "budget_bytes", "checkpoint", "units", "trace_run"):
         if key not in p:
             fail("plan lacks %r" % key)
-    if p["format"] != "gcprof.plan/1":
+    if p["format"] != "gcprof.plan/2":
         fail("format %r" % p["format"])
     base, budget, pred = p["baseline"]["peak_bytes"], p["budget_bytes"], p["predicted"]
     if abs(budget - 0.6 * base) > 0.001 * base:

@@ -200,7 +200,7 @@ TEST(WhatIf, LargestSizeIsTheTrueLargestForEachStrategy) {
   // The plan for size 24 is a normal plan marked with its size.
   ASSERT_TRUE(w.plan.has_value());
   nlohmann::json doc = sizedPlanJson(w);
-  EXPECT_EQ(doc["format"], "gcprof.plan/1");
+  EXPECT_EQ(doc["format"], "gcprof.plan/2");
   EXPECT_EQ(doc["size"]["value"], 24);
   EXPECT_EQ(doc["size"]["recorded_size"], 4);
   EXPECT_EQ(doc["trace_run"], b.run.id);

@@ -61,7 +61,7 @@ class WhatIfPython(unittest.TestCase):
     def test_plan_is_marked_with_its_size(self):
         with open(self.plan) as f:
             plan = json.load(f)
-        self.assertEqual(plan["format"], "gcprof.plan/1")
+        self.assertEqual(plan["format"], "gcprof.plan/2")
         self.assertEqual(plan["size"], {"name": "batch", "value": self.size, "recorded_size": 4})
         self.assertLessEqual(plan["predicted"]["peak_bytes"], plan["budget_bytes"])
 

@@ -45,7 +45,7 @@ def test_unreadable_or_foreign_plan_exits_2():
     with open(bad_json, "w") as f:
         f.write("{not json")
     cases = {bad_json: "not valid JSON", os.path.join(TMP, "absent.json"): "cannot read",
-             plan_file([["layers.0"]], "v9.json", format="gcprof.plan/9"): "expected 'gcprof.plan/1'",
+             plan_file([["layers.0"]], "v9.json", format="gcprof.plan/9"): "expected 'gcprof.plan/2' or 'gcprof.plan/1'",
              plan_file("layers.0", "flat.json"): "list of segments"}
     for path, message in cases.items():
         proc, _ = run_python([TINY], GCPROF_PLAN=path)

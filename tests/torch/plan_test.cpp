@@ -62,8 +62,15 @@ TEST(TorchPlan, RejectsWrongFormats) {
   EXPECT_NE(error_of("not json").find("not valid JSON"), std::string::npos);
   EXPECT_NE(error_of("[1,2]").find("not a gcprof plan"), std::string::npos);
   EXPECT_NE(error_of(R"({"checkpoint": []})").find("no \"format\""), std::string::npos);
-  EXPECT_NE(error_of(R"({"format":"other/1","checkpoint":[]})").find("expected \"gcprof.plan/1\""), std::string::npos);
-  EXPECT_NE(error_of(R"({"format":"gcprof.plan/2","checkpoint":[]})").find("upgrade gcprof"), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"other/1","checkpoint":[]})").find("expected \"gcprof.plan/2\""), std::string::npos);
+  EXPECT_NE(error_of(R"({"format":"gcprof.plan/3","checkpoint":[]})").find("upgrade gcprof"), std::string::npos);
+  // v2 whole-module segments are read; selective ones only the python runtime applies.
+  EXPECT_NO_THROW(CheckpointPlan::parse(
+      R"({"format":"gcprof.plan/2","units":[],"checkpoint":[],"segments":[]})", "p"));
+  EXPECT_NE(error_of(R"({"format":"gcprof.plan/2","units":["a"],"checkpoint":[["a"]],)"
+                     R"("segments":[{"module":"a","policy":"selective","save":["aten.mm.default#0"]}]})")
+                .find("only the python runtime"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1"})").find("no \"checkpoint\""), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1","checkpoint":"layers.1"})").find("list of segments"),
             std::string::npos);

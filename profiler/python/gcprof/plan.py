@@ -1,10 +1,16 @@
-"""Reading a gcprof.plan/1 file and applying it to a model (docs/plan.md).
+"""Reading a gcprof.plan/1 or /2 file and applying it to a model (docs/plan.md).
 
 `checkpoint` is a list of segments, each a list of unit names (qualified
 module names as recorded: "layers.3"). Python cannot checkpoint an arbitrary
 region between modules, so a segment of several units is applied as one
 checkpoint per unit; the advisor emits single-unit segments for runs whose
 runtime is "python".
+
+Version 2 adds, per entry of `segments` (parallel to `checkpoint`): `module`
+(the module to wrap), `policy` ("whole", the default, or "selective") and,
+for selective segments, `save`: the operator calls whose outputs are kept,
+"<aten overload>#<occurrence in the module's forward>". Those are applied
+with PyTorch's selective checkpointing (checkpointing.py).
 """
 import difflib
 import json
@@ -13,7 +19,8 @@ import sys
 
 from .checkpointing import checkpoint_module
 
-FORMAT = "gcprof.plan/1"
+FORMAT = "gcprof.plan/2"
+FORMATS = ("gcprof.plan/1", FORMAT)  # what this reader accepts
 
 
 class PlanError(Exception):
@@ -33,16 +40,49 @@ def load_plan(plan):
             raise PlanError("%s: cannot read the plan (%s)" % (where, exc.strerror or exc)) from None
         except ValueError as exc:
             raise PlanError("%s: not valid JSON (%s); write it with `gcprof advise -o`" % (where, exc)) from None
-    if not isinstance(data, dict) or data.get("format") != FORMAT:
+    if not isinstance(data, dict) or data.get("format") not in FORMATS:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
-        raise PlanError("%s: format is %r, expected %r; write it with `gcprof advise -o`"
-                        % (where, found, FORMAT))
+        raise PlanError("%s: format is %r, expected %r or %r; write it with `gcprof advise -o`"
+                        % (where, found, FORMATS[1], FORMATS[0]))
     segments = data.get("checkpoint")
     if not isinstance(segments, list) or not all(
             isinstance(s, list) and all(isinstance(n, str) for n in s) for s in segments):
         raise PlanError('%s: "checkpoint" must be a list of segments, each a list of module names'
                         % where)
+    _check_segments(data, where)
     return data
+
+
+def _check_segments(data, where):
+    entries = data.get("segments")
+    if entries is None:
+        return
+    if not isinstance(entries, list) or len(entries) != len(data["checkpoint"]):
+        raise PlanError('%s: "segments" must be a list with one entry per "checkpoint" segment' % where)
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise PlanError('%s: "segments" entry %d must be an object' % (where, i))
+        policy = entry.get("policy", "whole")
+        if policy not in ("whole", "selective"):
+            raise PlanError('%s: segment %d has policy %r; expected "whole" or "selective"'
+                            % (where, i, policy))
+        save = entry.get("save", [])
+        if not isinstance(save, list) or not all(isinstance(k, str) and "#" in k for k in save):
+            raise PlanError('%s: segment %d: "save" must be a list of "<aten op>#<occurrence>" '
+                            'strings' % (where, i))
+        if policy == "selective" and len(data["checkpoint"][i]) != 1:
+            raise PlanError("%s: segment %d is selective but has %d modules; a selective "
+                            "segment is one module" % (where, i, len(data["checkpoint"][i])))
+
+
+def save_lists(plan):
+    """Module name -> the operator calls kept, for the selective segments."""
+    out = {}
+    for names, entry in zip(plan["checkpoint"], plan.get("segments") or []):
+        if entry.get("policy", "whole") == "selective":
+            module = entry.get("module") or names[0]
+            out[module] = list(entry.get("save", []))
+    return out
 
 
 def checkpoint_names(plan):
@@ -101,8 +141,9 @@ def apply_plan(model, plan):
     where = "plan" if isinstance(plan, dict) else os.fspath(plan)
     data = load_plan(plan)
     targets = resolve(model, checkpoint_names(data), where)
+    selective = save_lists(data)
     for name, module in targets:
-        checkpoint_module(torch, module, name)
+        checkpoint_module(torch, module, name, save=selective.get(name))
     if targets:
         no_cache_while_training(model)
     return [name for name, _ in targets]
