@@ -66,6 +66,14 @@ std::optional<Segments> segmentsOf(const PlanFile& plan) {
 
 }  // namespace
 
+std::vector<std::vector<std::string>> saveLists(const ReportData& r) {
+  std::vector<std::vector<std::string>> out(r.v.checkpoint.size());
+  if (!r.plan || r.plan->checkpoint != r.v.checkpoint) return out;
+  for (size_t i = 0; i < out.size() && i < r.plan->policy.size(); ++i)
+    if (r.plan->policy[i] == "selective") out[i] = r.plan->save[i];
+  return out;
+}
+
 ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_points) {
   std::vector<VerificationRecord> all = store.verifications();
   if (all.empty())
