@@ -37,6 +37,7 @@ struct AdviseArgs {
   std::string output;
   bool json = false;
   bool no_store = false;
+  bool whole_only = false;
   int64_t run = 0;
   int max_segment_units = -1;
   WhatIfArgs what_if;
@@ -47,6 +48,7 @@ AdviceRequest request(const AdviseArgs& a) {
   r.units = a.units;
   r.strategy = parseStrategy(a.strategy);
   r.max_segment_units = a.max_segment_units;
+  r.selective = !a.whole_only;
   try {
     if (!a.budget.empty()) {
       Budget b;
@@ -90,6 +92,20 @@ AdviceRequest request(const AdviseArgs& a) {
   return r;
 }
 
+// A selective segment's save-list, a few per line.
+void printSaveList(const std::vector<std::string>& save) {
+  std::string line;
+  for (size_t i = 0; i < save.size(); ++i) {
+    std::string item = save[i] + (i + 1 < save.size() ? ", " : "");
+    if (!line.empty() && line.size() + item.size() > 84) {
+      std::printf("  %4s    save: %s\n", "", line.c_str());
+      line.clear();
+    }
+    line += item;
+  }
+  if (!line.empty()) std::printf("  %4s    save: %s\n", "", line.c_str());
+}
+
 void printUnits(const Advice& a) {
   const UnitChain& c = a.chain;
   std::vector<int> segment_of(c.size(), -1);
@@ -105,15 +121,20 @@ void printUnits(const Advice& a) {
       k = n - 12;
     }
     std::string mark;
-    if (segment_of[k] >= 0) {
-      const Segment& seg = a.chosen.segments[segment_of[k]];
-      std::string module = a.tree_plan ? a.tree.moduleOf(seg) : c.names[seg.first];
+    const Segment* seg = segment_of[k] < 0 ? nullptr : &a.chosen.segments[segment_of[k]];
+    if (seg && seg->selective()) {
+      const SelectiveOption& opt = c.selective[k][seg->option - 1];
+      mark = "selective (" + opt.label + ", keeps " + formatBytes(opt.kept) + ", " +
+             formatNs(opt.saved_ns) + " less recompute)";
+    } else if (seg) {
+      std::string module = a.tree_plan ? a.tree.moduleOf(*seg) : c.names[seg->first];
       bool whole_block = a.tree_plan && a.tree.split(a.tree.block_of[k]) && module != c.names[k];
       mark = "yes (segment " + std::to_string(segment_of[k] + 1) +
              (whole_block ? ": block " + module : "") + ")";
     }
     std::printf("  %4d  %-28s %12s %12s  %s\n", k, c.names[k].c_str(), formatNs(c.forward_ns[k]).c_str(),
                 formatBytes(c.saved[k]).c_str(), mark.c_str());
+    if (seg && seg->selective()) printSaveList(seg->save);
   }
 }
 
@@ -168,6 +189,11 @@ void printHuman(const Advice& a, const std::string& trace) {
   if (a.hook_ns_per_call > 0)
     std::printf("  forward times less the recording's own hooks: %s per module call (measured)\n",
                 formatNs(a.hook_ns_per_call).c_str());
+  if (!a.chain.selective.empty())
+    std::printf("  selective checkpoints offered: operator ranges recorded (record --ops)%s\n",
+                a.op_ns_per_call > 0 ? (", forward times less " + formatNs(a.op_ns_per_call) +
+                                        " per operator call").c_str()
+                                     : "");
   for (const ExcludedUnit& u : a.excluded)
     std::printf("  left out: %s %s (recomputing it would not replay its forward)\n", u.name.c_str(),
                 u.reason.c_str());
@@ -303,6 +329,9 @@ void addAdvise(CLI::App& app, int& exit_code) {
   sub->add_option("--run", args->run, "Run to advise on (default: the newest recorded run)");
   sub->add_option("-o,--output", args->output, "Write the plan (gcprof.plan/1 JSON) here");
   sub->add_flag("--json", args->json, "Print the plan as JSON (when -o is not given)");
+  sub->add_flag("--whole-only", args->whole_only,
+                "Checkpoint whole units only, even when the trace has operator ranges "
+                "(record --ops): no selective save-lists");
   sub->add_flag("--no-store", args->no_store, "Do not store the plan in the trace's plans table");
   sub->add_option("--what-if", args->what_if.size_name,
                   "What fits: from runs named NAME=N (record --name batch=2, batch=4), the largest\n"

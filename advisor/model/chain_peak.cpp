@@ -31,6 +31,14 @@ Bytes SegmentSweep::recomputePeak() const {
   return c_.before_backward[last_] - dropped_ + replay_peak_;
 }
 
+SegmentEffect selectiveEffect(const SegmentEffect& whole, const SelectiveOption& option) {
+  SegmentEffect e;
+  e.dropped = whole.dropped - option.kept;
+  e.recompute_peak = whole.recompute_peak + option.kept;
+  e.recompute_ns = std::max<Ns>(0, whole.recompute_ns - option.saved_ns);
+  return e;
+}
+
 namespace {
 
 // Where the peak lies, kept as numbers while searching: the solvers' brute
@@ -78,10 +86,12 @@ ChainPeak evaluateChain(const UnitChain& c, const Segments& plan) {
         consider(c.unit_peak[m] - dropped_before, Moment::CheckpointedUnit, m, m);
         if (m < s.last) consider(c.gap_peak[m] - dropped_before, Moment::Gap, m, m);
       }
-      consider(sweep.recomputePeak() - dropped_before, Moment::Recompute, s.first, s.last);
-      dropped_before += sweep.dropped();
+      SegmentEffect e{sweep.dropped(), sweep.recomputePeak(), sweep.recomputeNs()};
+      if (s.selective()) e = selectiveEffect(e, c.selective.at(k).at(s.option - 1));
+      consider(e.recompute_peak - dropped_before, Moment::Recompute, s.first, s.last);
+      dropped_before += e.dropped;
       consider(c.gap_peak[s.last] - dropped_before, Moment::Gap, s.last, s.last);
-      out.recompute_ns += sweep.recomputeNs();
+      out.recompute_ns += e.recompute_ns;
       k = s.last + 1;
     } else {
       consider(c.unit_peak[k] - dropped_before, Moment::Unit, k, k);

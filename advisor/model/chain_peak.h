@@ -3,6 +3,7 @@
 #pragma once
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model/unit_chain.h"
@@ -10,12 +11,32 @@
 namespace gcprof::advisor {
 
 // Consecutive units checkpointed as one: only the segment's input is kept,
-// its forward is replayed when its backward begins.
+// its forward is replayed when its backward begins. A selective segment
+// (option > 0, one unit) also keeps the outputs of the operator calls in
+// `save` (UnitChain::selective[first][option - 1]) and replays the rest.
 struct Segment {
+  Segment() = default;
+  Segment(int first_unit, int last_unit, int option_index = 0, std::vector<std::string> kept = {})
+      : first(first_unit), last(last_unit), option(option_index), save(std::move(kept)) {}
   int first = 0;
   int last = 0;
-  bool operator==(const Segment& o) const { return first == o.first && last == o.last; }
+  int option = 0;                 // 0: the whole unit(s) are recomputed
+  std::vector<std::string> save;  // selective: operator calls kept ("aten.mm.default#0")
+  bool operator==(const Segment& o) const {
+    return first == o.first && last == o.last && option == o.option;
+  }
+  bool selective() const { return option > 0; }
 };
+
+// A selective option's effect on a single-unit segment's numbers: `kept`
+// bytes fewer dropped, `saved_ns` less recompute, and (an upper bound) the
+// kept bytes on top of the whole replay's live bytes.
+struct SegmentEffect {
+  Bytes dropped = 0;
+  Bytes recompute_peak = 0;  // before subtracting other segments' drops
+  Ns recompute_ns = 0;
+};
+SegmentEffect selectiveEffect(const SegmentEffect& whole, const SelectiveOption& option);
 using Segments = std::vector<Segment>;  // ordered, disjoint
 
 struct ChainPeak {

@@ -2,25 +2,31 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 #include <vector>
+
+#include "model/op_table.h"
 
 namespace gcprof::advisor {
 
-Ns hookCostPerCall(const Trace& trace) {
+namespace {
+
+Ns medianScalar(const Trace& trace, const std::string& name) {
   std::vector<double> v;
   for (const Scalar& s : trace.scalars)
-    if (s.name == "hook_ns_per_call" && s.value > 0) v.push_back(s.value);
+    if (s.name == name && s.value > 0) v.push_back(s.value);
   if (v.empty()) return 0;
   std::sort(v.begin(), v.end());
   double m = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
   return static_cast<Ns>(std::llround(m));
 }
 
-void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call) {
+template <typename Counted>
+void subtractPerRange(RunLayout& layout, const Trace& trace, Ns per_call, Counted counted) {
   if (per_call <= 0) return;
   std::vector<Ns> starts;
   for (const Range& r : trace.ranges)
-    if (r.domain == RangeDomain::Module && r.phase == Phase::Forward) starts.push_back(r.start);
+    if (counted(r)) starts.push_back(r.start);
   std::sort(starts.begin(), starts.end());
   for (StepLayout& step : layout.steps) {
     for (UnitWindow& u : step.units) {
@@ -31,6 +37,22 @@ void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call) {
       u.forward_ns = std::max(u.forward_ns / 10, u.forward_ns - calls * per_call);
     }
   }
+}
+
+}  // namespace
+
+Ns hookCostPerCall(const Trace& trace) { return medianScalar(trace, "hook_ns_per_call"); }
+
+Ns opCostPerCall(const Trace& trace) { return medianScalar(trace, "op_hook_ns_per_call"); }
+
+void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call) {
+  subtractPerRange(layout, trace, per_call, [](const Range& r) {
+    return r.domain == RangeDomain::Module && r.phase == Phase::Forward;
+  });
+}
+
+void subtractOperatorCost(RunLayout& layout, const Trace& trace, Ns per_call) {
+  subtractPerRange(layout, trace, per_call, isOpRange);
 }
 
 }  // namespace gcprof::advisor

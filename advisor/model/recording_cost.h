@@ -21,4 +21,10 @@ Ns hookCostPerCall(const Trace& trace);
 // keeps at least a tenth of its recorded time.
 void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call);
 
+// The same for `record --ops`: the operator mode's own time per call (scalar
+// `op_hook_ns_per_call`, median over steps; 0 when not recorded), subtracted
+// for every operator range inside a unit's forward window.
+Ns opCostPerCall(const Trace& trace);
+void subtractOperatorCost(RunLayout& layout, const Trace& trace, Ns per_call);
+
 }  // namespace gcprof::advisor

@@ -6,6 +6,7 @@
 
 #include "model/advice_error.h"
 #include "model/memory_events.h"
+#include "model/op_table.h"
 #include "model/step_regions.h"
 
 namespace gcprof::advisor {
@@ -248,6 +249,18 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.baseline_peak = curve.peak;
   if (!steady.empty()) c.persistent = liveAt(curve, steady.front()->start - 1);
   return c;
+}
+
+void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
+                         const RunLayout& layout) {
+  std::vector<std::vector<UnitOp>> ops = unitOps(trace, filter, layout);
+  chain.selective.assign(chain.names.size(), {});
+  bool any = false;
+  for (size_t k = 0; k < chain.names.size() && k < ops.size(); ++k) {
+    chain.selective[k] = selectiveOptions(ops[k], chain.saved[k]);
+    any = any || !chain.selective[k].empty();
+  }
+  if (!any) chain.selective.clear();
 }
 
 }  // namespace gcprof::advisor

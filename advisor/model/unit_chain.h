@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "model/memory_curve.h"
+#include "model/selective_options.h"
 #include "model/step_layout.h"
 #include "trace.h"
 
@@ -42,6 +43,10 @@ struct UnitChain {
   std::vector<Bytes> born_peak;
   std::vector<std::vector<DropBucket>> drops;  // indexed by the last unit a segment must reach
   std::vector<Bytes> saved;          // d_k of a single unit (bytes born in F_k, freed in B_k)
+  // Per unit, the selective checkpoints it may get (selective_options.h);
+  // empty without operator ranges (`record --ops`) or for region plans.
+  // Option o of unit k is the single-unit segment {k, k, o + 1}.
+  std::vector<std::vector<SelectiveOption>> selective;
   // The values whose maximum is each entry above: per complete step, and for
   // unit_peak the forward and the backward, for gap_peak the gap after the
   // forward and the one before the backward; in a fixed order, equal in
@@ -68,5 +73,9 @@ struct UnitChain {
 // Throws AdviceError when no step is complete (with the first step's problem).
 UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
                          const RunLayout& layout, const std::vector<std::string>& names);
+
+// Fills chain.selective from the trace's operator ranges (no-op without them).
+void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
+                         const RunLayout& layout);
 
 }  // namespace gcprof::advisor

@@ -164,6 +164,7 @@ bool planOverTree(const Trace& trace, Advice& a, RunLayout& block_layout, UnitCh
   RunLayout fine = stepLayouts(trace, tree.names);
   if (fine.complete != a.layout.complete || !widenToBlocks(fine, a.layout, tree)) return false;
   subtractRecordingCost(fine, trace, a.hook_ns_per_call);
+  subtractOperatorCost(fine, trace, a.op_ns_per_call);
   UnitChain chain;
   try {
     chain = buildUnitChain(trace, a.filter, fine, tree.names);
@@ -208,6 +209,8 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.layout = stepLayouts(trace, a.units.names);
   a.hook_ns_per_call = hookCostPerCall(trace);
   subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
+  a.op_ns_per_call = opCostPerCall(trace);
+  subtractOperatorCost(a.layout, trace, a.op_ns_per_call);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.tree = flatTree(a.units.names);
@@ -216,6 +219,9 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   if (req.tree && req.units == "auto" && a.kind == SegmentKind::Module &&
       segmentKindFor(trace.run.runtime) == SegmentKind::Module)
     planOverTree(trace, a, block_layout, block_chain);
+  // Selective checkpoints are applied by the python runtime, one module each
+  // (over the module tree: the sub-modules').
+  if (a.kind == SegmentKind::Module && req.selective) addSelectiveOptions(a.chain, trace, a.filter, a.layout);
   a.strategy = req.strategy;
   a.max_slowdown = req.max_slowdown;
   a.has_budget = req.budget.has_value();

@@ -45,6 +45,9 @@ struct AdviceRequest {
   // its sub-modules. False keeps plans to the units of one level (what-if,
   // multi-process jobs).
   bool tree = true;
+  // Offer selective checkpoints (a save-list per unit) when the trace has
+  // operator ranges (`record --ops`) and segments are modules.
+  bool selective = true;
 };
 
 // A plan with what the simulator predicts for it.
@@ -72,6 +75,7 @@ struct Advice {
   std::vector<ExcludedUnit> excluded;  // selected but unsafe to checkpoint, left out
   RunLayout layout;               // forward times less the recording's own cost
   Ns hook_ns_per_call = 0;        // that cost per module call, as measured (0: none recorded)
+  Ns op_ns_per_call = 0;          // the same per operator call (`record --ops`)
   UnitChain chain;
 
   Strategy strategy = Strategy::Optimal;

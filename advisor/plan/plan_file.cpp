@@ -71,10 +71,8 @@ nlohmann::json planJson(const Advice& a) {
   for (const Segment& s : a.chosen.segments) {
     nlohmann::json names = nlohmann::json::array();
     for (int k = s.first; k <= s.last; ++k) names.push_back(c.names[k]);
-    nlohmann::json segment = {{"kind", toString(a.kind)},
-                              {"units", names},
-                              {"recompute_ns", c.recomputeNs(s.first, s.last)},
-                              {"dropped_bytes", c.droppedBytes(s.first, s.last)}};
+    SegmentEffect e{c.droppedBytes(s.first, s.last), 0, c.recomputeNs(s.first, s.last)};
+    nlohmann::json segment = {{"kind", toString(a.kind)}, {"units", names}};
     if (a.kind == SegmentKind::Module) {
       // The module torch.utils.checkpoint wraps: over the module tree, a
       // block spanning its sub-modules is the block itself.
@@ -84,6 +82,16 @@ nlohmann::json planJson(const Advice& a) {
     } else {
       checkpoint.push_back(names);
     }
+    segment["policy"] = s.selective() ? "selective" : "whole";
+    if (s.selective()) {
+      const SelectiveOption& opt = c.selective.at(s.first).at(s.option - 1);
+      e = selectiveEffect(e, opt);
+      segment["save"] = s.save;
+      segment["save_rule"] = opt.label;
+      segment["kept_bytes"] = opt.kept;
+    }
+    segment["recompute_ns"] = e.recompute_ns;
+    segment["dropped_bytes"] = e.dropped;
     segments.push_back(segment);
   }
   nlohmann::json units = nlohmann::json::array();
@@ -129,7 +137,13 @@ nlohmann::json planJson(const Advice& a) {
       {"feasible", a.feasible},
       {"exact", a.exact},
       {"steady_step", c.steady_step},
-      {"recording_cost", {{"hook_ns_per_module_call", a.hook_ns_per_call}}},
+      {"recording_cost", {{"hook_ns_per_module_call", a.hook_ns_per_call},
+                          {"op_ns_per_call", a.op_ns_per_call}}},
+      {"selective_units", [&] {
+         int n = 0;
+         for (const auto& options : c.selective) n += options.empty() ? 0 : 1;
+         return n;
+       }()},
       {"complete_steps", c.complete_steps},
       {"unit_stats", unit_stats}};
   if (a.max_slowdown) doc["max_slowdown"] = *a.max_slowdown;
@@ -167,6 +181,24 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
   p.headroom_bytes = optionalField(doc, "headroom_bytes", Bytes{0}, where);
   p.units = optionalField(doc, "units", std::vector<std::string>{}, where);
   p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);
+  p.policy.assign(p.checkpoint.size(), "whole");
+  p.save.assign(p.checkpoint.size(), {});
+  if (doc.contains("segments")) {
+    const nlohmann::json& segs = doc["segments"];
+    if (!segs.is_array() || segs.size() != p.checkpoint.size())
+      throw AdviceError(where + ": plan field \"segments\" must be a list with one entry per "
+                        "\"checkpoint\" segment");
+    for (size_t i = 0; i < segs.size(); ++i) {
+      if (!segs[i].is_object())
+        throw AdviceError(where + ": plan field \"segments\" entry " + std::to_string(i) +
+                          " has the wrong type (expected an object)");
+      p.policy[i] = optionalField(segs[i], "policy", std::string("whole"), where, "segments[].");
+      if (p.policy[i] != "whole" && p.policy[i] != "selective")
+        throw AdviceError(where + ": segment " + std::to_string(i) + " has policy '" + p.policy[i] +
+                          "'; expected whole or selective");
+      p.save[i] = optionalField(segs[i], "save", std::vector<std::string>{}, where, "segments[].");
+    }
+  }
   for (const char* part : {"predicted", "baseline"})
     if (doc.contains(part) && !doc[part].is_object())
       throw AdviceError(where + ": plan field \"" + part + "\" has the wrong type (expected an object)");

@@ -34,6 +34,10 @@ struct PlanFile {
   Bytes headroom_bytes = 0;  // kept free below the budget when solving (0 in older plans)
   std::vector<std::string> units;
   std::vector<std::vector<std::string>> checkpoint;
+  // Per `checkpoint` entry: "whole" or "selective", and the operator calls kept
+  // (from `segments[]` of a v2 plan; "whole" and none otherwise).
+  std::vector<std::string> policy;
+  std::vector<std::vector<std::string>> save;
   Bytes predicted_peak = 0;
   Ns predicted_recompute_ns = 0;
   Ns predicted_step_ns = 0;

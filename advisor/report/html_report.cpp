@@ -51,9 +51,16 @@ std::string htmlReport(const ReportData& r) {
     h << "<tr><td>" << xmlEscape(g.name) << "</td><td" << (g.passed ? ">pass" : " class=\"bad\">FAIL")
       << "</td><td class=\"detail\">" << xmlEscape(g.detail) << "</td></tr>\n";
   h << "</table>\n<h2>Checkpointed segments</h2>\n<ol>\n";
-  for (const auto& seg : v.checkpoint) {
+  std::vector<std::vector<std::string>> saves = saveLists(r);
+  for (size_t s = 0; s < v.checkpoint.size(); ++s) {
+    const auto& seg = v.checkpoint[s];
     h << "<li>";
     for (size_t i = 0; i < seg.size(); ++i) h << (i ? ", " : "") << "<code>" << xmlEscape(seg[i]) << "</code>";
+    if (!saves[s].empty()) {
+      h << ": selective, keeps";
+      for (size_t k = 0; k < saves[s].size(); ++k)
+        h << (k ? ", " : " ") << "<code>" << xmlEscape(saves[s][k]) << "</code>";
+    }
     h << "</li>\n";
   }
   h << "</ol>\n";

@@ -39,6 +39,17 @@ std::string markdownReport(const ReportData& r) {
      << ") made from run " << v.baseline_run << ", verified by re-running it as run " << v.run
      << " (" << markdownCode(r.trace) << ", " << r.memory << " memory).\n\n";
   md << "**Checkpoint:** " << checkpointList(v.checkpoint) << "\n\n";
+  std::vector<std::vector<std::string>> saves = saveLists(r);
+  bool any_selective = false;
+  for (size_t i = 0; i < saves.size(); ++i) {
+    if (saves[i].empty() || v.checkpoint[i].empty()) continue;
+    if (!any_selective) md << "**Selective** (operator outputs kept, the rest recomputed):\n\n";
+    any_selective = true;
+    md << "- " << markdownCode(v.checkpoint[i].front()) << " keeps " << saves[i].size() << ": ";
+    for (size_t k = 0; k < saves[i].size(); ++k) md << (k ? ", " : "") << markdownCode(saves[i][k]);
+    md << "\n";
+  }
+  if (any_selective) md << "\n";
   md << "| | baseline | predicted | measured | budget |\n|---|---:|---:|---:|---:|\n";
   md << "| peak memory | " << mib(v.baseline_peak) << " | " << mib(v.predicted_peak) << " | "
      << mib(v.measured_peak) << ratio(static_cast<double>(v.measured_peak), static_cast<double>(v.predicted_peak))

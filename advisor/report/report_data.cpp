@@ -62,18 +62,31 @@ std::optional<Segments> segmentsOf(const PlanFile& plan) {
         if (!units.empty()) spans[i] = units;
       }
   }
-  for (const auto& seg : spans) {
+  for (size_t i = 0; i < spans.size(); ++i) {
+    const auto& seg = spans[i];
     if (seg.empty()) continue;
     auto first = std::find(plan.units.begin(), plan.units.end(), seg.front());
     auto last = std::find(plan.units.begin(), plan.units.end(), seg.back());
     if (first == plan.units.end() || last == plan.units.end()) return std::nullopt;
+    // A selective segment: the simulator reads only its save-list (the
+    // option's index into a chain's candidates is the advisor's, not needed).
+    bool selective = i < plan.policy.size() && plan.policy[i] == "selective";
     segs.push_back({static_cast<int>(first - plan.units.begin()),
-                    static_cast<int>(last - plan.units.begin())});
+                    static_cast<int>(last - plan.units.begin()), selective ? 1 : 0,
+                    selective ? plan.save[i] : std::vector<std::string>{}});
   }
   return segs;
 }
 
 }  // namespace
+
+std::vector<std::vector<std::string>> saveLists(const ReportData& r) {
+  std::vector<std::vector<std::string>> out(r.v.checkpoint.size());
+  if (!r.plan || r.plan->checkpoint != r.v.checkpoint) return out;
+  for (size_t i = 0; i < out.size() && i < r.plan->policy.size(); ++i)
+    if (r.plan->policy[i] == "selective") out[i] = r.plan->save[i];
+  return out;
+}
 
 ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_points) {
   std::vector<VerificationRecord> all = store.verifications();

@@ -72,6 +72,10 @@ struct RankRow {
 };
 std::vector<RankRow> rankRows(const ReportData& r);
 
+// Per checkpointed segment of the verified plan, the operator calls a
+// selective segment keeps (empty for whole-module segments or without the plan).
+std::vector<std::vector<std::string>> saveLists(const ReportData& r);
+
 // The newest verification, or `verification_id`. Throws AdviceError when the
 // trace has none ("run gcprof verify first") or the id does not exist.
 ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_points = 1200);

@@ -4,6 +4,7 @@
 #include <climits>
 #include <unordered_set>
 
+#include "model/op_table.h"
 #include "model/step_regions.h"
 
 namespace gcprof::advisor {
@@ -46,8 +47,26 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
   return out;
 }
 
+// A selective segment's kept operator calls in this step, as time windows:
+// what is born inside them stays as recorded (it is not dropped and not
+// replayed), and their time is not recomputed.
+std::vector<OpCall> keptCalls(const OpIndex& ops, const UnitWindow& unit, const Segment& seg) {
+  std::vector<OpCall> kept;
+  if (!seg.selective()) return kept;
+  std::unordered_set<std::string> save(seg.save.begin(), seg.save.end());
+  for (OpCall& c : ops.within(unit.fwd_start, unit.fwd_end))
+    if (save.count(c.key)) kept.push_back(std::move(c));
+  return kept;
+}
+
+bool insideAny(const std::vector<OpCall>& calls, Ns t) {
+  auto c = std::upper_bound(calls.begin(), calls.end(), t,
+                            [](Ns v, const OpCall& call) { return v < call.start; });
+  return c != calls.begin() && t <= std::prev(c)->end;
+}
+
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
-                const StepRegions& reg, const Segment& seg,
+                const StepRegions& reg, const Segment& seg, const OpIndex& ops,
                 const std::unordered_set<int64_t>& gathers, std::vector<SimEvent>& ev) {
   const UnitWindow& first = step.units[seg.first];
   const UnitWindow& last = step.units[seg.last];
@@ -57,6 +76,9 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
     if (k < seg.last && !step.units[k].device_time)
       cost += step.units[k + 1].fwd_start - step.units[k].fwd_end;
   }
+  std::vector<OpCall> kept = keptCalls(ops, first, seg);
+  for (const OpCall& c : kept) cost -= c.end - c.start;
+  cost = std::max<Ns>(cost, 0);
   Ns anchor = last.bwd_start;
   uint8_t replay_phase = reg.regionOf(anchor) == reg.backward(seg.last) ? 0 : 2;
   Ns replay_end = last.fwd_end - first.fwd_start + 1;
@@ -71,6 +93,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
     int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
     Ns rel = a.alloc - first.fwd_start;
     if (gathers.count(a.range)) continue;
+    if (!kept.empty() && insideAny(kept, a.alloc)) continue;
     ev.push_back({anchor, rel, a.bytes, 0, replay_phase});
     if (freed >= born && freed <= hi) {  // transient: same lifetime in the replay
       ev.push_back({anchor, a.free - first.fwd_start, -a.bytes, 0, replay_phase});
@@ -103,11 +126,12 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   }
   std::vector<Ns> step_cost(layout.steps.size(), 0);
   std::unordered_set<int64_t> gathers = parameterGathers(trace);
+  OpIndex ops(trace);
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     StepRegions reg(step);
-    for (const Segment& seg : plan) step_cost[si] += applySegment(trace, filter, step, reg, seg, gathers, ev);
+    for (const Segment& seg : plan) step_cost[si] += applySegment(trace, filter, step, reg, seg, ops, gathers, ev);
     sim.total_recompute_ns += step_cost[si];
     ++sim.steps_applied;
   }

@@ -15,6 +15,7 @@ struct State {
   int from_pos = -1;  // predecessor: position and index in its front
   int from_idx = -1;
   bool segment = false;  // the step into this state was a segment [from_pos..pos-1]
+  int option = 0;        // > 0: that segment is unit from_pos's selective option - 1
 };
 
 int maxLast(const UnitChain& c, int k, const SolverOptions& o) {
@@ -74,11 +75,16 @@ bool prune(std::vector<State>& v, size_t max_front) {
   return thinned;
 }
 
-Segments reconstruct(const std::vector<std::vector<State>>& fronts, int pos, int idx) {
+Segments reconstruct(const UnitChain& c, const std::vector<std::vector<State>>& fronts, int pos,
+                     int idx) {
   Segments segs;
   while (pos > 0) {
     const State& s = fronts[pos][idx];
-    if (s.segment) segs.push_back({s.from_pos, pos - 1});
+    if (s.segment) {
+      Segment seg{s.from_pos, pos - 1, s.option, {}};
+      if (s.option > 0) seg.save = c.selective[s.from_pos][s.option - 1].save;
+      segs.push_back(seg);
+    }
     int p = s.from_pos, i = s.from_idx;
     pos = p;
     idx = i;
@@ -108,6 +114,16 @@ struct RemainingCost {
         if (sweep.dropped() > 0 && o.allows(k, j))
           best = std::min(best, static_cast<double>(sweep.recomputeNs()) /
                                     static_cast<double>(sweep.dropped()));
+      }
+      if (k < static_cast<int>(c.selective.size()) && !c.selective[k].empty()) {
+        SegmentSweep one(c, k);
+        one.extend();
+        SegmentEffect whole{one.dropped(), one.recomputePeak(), one.recomputeNs()};
+        for (const SelectiveOption& opt : c.selective[k]) {
+          SegmentEffect e = selectiveEffect(whole, opt);
+          if (e.dropped > 0)
+            best = std::min(best, static_cast<double>(e.recompute_ns) / static_cast<double>(e.dropped));
+        }
       }
       ratio[k] = best;
     }
@@ -173,6 +189,20 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
         if (hopeless(cost, j + 1, D + d)) continue;
         fronts[j + 1].push_back({cost, D + d, k, idx, true});
       }
+      // Selective checkpoints of unit k alone (model/selective_options.h):
+      // they never drop more than the whole unit, so feasibility skips them.
+      if (!feasibility_only && k < static_cast<int>(c.selective.size())) {
+        cache.upTo(1);
+        SegmentEffect whole{cache.dropped[0], cache.recompute_peak[0], cache.cost[0]};
+        for (size_t opt = 0; opt < c.selective[k].size(); ++opt) {
+          SegmentEffect e = selectiveEffect(whole, c.selective[k][opt]);
+          Ns cost = st.cost + e.recompute_ns;
+          if (cost > o.cost_limit || e.recompute_peak - D > budget ||
+              c.gap_peak[k] - (D + e.dropped) > budget || hopeless(cost, k + 1, D + e.dropped))
+            continue;
+          fronts[k + 1].push_back({cost, D + e.dropped, k, idx, true, static_cast<int>(opt) + 1});
+        }
+      }
     }
   }
   std::vector<State>& end = fronts[n];
@@ -182,7 +212,7 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
   for (int i = 1; i < static_cast<int>(end.size()); ++i)
     if (end[i].cost < end[best].cost) best = i;
   sol.feasible = true;
-  sol.segments = reconstruct(fronts, n, best);
+  sol.segments = reconstruct(c, fronts, n, best);
   ChainPeak p = evaluateChain(c, sol.segments);
   sol.recompute_ns = p.recompute_ns;
   sol.peak = p.peak;

@@ -21,6 +21,7 @@ struct RecordArgs {
   std::string steps;
   std::string name;
   bool paused = false;
+  bool ops = false;
   std::vector<std::string> command;
 };
 
@@ -38,6 +39,7 @@ int runRecord(const RecordArgs& a) {
   o.steps = a.steps;
   o.name = a.name;
   o.paused = a.paused;
+  if (a.ops) o.extra_env["GCPROF_OPS"] = "1";
   LaunchResult r = launchRecorded(o);
   TraceStore store(o.trace, TraceStore::Mode::ReadOnly);
   for (long long id : r.runs) {
@@ -74,6 +76,9 @@ void addRecord(CLI::App& app, int& exit_code) {
   sub->add_option("--name", args->name, "A tag for this run");
   sub->add_flag("--paused", args->paused,
                 "Start with recording paused; resume with `gcprof ctl TRACE resume`");
+  sub->add_flag("--ops", args->ops,
+                "Also record every aten operator inside module forwards (python jobs), so that "
+                "`advise` can plan selective checkpoints (docs/plan.md)");
   sub->add_option("command", args->command, "The job to record, after --")->required();
   sub->footer(
       "Examples:\n"

@@ -1,4 +1,4 @@
-"""Applying gcprof.plan/2 (and /1) files: GCPROF_PLAN on an unmodified job, and gcprof.apply_plan."""
+"""Applying gcprof.plan/1 and /2 files (selective segments included): GCPROF_PLAN on an unmodified job, and gcprof.apply_plan."""
 import atexit
 import collections
 import json
@@ -45,7 +45,6 @@ def test_unreadable_or_foreign_plan_exits_2():
     with open(bad_json, "w") as f:
         f.write("{not json")
     cases = {bad_json: "not valid JSON", os.path.join(TMP, "absent.json"): "cannot read",
-             plan_file([["layers.0"]], "v9.json", format="gcprof.plan/9"): "expected 'gcprof.plan/2'",
              plan_file("layers.0", "flat.json"): "list of segments"}
     for path, message in cases.items():
         proc, _ = run_python([TINY], GCPROF_PLAN=path)
@@ -159,6 +158,77 @@ def test_plan_never_applied_says_so_at_exit():
         assert "nothing was checkpointed" in proc.stderr and path in proc.stderr, proc.stderr
     proc, _ = run_python([TINY, "--steps", "1"], GCPROF_PLAN=plan_file([["layers.0"]], "used.json"))
     assert "nothing was checkpointed" not in proc.stderr, proc.stderr
+
+
+def _selective_available():
+    import torch.utils.checkpoint as cp
+    if not hasattr(cp, "create_selective_checkpoint_contexts"):
+        from harness import Skip
+        raise Skip("selective checkpointing needs PyTorch 2.4 or newer")
+
+
+def test_operator_ranges_nest_in_module_forwards_and_are_numbered_like_the_policy():
+    _selective_available()
+    proc, events = run_python([TINY, "--steps", "1"], fake=True, GCPROF_OPS="1")
+    loss_lines(proc)
+    rs = ranges(events)
+    ops = [r for r in rs if r["name"].startswith("op aten.")]
+    assert ops, "no operator ranges with GCPROF_OPS=1"
+    names = {r["name"] for r in ops}
+    assert "op aten.addmm.default" in names, names
+    assert "op aten.detach.default" not in names  # selective checkpointing does not count it
+    assert all(r["phase"] == 0 for r in ops)
+
+    def innermost_module(op):
+        around = [r for r in rs if r["phase"] == 1 and r["start"] < op["start"] and op["end"] < r["end"]]
+        return max(around, key=lambda r: r["start"])["name"] if around else None
+    # Nested in the innermost module forward: qkv's addmm inside layers.0.attn.qkv.
+    assert any(innermost_module(r) == "layers.0.attn.qkv" and r["name"] == "op aten.addmm.default"
+               for r in ops)
+    proc, events = run_python([TINY, "--steps", "1"], fake=True)
+    assert not [r for r in ranges(events) if r["name"].startswith("op ")], "ops recorded without --ops"
+
+
+def test_selective_plan_keeps_the_listed_outputs_and_gives_identical_losses():
+    _selective_available()
+    save = ["aten.addmm.default#0", "aten._softmax.default#0"]
+    segments = [{"kind": "module", "units": ["layers.0"], "module": "layers.0", "policy": "selective",
+                 "save": save},
+                {"kind": "module", "units": ["layers.2"], "module": "layers.2", "policy": "whole"}]
+    path = plan_file([["layers.0"], ["layers.2"]], "selective.json", format="gcprof.plan/2",
+                     segments=segments)
+    args = [TINY, "--dropout", "0.2", "--steps", "3"]
+    plain = loss_lines(run_python(args, shim=False)[0])
+    by_env = loss_lines(run_python(args, GCPROF_PLAN=path)[0])
+    assert plain == by_env, (plain, by_env)
+    # The policy numbers calls per operator and keeps exactly the listed ones.
+    import torch
+    from torch.utils.checkpoint import CheckpointPolicy
+    from gcprof.checkpointing import save_policy
+    policy = save_policy(save)
+
+    class Ctx:
+        is_recompute = False
+    answers = [(str(f), policy(Ctx(), f)) for f in (torch.ops.aten.addmm.default, torch.ops.aten.addmm.default,
+                                                    torch.ops.aten._softmax.default)]
+    assert [a for _, a in answers] == [CheckpointPolicy.MUST_SAVE, CheckpointPolicy.PREFER_RECOMPUTE,
+                                       CheckpointPolicy.MUST_SAVE], answers
+
+
+def test_bad_selective_segments_are_refused():
+    import gcprof
+    from tiny_model import TinyGPT
+    cases = {"policy": ([{"policy": "partial"}], "expected \"whole\" or \"selective\""),
+             "save": ([{"policy": "selective", "save": ["mm"]}], "<aten op>#<occurrence>"),
+             "count": ([], "one entry per")}
+    for name, (segments, message) in cases.items():
+        try:
+            gcprof.apply_plan(TinyGPT(), plan_file([["layers.0"]], name + ".json", format="gcprof.plan/2",
+                                                   segments=segments))
+        except gcprof.PlanError as error:
+            assert message in str(error), (name, error)
+        else:
+            raise AssertionError("no PlanError for " + name)
 
 
 if __name__ == "__main__":

@@ -70,6 +70,13 @@ TEST(TorchPlan, RejectsWrongFormats) {
         std::string(R"({"format":")") + format + R"(","checkpoint":[["layers.1"]]})", "p");
     EXPECT_EQ(plan.segments().size(), 1u) << format;
   }
+  // v2 whole-module segments are read; selective ones only the python runtime applies.
+  EXPECT_NO_THROW(CheckpointPlan::parse(
+      R"({"format":"gcprof.plan/2","units":[],"checkpoint":[],"segments":[]})", "p"));
+  EXPECT_NE(error_of(R"({"format":"gcprof.plan/2","units":["a"],"checkpoint":[["a"]],)"
+                     R"("segments":[{"module":"a","policy":"selective","save":["aten.mm.default#0"]}]})")
+                .find("only the python runtime"),
+            std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1"})").find("no \"checkpoint\""), std::string::npos);
   EXPECT_NE(error_of(R"({"format":"gcprof.plan/1","checkpoint":"layers.1"})").find("list of segments"),
             std::string::npos);

@@ -22,6 +22,14 @@ a recomputation early), so the statistics equal a run without the plan
 exactly. Inputs changed in place after the forward are caught by PyTorch's
 own saved-tensor version check (a loud error); the advisor leaves modules
 recorded as in-place out of plans (module_ranges.py).
+
+Selective checkpoints (`save`: operator calls "aten.mm.default#0", plan v2)
+use PyTorch's selective checkpointing (torch.utils.checkpoint's context_fn
+with create_selective_checkpoint_contexts, PyTorch >= 2.4): a policy counts
+the calls of each operator in the forward, as the recording numbered them
+(op_ranges.py), and answers MUST_SAVE for the listed ones and
+PREFER_RECOMPUTE for the rest. PyTorch replays the recomputation from its
+cache by the same numbering, so the kept outputs are returned, not recomputed.
 """
 import contextlib
 
@@ -46,12 +54,49 @@ def _restore(state):
         buffer.copy_(saved)
 
 
-def checkpoint_module(torch, module, name):
-    """Makes every grad-enabled call of `module` a checkpointed region."""
+def save_policy(save):
+    """A selective-checkpoint policy keeping the listed calls; fresh counts per forward."""
+    from torch.utils.checkpoint import CheckpointPolicy
+
+    wanted = frozenset(save)
+    counts = {}
+
+    def policy(ctx, func, *args, **kwargs):
+        if getattr(ctx, "is_recompute", False):
+            return CheckpointPolicy.PREFER_RECOMPUTE  # older PyTorch asks again; its cache decides
+        name = str(func)
+        n = counts.get(name, 0)
+        counts[name] = n + 1
+        if "%s#%d" % (name, n) in wanted:
+            return CheckpointPolicy.MUST_SAVE
+        return CheckpointPolicy.PREFER_RECOMPUTE
+
+    return policy
+
+
+def _context_fn(torch, save):
+    try:
+        from torch.utils.checkpoint import create_selective_checkpoint_contexts
+    except ImportError:
+        raise RuntimeError("selective checkpoints need PyTorch 2.4 or newer (found %s); advise with "
+                           "--whole-only" % torch.__version__) from None
+
+    def context_fn():
+        return create_selective_checkpoint_contexts(save_policy(save))
+
+    return context_fn
+
+
+def checkpoint_module(torch, module, name, save=None):
+    """Makes every grad-enabled call of `module` a checkpointed region.
+
+    With `save` (a list of "op#n"), a selective one keeping those outputs.
+    """
     if is_checkpointed(module):
         return
     original = module.forward  # bound method (or a previous instance override)
     from torch.utils.checkpoint import checkpoint
+    extra = {"context_fn": _context_fn(torch, save)} if save else {}
 
     def forward(*args, **kwargs):
         if not torch.is_grad_enabled():
@@ -71,7 +116,7 @@ def checkpoint_module(torch, module, name):
                 with torch.no_grad():
                     _restore(state)
 
-        return checkpoint(run, *args, use_reentrant=False, preserve_rng_state=True)
+        return checkpoint(run, *args, use_reentrant=False, preserve_rng_state=True, **extra)
 
     setattr(forward, _MARK, name)
     module.forward = forward

@@ -48,10 +48,11 @@ COMPILED_MARK = "torch.compile"  # + " <class>"; read by the advisor (docs/pytho
 
 
 class _Frame:
-    __slots__ = ("name", "range_id", "input_nodes", "recompute", "nodes", "versions")
+    __slots__ = ("name", "range_id", "input_nodes", "recompute", "nodes", "versions", "ops")
 
     def __init__(self, name, range_id, input_nodes, recompute=False, versions=()):
         self.name = name
+        self.ops = False  # this root call entered the operator mode (op_ranges.py)
         self.versions = versions
         self.range_id = range_id
         self.input_nodes = input_nodes
@@ -80,6 +81,7 @@ class ModuleRanges:
                              else self._backward.in_backward)
         compiler = getattr(torch, "compiler", None)
         self._compiling = getattr(compiler, "is_compiling", lambda: False)
+        self.ops = None  # OpRanges when `record --ops` (startup.py)
 
     def install(self):
         hooks = self._torch.nn.modules.module
@@ -143,7 +145,8 @@ class ModuleRanges:
             self._tls.recomputing += 1
             stack.append(_Frame(name, rid, None, recompute=True))
             return
-        if not stack:
+        root = not stack
+        if root:
             self._root_call(module)
         name = self._names.get(id(module)) if self._recording else None
         if name is None:
@@ -156,7 +159,11 @@ class ModuleRanges:
             versions = [(a, a._version) for a in args if isinstance(a, tensor)]
         else:
             inputs, versions = None, ()
-        stack.append(_Frame(name, rid, inputs, versions=versions))
+        frame = _Frame(name, rid, inputs, versions=versions)
+        stack.append(frame)
+        if root and self.ops is not None and inputs is not None:
+            frame.ops = True
+            self.ops.begin()
 
     def primary(self):
         """The model: the first root module called (None before, or once it is gone)."""
@@ -214,6 +221,8 @@ class ModuleRanges:
             self._tls.recomputing -= 1
             self._rec.range_end(frame.range_id)
             return
+        if frame.ops:
+            self.ops.end()
         kwargs, output = rest if len(rest) == 2 else (None, rest[0])
         if frame.versions:
             self._note_inplace(frame)

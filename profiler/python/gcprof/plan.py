@@ -7,6 +7,11 @@ per unit; the advisor emits single-module segments for runs whose runtime is
 "python". In a plan over the module tree (v2) the names may be at any depth
 ("transformer.h.0" here, only "transformer.h.1.attn" there), never nested;
 each `segments[]` entry then names the module wrapped (`module`).
+
+Version 2 also adds, per entry of `segments` (parallel to `checkpoint`): `policy` ("whole", the default, or "selective") and,
+for selective segments, `save`: the operator calls whose outputs are kept,
+"<aten overload>#<occurrence in the module's forward>". Those are applied
+with PyTorch's selective checkpointing (checkpointing.py).
 """
 import difflib
 import json
@@ -47,7 +52,40 @@ def load_plan(plan):
             isinstance(s, list) and all(isinstance(n, str) for n in s) for s in segments):
         raise PlanError('%s: "checkpoint" must be a list of segments, each a list of module names'
                         % where)
+    _check_segments(data, where)
     return data
+
+
+def _check_segments(data, where):
+    entries = data.get("segments")
+    if entries is None:
+        return
+    if not isinstance(entries, list) or len(entries) != len(data["checkpoint"]):
+        raise PlanError('%s: "segments" must be a list with one entry per "checkpoint" segment' % where)
+    for i, entry in enumerate(entries):
+        if not isinstance(entry, dict):
+            raise PlanError('%s: "segments" entry %d must be an object' % (where, i))
+        policy = entry.get("policy", "whole")
+        if policy not in ("whole", "selective"):
+            raise PlanError('%s: segment %d has policy %r; expected "whole" or "selective"'
+                            % (where, i, policy))
+        save = entry.get("save", [])
+        if not isinstance(save, list) or not all(isinstance(k, str) and "#" in k for k in save):
+            raise PlanError('%s: segment %d: "save" must be a list of "<aten op>#<occurrence>" '
+                            'strings' % (where, i))
+        if policy == "selective" and len(data["checkpoint"][i]) != 1:
+            raise PlanError("%s: segment %d is selective but has %d modules; a selective "
+                            "segment is one module" % (where, i, len(data["checkpoint"][i])))
+
+
+def save_lists(plan):
+    """Module name -> the operator calls kept, for the selective segments."""
+    out = {}
+    for names, entry in zip(plan["checkpoint"], plan.get("segments") or []):
+        if entry.get("policy", "whole") == "selective":
+            module = entry.get("module") or names[0]
+            out[module] = list(entry.get("save", []))
+    return out
 
 
 def checkpoint_names(plan):
@@ -120,8 +158,9 @@ def apply_plan(model, plan):
         raise PlanError("%s: %r is checkpointed inside %r, which is checkpointed too; a plan's "
                         "modules must not nest (advise again)" % (where, nested[0][1], nested[0][0]))
     targets = resolve(model, names, where)
+    selective = save_lists(data)
     for name, module in targets:
-        checkpoint_module(torch, module, name)
+        checkpoint_module(torch, module, name, save=selective.get(name))
     if targets:
         no_cache_while_training(model)
     return [name for name, _ in targets]

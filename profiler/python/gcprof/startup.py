@@ -61,6 +61,10 @@ def install_profiler(torch, recorder=None):
     ranges.install()
     steps.model = ranges.primary
     steps.hook_cost = ranges.take_hook_cost
+    if os.environ.get("GCPROF_OPS") == "1":
+        from .op_ranges import OpRanges
+        ranges.ops = OpRanges(torch, recorder)
+        steps.op_cost = ranges.ops.take_cost
     from .fsdp_gathers import FsdpGathers
     FsdpGathers(torch, recorder).install(steps)
     return recorder

@@ -29,6 +29,7 @@ class StepTracker:
         # per module call (module_ranges sets both).
         self.model = lambda: None
         self.hook_cost = lambda: None
+        self.op_cost = lambda: None  # record --ops (op_ranges.py)
         self._at_first_step = []
 
     def install(self):
@@ -100,6 +101,9 @@ class StepTracker:
             cost = self.hook_cost()
             if cost is not None:
                 self._rec.scalar("hook_ns_per_call", cost)
+            cost = self.op_cost()
+            if cost is not None:
+                self._rec.scalar("op_hook_ns_per_call", cost)
             self._rec.step_end()
             self._index += 1
         except Exception as exc:

@@ -41,12 +41,21 @@ void check_format(const nlohmann::json& doc, const std::string& source) {
   }
   std::string format = doc["format"].get<std::string>();
   const std::string family = "gcprof.plan/";
-  if (format == kFormatV1) return;
-  if (format.rfind(family, 0) == 0 && format != kFormat) {
-    fail(source, "plan format " + format + " is not " + kFormat +
-                     ", the one this gcprof reads; upgrade gcprof or advise again with this one");
+  if (format == kFormat || format == kFormatV1) {
+    // Selective segments (operator save-lists) need the python runtime's
+    // selective checkpointing; the C++ helper recomputes whole regions only.
+    if (doc.contains("segments") && doc["segments"].is_array())
+      for (const auto& seg : doc["segments"])
+        if (seg.is_object() && seg.value("policy", std::string("whole")) == "selective")
+          fail(source, "the plan has selective segments (\"policy\": \"selective\"), which only the "
+                       "python runtime applies; advise with --whole-only for a LibTorch program");
+    return;
   }
-  if (format != kFormat) fail(source, "format is \"" + format + "\", expected \"" + kFormat + "\"; " + kHowToFix);
+  if (format.rfind(family, 0) == 0) {
+    fail(source, "plan format " + format + " is not " + kFormat + " or " + kFormatV1 +
+                     ", the ones this gcprof reads; upgrade gcprof or advise again with this one");
+  }
+  fail(source, "format is \"" + format + "\", expected \"" + kFormat + "\"; " + kHowToFix);
 }
 
 std::string join(const std::vector<std::string>& names, const std::string& sep) {

@@ -1,0 +1,155 @@
+// Selective checkpoints (a save-list per unit): the per-unit trade-off and the
+// optimal search with per-unit options against brute force over every
+// assignment of keep / whole / selective option to every unit.
+#include <gtest/gtest.h>
+
+#include <climits>
+#include <functional>
+
+#include "model/chain_peak.h"
+#include "model/selective_options.h"
+#include "random_chain.h"
+#include "solve/fixed_plans.h"
+#include "solve/optimal_solver.h"
+
+namespace gcprof::advisor {
+namespace {
+
+UnitOp op(const std::string& key, Ns ns, Bytes kept, Bytes lingering = 0) {
+  return {key, ns, kept, lingering};
+}
+
+TEST(SelectiveOptions, SaveOnlyPricedOutputsCheapestBytesFirst) {
+  std::vector<UnitOp> ops = {
+      op("aten.native_layer_norm.default#0", 10, 100),
+      op("aten.view.default#0", 1, 0),                  // a view: makes no output
+      op("aten.addmm.default#0", 50, 0, 300),           // output freed in forward: lingering
+      op("aten._softmax.default#0", 20, 400),
+      op("aten.empty_like.default#0", 1, 400),          // filled in place later
+      op("aten.bernoulli_.float#0", 5, 0),              // in place, random
+      op("aten.addmm.default#1", 80, 200),
+      op("aten.gelu.default#0", 10, 200)};
+  std::vector<SelectiveOption> options = selectiveOptions(ops, 2000);
+  ASSERT_FALSE(options.empty());
+  EXPECT_EQ(options[0].label, "matmuls");
+  EXPECT_EQ(options[0].save, std::vector<std::string>{"aten.addmm.default#1"});
+  EXPECT_EQ(options[0].kept, 200);
+  EXPECT_EQ(options[0].saved_ns, 80);
+  // Saveable: layer_norm (10 B/ns), softmax (20), addmm#1 (2.5), gelu (20).
+  // Prefixes by bytes per ns: addmm#1, then layer_norm, then softmax/gelu.
+  std::vector<std::vector<std::string>> lists;
+  for (size_t i = 1; i < options.size(); ++i) lists.push_back(options[i].save);
+  ASSERT_EQ(lists.size(), 3u);  // 1 and 2 calls ({addmm#1} is the matmul list already), 3, 4
+  EXPECT_EQ(lists[0], (std::vector<std::string>{"aten.native_layer_norm.default#0", "aten.addmm.default#1"}));
+  EXPECT_EQ(options.back().kept, 900);
+  EXPECT_EQ(options.back().saved_ns, 120);
+  for (const SelectiveOption& o : options)
+    for (const std::string& k : o.save) {
+      EXPECT_NE(k, "aten.view.default#0");
+      EXPECT_NE(k, "aten.addmm.default#0");
+      EXPECT_NE(k, "aten.empty_like.default#0");
+      EXPECT_NE(k, "aten.bernoulli_.float#0");
+    }
+  // A list keeping everything the unit drops is no option.
+  EXPECT_TRUE(selectiveOptions({op("aten.mm.default#0", 10, 500)}, 500).empty());
+}
+
+TEST(SelectiveOptions, EffectKeepsBytesAndSavesTime) {
+  SegmentEffect whole{1000, 5000, 300};
+  SelectiveOption o{"x", {"aten.mm.default#0"}, 400, 120};
+  SegmentEffect e = selectiveEffect(whole, o);
+  EXPECT_EQ(e.dropped, 600);
+  EXPECT_EQ(e.recompute_ns, 180);
+  EXPECT_EQ(e.recompute_peak, 5400);  // the kept bytes stay on top of the replay (bound)
+}
+
+// Random options for every unit of a random chain.
+void addRandomOptions(UnitChain& c, std::mt19937_64& rng) {
+  c.selective.assign(c.size(), {});
+  for (int k = 0; k < c.size(); ++k) {
+    int count = static_cast<int>(rng() % 4);
+    for (int i = 0; i < count && c.saved[k] > 1; ++i) {
+      SelectiveOption o;
+      o.label = "o" + std::to_string(i);
+      o.save = {"aten.mm.default#" + std::to_string(i)};
+      o.kept = static_cast<Bytes>(rng() % static_cast<uint64_t>(c.saved[k]));
+      o.saved_ns = static_cast<Ns>(rng() % static_cast<uint64_t>(c.forward_ns[k] + 1));
+      c.selective[k].push_back(o);
+    }
+  }
+}
+
+// Every assignment: unit k left alone, whole, or one of its options.
+void forEachPlan(const UnitChain& c, const std::function<void(const Segments&)>& visit) {
+  Segments plan;
+  std::function<void(int)> rec = [&](int k) {
+    if (k == c.size()) {
+      visit(plan);
+      return;
+    }
+    rec(k + 1);
+    for (int o = 0; o <= static_cast<int>(c.selective[k].size()); ++o) {
+      plan.push_back({k, k, o, o > 0 ? c.selective[k][o - 1].save : std::vector<std::string>{}});
+      rec(k + 1);
+      plan.pop_back();
+    }
+  };
+  rec(0);
+}
+
+TEST(SelectiveSolver, EqualsBruteForceOverUnitOptions) {
+  int checked_selective = 0;
+  for (int n : {1, 2, 3, 5, 7})
+    for (uint64_t seed = 1; seed <= 12; ++seed) {
+      std::mt19937_64 rng(seed * 104729 + n);
+      UnitChain c = testing::randomChain(n, rng);
+      addRandomOptions(c, rng);
+      SolverOptions o;
+      o.kind = SegmentKind::Module;
+      Solution minp = minimumPeak(c, o);
+      ASSERT_TRUE(minp.feasible);
+      for (double frac : {0.0, 0.2, 0.5, 0.8, 1.0}) {
+        Bytes budget = minp.peak + static_cast<Bytes>(frac * (c.baseline_peak - minp.peak));
+        Ns best = LLONG_MAX;
+        forEachPlan(c, [&](const Segments& plan) {
+          ChainPeak p = evaluateChain(c, plan);
+          if (p.peak <= budget) best = std::min(best, p.recompute_ns);
+        });
+        SCOPED_TRACE("n=" + std::to_string(n) + " seed=" + std::to_string(seed) +
+                     " budget=" + std::to_string(budget));
+        Solution s = solveOptimal(c, budget, o);
+        ASSERT_TRUE(s.feasible);
+        EXPECT_EQ(s.recompute_ns, best);
+        ChainPeak check = evaluateChain(c, s.segments);
+        EXPECT_EQ(check.peak, s.peak);
+        EXPECT_LE(s.peak, budget);
+        EXPECT_EQ(check.recompute_ns, s.recompute_ns);
+        for (const Segment& seg : s.segments) {
+          EXPECT_EQ(seg.first, seg.last);
+          if (seg.selective()) {
+            ++checked_selective;
+            EXPECT_EQ(seg.save, c.selective[seg.first][seg.option - 1].save);
+          }
+        }
+      }
+    }
+  EXPECT_GT(checked_selective, 0);  // the search does pick save-lists
+}
+
+TEST(SelectiveSolver, ASaveListThatCostsNothingBeatsWholeAtEqualPeak) {
+  std::mt19937_64 rng(7);
+  UnitChain c = testing::randomChain(4, rng);
+  c.selective.assign(4, {});
+  // Unit 2: a list that keeps 0 bytes but saves half its forward time.
+  c.selective[2].push_back({"free", {"aten.mm.default#0"}, 0, c.forward_ns[2] / 2});
+  Segments every = everyUnit(4);
+  ChainPeak pe = evaluateChain(c, every);
+  SolverOptions o;
+  o.kind = SegmentKind::Module;
+  Solution s = solveOptimal(c, pe.peak, o);
+  ASSERT_TRUE(s.feasible);
+  EXPECT_LE(s.recompute_ns, pe.recompute_ns - c.forward_ns[2] / 2);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor

@@ -1,0 +1,80 @@
+"""Issue 10 end to end: record --ops -> advise a selective plan -> verify PASS.
+
+The python sample with dropout (so that identical losses also prove the
+recomputation draws the same masks), recorded once with operator ranges.
+The budget lies between the peak `every` reaches and the recorded peak,
+where keeping a few operator outputs beats recomputing whole blocks.
+"""
+import json
+import os
+import unittest
+
+import pipeline as p
+
+FLAGS = ["--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "128", "--batch", "4",
+         "--vocab", "256", "--steps", "3", "--dropout", "0.1"]
+
+
+class Selective(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.db = p.tempdb("selective")
+        cls.dir = os.path.dirname(cls.db)
+        cls.baseline = p.record(cls.db, p.sample("py", flags=FLAGS), "--ops")
+        every = json.loads(p.gcprof("advise", cls.db, "--strategy", "every", "--json",
+                                    "--no-store").stdout)
+        base, low = every["baseline"]["peak_bytes"], every["predicted"]["peak_bytes"]
+        cls.budget = low + int(0.45 * (base - low))
+        cls.plan_path = os.path.join(cls.dir, "plan.json")
+        cls.advise = p.gcprof("advise", cls.db, "--budget", "%dB" % cls.budget, "-o", cls.plan_path)
+        cls.plan = json.load(open(cls.plan_path))
+        cls.every = every
+        cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan_path, check=False)
+
+    def test_operator_ranges_are_recorded_inside_module_forwards(self):
+        rows = p.query(self.db, "SELECT r.name, m.name FROM ranges r JOIN ranges m ON r.parent = m.id "
+                                "WHERE r.run = 1 AND m.run = 1 AND r.name LIKE 'op aten.%'")
+        self.assertTrue(rows)
+        self.assertTrue(any(parent.startswith("layers.") for _, parent in rows))
+        self.assertNotIn("op aten.detach.default", {name for name, _ in rows})
+        scalars = p.query(self.db, "SELECT value FROM scalars WHERE name = 'op_hook_ns_per_call'")
+        self.assertTrue(scalars and all(v > 0 for (v,) in scalars))
+
+    def test_plan_is_v2_with_selective_segments(self):
+        self.assertEqual(self.plan["format"], "gcprof.plan/2")
+        segs = self.plan["segments"]
+        self.assertEqual(len(segs), len(self.plan["checkpoint"]))
+        selective = [s for s in segs if s["policy"] == "selective"]
+        self.assertTrue(selective, self.advise.stdout)
+        for s in selective:
+            self.assertEqual(s["module"], s["units"][0])
+            self.assertTrue(s["save"])
+            self.assertTrue(all("#" in k and k.startswith("aten.") for k in s["save"]))
+        self.assertIn("selective (", self.advise.stdout)
+        self.assertIn("save: aten.", self.advise.stdout)
+
+    def test_selective_plan_recomputes_less_than_every_within_the_budget(self):
+        self.assertLessEqual(self.plan["predicted"]["peak_bytes"], self.budget)
+        self.assertLess(self.plan["predicted"]["recompute_ns"], self.every["predicted"]["recompute_ns"])
+
+    def test_verify_passes_with_identical_losses(self):
+        self.assertEqual(self.verify.returncode, 0, self.verify.stdout + self.verify.stderr)
+        self.assertIn("verdict: PASS", self.verify.stdout)
+        self.assertEqual(p.losses(self.verify.stdout), p.losses(self.baseline.stdout))
+        self.assertEqual(len(p.losses(self.baseline.stdout)), 3)
+
+    def test_reports_show_the_save_lists(self):
+        md = p.gcprof("report", self.db, "--format", "md").stdout
+        self.assertIn("**Selective**", md)
+        html = os.path.join(self.dir, "report.html")
+        p.gcprof("report", self.db, "--format", "html", "-o", html)
+        self.assertIn("selective, keeps", open(html).read())
+
+    def test_whole_only_gives_whole_segments(self):
+        plan = json.loads(p.gcprof("advise", self.db, "--budget", "%dB" % self.budget, "--whole-only",
+                                   "--json", "--no-store").stdout)
+        self.assertTrue(all(s["policy"] == "whole" for s in plan["segments"]))
+
+
+if __name__ == "__main__":
+    unittest.main()
