@@ -105,6 +105,30 @@ bool splits(const Family& inner, const Family& outer) {
   return true;
 }
 
+// "encoder.block.#" -> "block.#": the family's pattern from its last named
+// component on, what a model's parallel stacks share (T5's encoder and
+// decoder blocks).
+std::string stackTail(const std::string& pattern) {
+  size_t hash = pattern.rfind('#');
+  size_t dot = hash == std::string::npos ? std::string::npos : pattern.rfind('.', hash);
+  if (dot == std::string::npos || dot == 0) return "";
+  size_t start = pattern.rfind('.', dot - 1);
+  return pattern.substr(start == std::string::npos ? 0 : start + 1);
+}
+
+bool overlaps(const Family& a, const Family& b) {
+  for (const ModuleStats* x : a.members)
+    for (const ModuleStats* y : b.members)
+      if (x->name == y->name || nestedIn(x->name, y->name) || nestedIn(y->name, x->name)) return true;
+  return false;
+}
+
+// An encoder-decoder model repeats one kind of block in two stacks
+// (`encoder.block.#`, `decoder.block.#`): both are its blocks. Families
+// with the chosen one's tail that do not overlap it and hold at least
+// kStackShare of its saved bytes join it.
+constexpr double kStackShare = 0.25;
+
 // See docs/plan.md, "Units": of the families of repeated composite modules,
 // the one holding the most saved bytes; then, while a finer family splits
 // each of its members into several and still holds kStageShare of its saved
@@ -138,9 +162,23 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
         descended = true;
       }
     }
+    std::vector<const Family*> stacks = {best};
+    std::string tail = stackTail(best->pattern);
+    for (const Family& f : fams) {
+      if (&f == best || tail.empty() || stackTail(f.pattern) != tail) continue;
+      if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
+      if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
+      stacks.push_back(&f);
+    }
+    std::vector<const ModuleStats*> members;
+    for (const Family* f : stacks) members.insert(members.end(), f->members.begin(), f->members.end());
+    std::stable_sort(members.begin(), members.end(), [](const ModuleStats* a, const ModuleStats* b) {
+      return a->first_forward < b->first_forward;
+    });
     UnitSelection s;
-    for (const ModuleStats* m : best->members) s.names.push_back(m->name);
+    for (const ModuleStats* m : members) s.names.push_back(m->name);
     s.rule = "auto: " + best->pattern;
+    for (size_t i = 1; i < stacks.size(); ++i) s.rule += " + " + stacks[i]->pattern;
     if (!stages.empty()) s.rule += " (the blocks of the stages " + stages.back() + ")";
     return s;
   }

@@ -155,9 +155,10 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
 
 // The tree chain (blocks split into their sub-modules) in place of the
 // block chain, when the run allows it: the sub-modules must make complete
-// steps where the blocks do. `block_layout`/`block_chain` receive the
-// block-level ones. False (and `a` unchanged) otherwise.
-bool planOverTree(const Trace& trace, Advice& a, RunLayout& block_layout, UnitChain& block_chain) {
+// steps where the blocks do. `block_chain` receives the block-level chain
+// (the best whole-block plan is solved on it). False (and `a` unchanged)
+// otherwise.
+bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
   ModuleTree tree = moduleTree(a.modules, a.units.names, inPlaceModules(trace));
   if (!tree.anySplit()) return false;
   // a.layout is the blocks' (its windows are as recorded; only times were adjusted).
@@ -171,7 +172,6 @@ bool planOverTree(const Trace& trace, Advice& a, RunLayout& block_layout, UnitCh
   } catch (const AdviceError&) {
     return false;  // the blocks still make a chain: plan over them
   }
-  block_layout = std::move(a.layout);
   block_chain = std::move(a.chain);
   a.layout = std::move(fine);
   a.chain = std::move(chain);
@@ -214,11 +214,10 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.tree = flatTree(a.units.names);
-  RunLayout block_layout;
   UnitChain block_chain;
   if (req.tree && req.units == "auto" && a.kind == SegmentKind::Module &&
       segmentKindFor(trace.run.runtime) == SegmentKind::Module)
-    planOverTree(trace, a, block_layout, block_chain);
+    planOverTree(trace, a, block_chain);
   // Selective checkpoints are applied by the python runtime, one module each
   // (over the module tree: the sub-modules').
   if (a.kind == SegmentKind::Module && req.selective) addSelectiveOptions(a.chain, trace, a.filter, a.layout);

@@ -2,8 +2,8 @@
 """Public model families trained small on synthetic data, in plain PyTorch.
 
 The jobs gcprof must understand without being told their naming habits:
-torchvision ResNet and VisionTransformer, Hugging Face GPT-2, Llama and ALBERT
-(one layer shared by every depth: weight sharing), all built from configs with
+torchvision ResNet and VisionTransformer, Hugging Face GPT-2, Llama, ALBERT
+(one layer shared by every depth: weight sharing) and T5 (encoder-decoder), all built from configs with
 random weights (nothing is downloaded). It imports nothing of gcprof.
 
     python3 samples/python/train_public.py --model resnet18 --steps 3
@@ -19,7 +19,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert")
+MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert", "t5")
 
 
 def parse_args(argv=None):
@@ -71,6 +71,12 @@ def build_model(args):
                              num_hidden_layers=args.layers, num_attention_heads=4,
                              num_key_value_heads=2, max_position_embeddings=args.seq, **common)
         return tf.LlamaForCausalLM(cfg)
+    if args.model == "t5":
+        cfg = tf.T5Config(d_model=args.hidden, d_kv=args.hidden // 4, d_ff=4 * args.hidden,
+                          num_layers=args.layers, num_decoder_layers=args.layers, num_heads=4,
+                          dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0,
+                          vocab_size=args.vocab, use_cache=False)
+        return tf.T5ForConditionalGeneration(cfg)
     cfg = tf.AlbertConfig(embedding_size=32, hidden_size=args.hidden, num_hidden_layers=args.layers,
                           num_attention_heads=4, intermediate_size=4 * args.hidden,
                           max_position_embeddings=args.seq, hidden_dropout_prob=0.0,
@@ -87,7 +93,8 @@ def make_batch(args, gen):
 
 
 def loss_of(args, model, x, y):
-    out = model(x)
+    # T5 reads x and writes y (its decoder sees y shifted right).
+    out = model(input_ids=x, labels=y.contiguous()) if args.model == "t5" else model(x)
     logits = out if torch.is_tensor(out) else out.logits
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 

@@ -149,6 +149,27 @@ TEST(AutoUnits, LeafChainsStillWork) {
   EXPECT_EQ(u.rule, "auto: layers.#");
 }
 
+// Hugging Face T5: the encoder's and the decoder's blocks are both the
+// model's blocks; their sub-layers (block.#.layer.#) are not.
+TEST(AutoUnits, EncoderDecoderTakesBothStacks) {
+  Tree t;
+  t.add("", 0).add("shared", 0).add("encoder", 0);
+  for (int b = 0; b < 3; ++b) {
+    std::string blk = "encoder.block." + std::to_string(b);
+    t.add(blk, 60).add(blk + ".layer.0", 30).add(blk + ".layer.1", 30);
+  }
+  t.add("encoder.final_layer_norm", 2).add("decoder", 0);
+  for (int b = 0; b < 3; ++b) {
+    std::string blk = "decoder.block." + std::to_string(b);
+    t.add(blk, 80).add(blk + ".layer.0", 30).add(blk + ".layer.1", 20).add(blk + ".layer.2", 30);
+  }
+  t.add("decoder.final_layer_norm", 2).add("lm_head", 0);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"encoder.block.0", "encoder.block.1", "encoder.block.2", "decoder.block.0",
+                            "decoder.block.1", "decoder.block.2"}));
+  EXPECT_EQ(u.rule, "auto: decoder.block.# + encoder.block.#");
+}
+
 TEST(AutoUnits, FamilyPattern) {
   EXPECT_EQ(familyPattern("layer3.1"), "layer#.#");
   EXPECT_EQ(familyPattern("encoder.layers.encoder_layer_11"), "encoder.layers.encoder_layer_#");

@@ -153,6 +153,17 @@ class VisionTransformer(PublicModel, unittest.TestCase):
         self.assertEqual(self.budget, "60%")
 
 
+class T5(PublicModel, unittest.TestCase):
+    """Encoder-decoder: the units come from both stacks. At this small size
+    each block's sub-layers (layer.#) hold nearly all of its bytes, so the
+    stage rule takes those; the parallel-stacks rule adds the encoder's."""
+    model = "t5"
+    flags = ("--layers", "2", "--seq", "64", "--batch", "4")
+    needs = ("transformers",)
+    first, last, count = "encoder.block.0.layer.0", "decoder.block.1.layer.2", 10
+    rule = "auto: decoder.block.#.layer.# + encoder.block.#.layer.# (the blocks of the stages decoder.block.#)"
+
+
 class ResNet18(PublicModel, unittest.TestCase):
     """Small images keep the test fast; then parameters and the process's own
     heap dominate the host peak and 60% is out of reach: advise must say so in

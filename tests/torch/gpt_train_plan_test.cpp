@@ -102,7 +102,7 @@ TEST(TorchGptTrain, PlanNamingAMissingModuleExitsTwoBeforeTheFirstStep) {
 TEST(TorchGptTrain, InvalidPlanFileExitsTwo) {
   TrainRun r = run_gpt_train(kTiny, R"({"format":"something else"})");
   EXPECT_EQ(r.exit_code, 2);
-  EXPECT_NE(r.err.find("gcprof.plan/1"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("gcprof.plan/2"), std::string::npos) << r.err;
 }
 
 }  // namespace
