@@ -37,6 +37,7 @@ class PublicModel:
     first = last = None
     count = 0
     rule = None
+    ladder = ("75%", "90%")  # the other default budgets (issue 15), verified after 60%
 
     @classmethod
     def setUpClass(cls):
@@ -63,6 +64,7 @@ class PublicModel:
                                   "-o", cls.plan_path, check=False)
         cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan_path, check=False)
         cls.report = json.loads(p.gcprof("report", cls.db, "--format", "json").stdout)
+        cls.ladder_problems = p.ladder_problems(cls.db, cls.dir, cls.ladder, ("gradients match",))
 
     def test_units_are_the_blocks_of_every_stage(self):
         auto = self.recorded["auto_units"]
@@ -90,6 +92,9 @@ class PublicModel:
     def test_losses_are_identical_to_the_baseline(self):
         self.assertEqual(p.losses(self.verify.stdout), p.losses(self.baseline.stdout))
         self.assertEqual(len(p.losses(self.baseline.stdout)), 3)
+
+    def test_default_plans_at_75_and_90_percent_verify(self):
+        self.assertEqual(self.ladder_problems, [])
 
 
 class Gpt2(PublicModel, unittest.TestCase):
@@ -134,6 +139,7 @@ class ResNet18(PublicModel, unittest.TestCase):
     needs = ("torchvision",)
     first, last, count = "layer1.0", "layer4.1", 8
     rule = "auto: layer#.#"
+    ladder = ()  # at this size parameters and the heap dominate every budget
 
     def test_an_unreachable_budget_names_what_limits_it(self):
         if self.budget == "60%":
