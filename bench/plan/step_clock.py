@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Runs a python training script and writes the wall and process CPU time of
-each optimizer step to a JSON file (issue 15's slowdown bench).
+each optimizer step, its kernel share and its minor page faults, to a JSON
+file (issue 15's slowdown bench).
 
     step_clock.py OUT.json SCRIPT.py [ARGS...]
 
@@ -14,6 +15,7 @@ gcprof's shim applies a plan at import, before the script builds its model.
 """
 import atexit
 import json
+import resource
 import runpy
 import sys
 import time
@@ -25,12 +27,16 @@ def main():
     from torch.optim.optimizer import register_optimizer_step_post_hook
 
     torch.set_num_threads(1)
-    marks = [(time.perf_counter_ns(), time.process_time_ns())]
-    register_optimizer_step_post_hook(
-        lambda opt, args, kwargs: marks.append((time.perf_counter_ns(), time.process_time_ns())))
+    def mark():
+        use = resource.getrusage(resource.RUSAGE_SELF)
+        return time.perf_counter_ns(), time.process_time_ns(), int(use.ru_stime * 1e9), use.ru_minflt
+
+    marks = [mark()]
+    register_optimizer_step_post_hook(lambda opt, args, kwargs: marks.append(mark()))
 
     def dump():
-        steps = [{"wall_ns": b[0] - a[0], "cpu_ns": b[1] - a[1]} for a, b in zip(marks, marks[1:])]
+        steps = [{"wall_ns": b[0] - a[0], "cpu_ns": b[1] - a[1], "sys_ns": b[2] - a[2],
+                  "page_faults": b[3] - a[3]} for a, b in zip(marks, marks[1:])]
         with open(out, "w") as f:
             json.dump(steps, f)
 
