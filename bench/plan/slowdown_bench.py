@@ -76,6 +76,10 @@ def bench(build, name, argv, rounds, work):
     print("   measured  %+6.1f%% CPU (%.1f vs %.1f ms a step), %+6.1f%% wall (%.1f vs %.1f ms)"
           % (cpu * 100, median(planned, "cpu_ns") / 1e6, median(plain, "cpu_ns") / 1e6,
              wall * 100, median(planned, "wall_ns") / 1e6, median(plain, "wall_ns") / 1e6))
+    print("   of that, kernel time %.1f vs %.1f ms a step, minor page faults %d vs %d a step (the host "
+          "allocator handing memory back and faulting it in again)"
+          % (median(planned, "sys_ns") / 1e6, median(plain, "sys_ns") / 1e6, median(planned, "page_faults"),
+             median(plain, "page_faults")))
     print("   predicted %+6.1f%% (recompute %.1f ms / recorded step %.1f ms; hook cost %.1f us a module call)"
           % (plan["predicted"]["slowdown"] * 100, plan["predicted"]["recompute_ns"] / 1e6,
              plan["baseline"]["step_ns"] / 1e6, plan["recording_cost"]["hook_ns_per_module_call"] / 1e3))
