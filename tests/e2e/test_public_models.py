@@ -153,14 +153,14 @@ class ResNet18(PublicModel, unittest.TestCase):
 
 class ResNet50(unittest.TestCase):
     """torchvision ResNet-50 (BatchNorm, in-place ReLU), 192 px, batch 8: its
-    blocks are the units, and 60% says what limits it: parameters, their
-    gradients and the process heap (~240 MiB) stay, and checkpointing every
-    bottleneck block keeps ~47% of the activations (their inputs are as large
-    as their outputs); 60% would need ~15 images at 224 px a step
-    (bench/RESULTS.md). Its 75% and 90% plans are not verified here: the
-    replay drops the outputs of blocks that end in an in-place ReLU, which
-    their consumers keep (measured peaks 6-12% over the prediction; open in
-    bench/RESULTS.md)."""
+    blocks are the units; its default plans at 75% and 90% verify with the
+    gradient and buffer gates (they failed "peak prediction" by exactly the
+    checkpointed blocks' outputs until the replay kept the output of a block
+    that ends in an in-place ReLU); and 60% says what limits it: parameters,
+    their gradients and the process heap (~240 MiB) stay, and checkpointing
+    every bottleneck block keeps ~47% of the activations (their inputs are as
+    large as their outputs); 60% would need ~15 images at 224 px a step
+    (bench/RESULTS.md)."""
     flags = ("--image", "192", "--batch", "8")
 
     @classmethod
@@ -169,13 +169,19 @@ class ResNet50(unittest.TestCase):
         if lacking:
             raise unittest.SkipTest("torchvision not installed (scripts/install-deps)")
         cls.db = p.tempdb("public-resnet50")
+        cls.dir = os.path.dirname(cls.db)
         p.record(cls.db, public("resnet50", *cls.flags))
         cls.recorded = p.show(cls.db)["runs"][0]
         cls.sixty = p.gcprof("advise", cls.db, "--budget", "60%", "--no-store", check=False)
+        cls.ladder_problems = p.ladder_problems(cls.db, cls.dir, ("75%", "90%"),
+                                                ("gradients match", "buffers match"))
 
     def test_units_are_the_bottleneck_blocks(self):
         names = self.recorded["auto_units"]["names"]
         self.assertEqual((len(names), names[0], names[-1]), (16, "layer1.0", "layer4.2"))
+
+    def test_default_plans_at_75_and_90_percent_verify(self):
+        self.assertEqual(self.ladder_problems, [])
 
     def test_sixty_percent_says_what_limits_it(self):
         self.assertEqual(self.sixty.returncode, 1, self.sixty.stdout + self.sixty.stderr)
