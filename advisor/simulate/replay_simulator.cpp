@@ -6,6 +6,7 @@
 
 #include "model/op_table.h"
 #include "model/step_regions.h"
+#include "model/unsafe_units.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -65,9 +66,42 @@ bool insideAny(const std::vector<OpCall>& calls, Ns t) {
   return c != calls.begin() && t <= std::prev(c)->end;
 }
 
+// A unit whose forward ends in an in-place module (ResNet's Bottleneck: `out
+// += identity; relu_(out)`) returns a tensor that module saves for its own
+// backward, so the trace shows the unit's output freed early in the unit's
+// backward, like a saved tensor. Checkpointing the unit does not free it: the
+// next unit (or its checkpoint) holds it as its input (issue 15: ResNet-50
+// plans measured exactly those outputs over the prediction).
+struct InPlaceEnds {
+  std::unordered_set<std::string> modules;  // recorded "inplace <module>"
+  std::vector<const Range*> forwards;       // module forward ranges by start
+
+  explicit InPlaceEnds(const Trace& trace) {
+    for (const ExcludedUnit& m : inPlaceModules(trace)) modules.insert(m.name);
+    if (modules.empty()) return;
+    for (const Range& r : trace.ranges)
+      if (r.domain == RangeDomain::Module && r.phase == Phase::Forward) forwards.push_back(&r);
+    std::stable_sort(forwards.begin(), forwards.end(),
+                     [](const Range* a, const Range* b) { return a->start < b->start; });
+  }
+
+  // The bytes the in-place module ending `unit`'s forward changed (its
+  // input: the unit's output); 0 when the unit does not end in place.
+  Bytes outputBytes(const UnitWindow& unit) const {
+    if (modules.empty()) return 0;
+    auto it = std::upper_bound(forwards.begin(), forwards.end(), unit.fwd_end,
+                               [](Ns t, const Range* r) { return t < r->start; });
+    if (it == forwards.begin()) return 0;
+    const Range* lastCall = *--it;
+    if (lastCall->start <= unit.fwd_start || !modules.count(lastCall->name)) return 0;
+    return lastCall->input_bytes;
+  }
+};
+
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
                 const StepRegions& reg, const Segment& seg, const OpIndex& ops,
-                const std::unordered_set<int64_t>& gathers, std::vector<SimEvent>& ev) {
+                const std::unordered_set<int64_t>& gathers, const InPlaceEnds& inplace,
+                std::vector<SimEvent>& ev) {
   const UnitWindow& first = step.units[seg.first];
   const UnitWindow& last = step.units[seg.last];
   Ns cost = 0;
@@ -83,9 +117,21 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   uint8_t replay_phase = reg.regionOf(anchor) == reg.backward(seg.last) ? 0 : 2;
   Ns replay_end = last.fwd_end - first.fwd_start + 1;
   int lo = StepRegions::forward(seg.first), hi = StepRegions::forward(seg.last);
-  auto it = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), first.fwd_start,
-                             [](const Allocation& a, Ns t) { return a.alloc < t; });
-  for (; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
+  auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), first.fwd_start,
+                                [](const Allocation& a, Ns t) { return a.alloc < t; });
+  // The segment's output when its last unit ends in place: of the tensors that
+  // unit made with the changed input's size and freed in its own backward,
+  // the one freed first (the in-place module's backward runs first).
+  const Allocation* kept_output = nullptr;
+  if (Bytes out_bytes = inplace.outputBytes(last)) {
+    for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
+      if (!filter.matches(*it) || it->bytes != out_bytes || !it->freed() ||
+          reg.regionOf(it->alloc) != hi || reg.backwardPosition(reg.regionOf(it->free)) != hi)
+        continue;
+      if (!kept_output || it->free < kept_output->free) kept_output = &*it;
+    }
+  }
+  for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
     const Allocation& a = *it;
     if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
     int born = reg.regionOf(a.alloc);
@@ -100,7 +146,10 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
       continue;
     }
     int bpos = reg.backwardPosition(freed);
-    if (bpos >= lo && bpos <= hi) {
+    if (&a == kept_output) {
+      // Held by its consumer until the replay: freed as the replay begins.
+      ev.push_back({anchor, 0, -a.bytes, 0, replay_phase});
+    } else if (bpos >= lo && bpos <= hi) {
       // Dropped: freed as the segment's forward ends; the replayed copy is
       // freed where the recorded one was.
       ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2});
@@ -127,11 +176,13 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   std::vector<Ns> step_cost(layout.steps.size(), 0);
   std::unordered_set<int64_t> gathers = parameterGathers(trace);
   OpIndex ops(trace);
+  InPlaceEnds inplace(trace);
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     StepRegions reg(step);
-    for (const Segment& seg : plan) step_cost[si] += applySegment(trace, filter, step, reg, seg, ops, gathers, ev);
+    for (const Segment& seg : plan)
+      step_cost[si] += applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, ev);
     sim.total_recompute_ns += step_cost[si];
     ++sim.steps_applied;
   }

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "chain_traces.h"
 #include "model/advice_error.h"
 #include "model/unit_selection.h"
@@ -226,6 +228,41 @@ TEST(Headroom, JitterIsTheSpreadOfTheSteadyStepPeaks) {
   EXPECT_EQ(h.bytes, 300 + 123);
   EXPECT_NE(h.rule.find("jitter"), std::string::npos);
   EXPECT_EQ(resolveHeadroom(HeadroomRequest{}, 10000, 0, true).bytes, 500);
+}
+
+// The CUDA rule (issue 15, item 3): a trace whose tensors live on a device keeps
+// 5% of the budget free (the caching allocator's rounding), not the host's 3%.
+// Fabricated: the chain trace with every allocation moved to device 0.
+TEST(Headroom, CudaTracesAreSolvedFivePercentBelowTheBudget) {
+  Trace host = chainTrace(eightUnits("native"));
+  Trace cuda = host;
+  for (Allocation& a : cuda.allocations) a.device = 0;
+  bool host_uses_the_cuda_margin = false;
+  int feasible = 0;
+  for (int pct = 40; pct <= 100; ++pct) {
+    AdviceRequest r;
+    r.budget = percent(pct / 100.0);
+    Advice a = advise(cuda, r);
+    ASSERT_TRUE(a.filter.device);
+    EXPECT_DOUBLE_EQ(a.headroom.fraction, kDeviceHeadroom);
+    EXPECT_EQ(a.headroom.bytes, std::llround(0.05 * static_cast<double>(a.budget)) + a.headroom.jitter);
+    EXPECT_NE(a.headroom.rule.find("CUDA"), std::string::npos) << a.headroom.rule;
+    if (a.feasible) {
+      ++feasible;
+      EXPECT_LE(a.chosen.peak, a.budget - a.headroom.bytes) << pct << "%";
+      nlohmann::json plan = planJson(a);
+      EXPECT_EQ(plan["headroom_bytes"], a.headroom.bytes);
+      EXPECT_DOUBLE_EQ(plan["headroom"]["fraction"].get<double>(), 0.05);
+    }
+    // The same memory on the host is solved to 3%: at some budget its plan
+    // lands inside the CUDA margin, so the 5% above is what kept CUDA out.
+    Advice h = advise(host, r);
+    EXPECT_FALSE(h.filter.device);
+    EXPECT_DOUBLE_EQ(h.headroom.fraction, kHostHeadroom);
+    if (h.feasible && h.chosen.peak > a.budget - a.headroom.bytes) host_uses_the_cuda_margin = true;
+  }
+  EXPECT_GT(feasible, 10);
+  EXPECT_TRUE(host_uses_the_cuda_margin);
 }
 
 TEST(Advice, MaxSlowdownIsTheDual) {

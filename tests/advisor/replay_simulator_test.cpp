@@ -130,5 +130,45 @@ TEST(UnitChain, AgreesWithTheSimulatorOnEveryPlan) {
   EXPECT_GT(plans, 50);
 }
 
+// A unit that ends in an in-place module (ResNet's `relu_(out + identity)`)
+// saves its own output, so the trace shows that output freed early in the
+// unit's backward like a saved tensor; checkpointing the unit does not free
+// it, because the next unit holds it as its input (issue 15: ResNet-50's
+// plans measured exactly their blocks' outputs over the prediction).
+TEST(ReplaySimulator, AnOutputSavedInPlaceIsKeptByItsConsumer) {
+  auto endsInPlace = [](bool marked) {
+    Fixture f(ChainSpec{});
+    // layers.0's forward is [110, 150], its output (100 B) made at 140; its
+    // backward starts at 810. An in-place activation ends the forward and
+    // saves the output, which is freed as its backward runs first.
+    for (Allocation& a : f.trace.allocations)
+      if (a.alloc == 140 && a.bytes == 100) a.free = 811;
+    Range act;
+    act.id = 1000;
+    act.name = "layers.0.act";
+    act.domain = RangeDomain::Module;
+    act.phase = Phase::Forward;
+    act.depth = 3;
+    act.start = 145;
+    act.end = 148;
+    act.input_bytes = act.output_bytes = 100;
+    f.trace.ranges.push_back(act);
+    std::stable_sort(f.trace.ranges.begin(), f.trace.ranges.end(),
+                     [](const Range& a, const Range& b) { return a.start < b.start; });
+    if (marked) f.trace.scalars.push_back(Scalar{0, "inplace layers.0.act", 1.0});
+    return f;
+  };
+  Fixture kept = endsInPlace(true);
+  // Baseline unchanged: parameters + 3 x (saved + output) at the forward's end.
+  EXPECT_EQ(kept.simPeak({}), 1900);
+  // Checkpointing layers.0 frees its 200 saved bytes only: the output stays.
+  EXPECT_EQ(kept.simPeak({{0, 0}}), 1700);
+  // Without the in-place record the output looks saved and is dropped too.
+  EXPECT_EQ(endsInPlace(false).simPeak({{0, 0}}), 1600);
+  // A unit that does not end in place keeps the old answer: layers.1 drops
+  // its 200 saved bytes (its output is freed in layers.2's backward).
+  EXPECT_EQ(kept.simPeak({{1, 1}}), 1700);
+}
+
 }  // namespace
 }  // namespace gcprof::advisor

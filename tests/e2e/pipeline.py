@@ -69,3 +69,38 @@ def losses(stdout):
         if len(parts) == 4 and parts[0] == "step" and parts[2] == "loss":
             out.append(float(parts[3]))
     return out
+
+
+# The default budgets a plan must verify at (issue 15's done criteria).
+BUDGET_LADDER = ("60%", "75%", "90%")
+
+
+def advise_and_verify(db, budget, plan_path):
+    """advise --budget BUDGET -o PLAN, then verify that plan; returns
+    (advise, verify, the verification's report as JSON or None when advise
+    found no plan)."""
+    advice = gcprof("advise", db, "--budget", budget, "-o", plan_path, check=False)
+    if advice.returncode != 0:
+        return advice, None, None
+    verify = gcprof("verify", db, "--plan", plan_path, check=False)
+    report = json.loads(gcprof("report", db, "--format", "json", check=False).stdout)
+    return advice, verify, report
+
+
+def ladder_problems(db, directory, budgets, gates=("gradients match",)):
+    """Advises and verifies at each budget; returns what went wrong, one line
+    per budget (empty when every plan verified PASS with every gate in `gates`
+    present and passed)."""
+    problems = []
+    for budget in budgets:
+        plan = os.path.join(directory, "plan-%s.json" % budget.rstrip("%"))
+        advice, verify, report = advise_and_verify(db, budget, plan)
+        if verify is None:
+            problems.append(f"{budget}: advise exited {advice.returncode}: {advice.stderr.strip()}")
+            continue
+        passed = {g["name"]: g["passed"] for g in report["gates"]}
+        missing = [g for g in gates if not passed.get(g)]
+        if verify.returncode != 0 or report["verdict"] != "PASS" or missing:
+            problems.append(f"{budget}: verify exited {verify.returncode}, verdict {report['verdict']}, "
+                            f"gates not passed: {missing}\n{verify.stdout}")
+    return problems
