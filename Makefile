@@ -53,7 +53,7 @@ demo: build
 bench: build
 	$(BUILD)/bin/gui_frame_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 	$(BUILD)/bin/advisor_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
-	python3 bench/record/record_overhead.py --build $(BUILD) --repeats 3 --short 2 --long 8
+	python3 bench/record/side_by_side.py --build $(BUILD) --short
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD) build-wheel

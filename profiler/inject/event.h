@@ -9,6 +9,7 @@ namespace gcprof::inject {
 enum class EventType : uint8_t {
   Alloc, Free, RangeStart, RangeEnd, RangeIO, StepBegin, StepEnd, Scalar, Kernel,
   WindowOpen, WindowClose,
+  Thread,  // a: the tid of the thread whose events follow in this buffer (never leaves the writer's drain)
 };
 
 struct Event {

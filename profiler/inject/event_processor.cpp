@@ -16,7 +16,11 @@
 namespace gcprof::inject {
 namespace {
 
-constexpr size_t kMaxPending = 1 << 20;
+// Freed blocks of a process that has not shown it is a training process yet
+// (no run opened): at most this many are held (~6 MiB); beyond, the root
+// process opens its run and writes as it goes, others count them dropped
+// (docs/recording.md, "Cost").
+constexpr size_t kMaxPending = 1 << 16;
 
 // Host and device address spaces overlap: key live memory by both.
 uint64_t key(uint64_t addr, int device) { return addr ^ (uint64_t(uint8_t(device)) << 56); }
@@ -219,6 +223,8 @@ void EventProcessor::process(It begin, It end) {
       case EventType::WindowClose:
         if (!windows_.empty() && windows_.back().second == INT64_MAX)
           windows_.back().second = s.e.time;
+        break;
+      case EventType::Thread:  // consumed by the writer's drain (thread_state.h)
         break;
     }
   }

@@ -101,7 +101,8 @@ uint64_t rangeStart(const char* name, int phase, int domain) {
   if (!ts) return 0;
   uint64_t id = g_next_range.fetch_add(1, std::memory_order_relaxed);
   uint64_t parent = ts->currentRange();
-  if (ts->depth < kMaxRangeDepth) ts->ranges[ts->depth++] = id;
+  // (The shared buffer of exited threads keeps no range stack.)
+  if (!ts->shared && ts->depth < kMaxRangeDepth) ts->ranges[ts->depth++] = id;
   push(ts, EventType::RangeStart, id, reinterpret_cast<int64_t>(internName(name)),
        (phase & 0xff) | (domain << 8), static_cast<int64_t>(parent));
   return id;
@@ -111,7 +112,7 @@ void rangeEnd(uint64_t id) {
   if (id == 0 || !recording()) return;
   ThreadState* ts = threadState();
   if (!ts) return;
-  for (int i = ts->depth - 1; i >= 0; --i) {
+  for (int i = ts->shared ? -1 : ts->depth - 1; i >= 0; --i) {
     if (ts->ranges[i] == id) {
       std::memmove(&ts->ranges[i], &ts->ranges[i + 1], (ts->depth - i - 1) * sizeof(uint64_t));
       --ts->depth;

@@ -15,21 +15,33 @@ namespace gcprof::inject {
 namespace {
 
 std::atomic<ThreadState*> g_states{nullptr};
+std::atomic<int> g_count{0};
+std::atomic<ThreadState*> g_shared{nullptr};
 __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
+// Set by the exit handler: whatever this thread records from then on goes to
+// the shared buffer (its own now belongs to the next thread).
+__thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
+__thread int64_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
 pthread_key_t g_exit_key;
 pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 void onThreadExit(void* p) {
+  t_exited = true;
+  t_state = nullptr;
+  // Release: the next owner sees every event this thread pushed.
   static_cast<ThreadState*>(p)->exited.store(true, std::memory_order_release);
 }
 void makeKey() { pthread_key_create(&g_exit_key, onThreadExit); }
 
-// A state whose thread exited and whose events were all drained can be reused.
+int64_t myTid() {
+  if (!t_tid) t_tid = syscall(SYS_gettid);
+  return t_tid;
+}
+
 ThreadState* claimExited() {
   for (ThreadState* s = g_states.load(std::memory_order_acquire); s; s = s->next.load()) {
     bool exited = true;
-    if (s->head.load(std::memory_order_acquire) == s->tail.load(std::memory_order_acquire) &&
-        s->exited.compare_exchange_strong(exited, false)) {
+    if (!s->shared && s->exited.compare_exchange_strong(exited, false, std::memory_order_acquire)) {
       s->depth = 0;
       return s;
     }
@@ -37,32 +49,79 @@ ThreadState* claimExited() {
   return nullptr;
 }
 
+ThreadState* fresh() {
+  void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (mem == MAP_FAILED) return nullptr;
+  ThreadState* s = new (mem) ThreadState();
+  ThreadState* head = g_states.load();
+  do {
+    s->next.store(head);
+  } while (!g_states.compare_exchange_weak(head, s));
+  g_count.fetch_add(1);
+  return s;
+}
+
+Event threadMark(int64_t tid) {
+  Event e{};
+  e.type = EventType::Thread;
+  e.a = static_cast<uint64_t>(tid);
+  return e;
+}
+
 ThreadState* create() {
   ThreadState* s = claimExited();
-  if (!s) {
-    void* mem = mmap(nullptr, sizeof(ThreadState), PROT_READ | PROT_WRITE,
-                     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (mem == MAP_FAILED) return nullptr;
-    s = new (mem) ThreadState();
-    ThreadState* head = g_states.load();
-    do {
-      s->next.store(head);
-    } while (!g_states.compare_exchange_weak(head, s));
-  }
-  s->tid = syscall(SYS_gettid);
+  if (!s && !(s = fresh())) return nullptr;
+  s->tid = myTid();
+  s->pushOwned(threadMark(s->tid));
   pthread_once(&g_key_once, makeKey);
   pthread_setspecific(g_exit_key, s);
   return s;
 }
 
+ThreadState* shared() {
+  ThreadState* s = g_shared.load(std::memory_order_acquire);
+  if (s) return s;
+  static std::atomic<bool> creating{false};
+  static std::atomic<bool> made{false};
+  if (creating.exchange(true)) {  // another exiting thread is making it
+    while (!made.load(std::memory_order_acquire)) sched_yield();
+    return g_shared.load(std::memory_order_acquire);
+  }
+  s = fresh();
+  if (s) s->shared = true;
+  g_shared.store(s, std::memory_order_release);
+  made.store(true, std::memory_order_release);
+  return s;
+}
+
+class SpinLock {
+ public:
+  explicit SpinLock(std::atomic<bool>& l) : l_(l) {
+    while (l_.exchange(true, std::memory_order_acquire)) sched_yield();
+  }
+  ~SpinLock() { l_.store(false, std::memory_order_release); }
+
+ private:
+  std::atomic<bool>& l_;
+};
+
 }  // namespace
 
 bool ThreadState::push(const Event& e) {
+  if (!shared) return pushOwned(e);
+  // Several exiting threads: one at a time, each event after its thread's mark.
+  SpinLock g(lock);
+  return pushOwned(threadMark(myTid())) && pushOwned(e);
+}
+
+bool ThreadState::pushOwned(const Event& e) {
   uint64_t h = head.load(std::memory_order_relaxed);
   // Full: wait for the writer (backpressure keeps the trace complete), but
-  // never forever: if the writer is gone, drop and count.
+  // never forever: if the writer is gone or stuck (~10 s), drop and count.
   for (int spins = 0; h - tail.load(std::memory_order_acquire) >= kRingEvents; ++spins) {
-    if (!writerRunning() || spins > 20000) {
+    if (spins == 0) wakeWriter();
+    if (!writerRunning() || spins > 100000) {
       dropped.fetch_add(1, std::memory_order_relaxed);
       return false;
     }
@@ -75,6 +134,10 @@ bool ThreadState::push(const Event& e) {
   }
   ring[h % kRingEvents] = e;
   head.store(h + 1, std::memory_order_release);
+  // Every quarter ring: half full already? Then the writer should not wait for
+  // its round (a storm of allocations would otherwise stall on a full ring).
+  if ((h + 1) % (kRingEvents / 4) == 0 && h + 1 - tail.load(std::memory_order_relaxed) >= kRingEvents / 2)
+    wakeWriter();
   return true;
 }
 
@@ -88,10 +151,13 @@ uint32_t ThreadState::drain(Event* out, uint32_t max) {
 }
 
 ThreadState* threadState() {
-  if (!t_state) t_state = create();
-  return t_state;
+  if (__builtin_expect(t_state != nullptr, 1)) return t_state;
+  if (t_exited) return shared();
+  return t_state = create();
 }
 
 ThreadState* allThreadStates() { return g_states.load(std::memory_order_acquire); }
+
+int threadStateCount() { return g_count.load(); }
 
 }  // namespace gcprof::inject

@@ -1,7 +1,13 @@
 // Per-thread event buffers: a single-producer/single-consumer ring that the
 // owning thread fills and the writer thread drains. Allocated with mmap so
-// that creating one never calls malloc (we are inside malloc when it happens),
-// and recycled when their thread exits so memory stays bounded.
+// that creating one never calls malloc (we are inside malloc when it happens).
+//
+// Memory stays bounded under thread churn: when a thread exits, its buffer
+// goes to the next thread that starts, at once, with whatever the writer has
+// not drained yet still in it (a Thread event in the ring says whose events
+// follow). So there are never more buffers than threads alive at the same
+// time, plus one shared buffer for what a thread allocates or frees after its
+// exit handler ran (other libraries' thread-exit destructors).
 #pragma once
 
 #include <atomic>
@@ -18,7 +24,8 @@ struct ThreadState {
   // Ring: the producer owns `head`, the consumer owns `tail`.
   alignas(64) std::atomic<uint64_t> head{0};
   alignas(64) std::atomic<uint64_t> tail{0};
-  alignas(64) int64_t tid = 0;
+  alignas(64) int64_t tid = 0;  // the owning thread (producer side)
+  int64_t drain_tid = 0;        // whose events the writer is draining (consumer side)
   // Counted-only allocations (below --min-bytes), summed by the writer.
   std::atomic<int64_t> small_allocs{0};
   std::atomic<int64_t> small_bytes{0};
@@ -27,7 +34,9 @@ struct ThreadState {
   // out of order, so an end removes its id wherever it is.
   uint64_t ranges[kMaxRangeDepth];
   int depth = 0;
-  std::atomic<bool> exited{false};
+  std::atomic<bool> exited{false};  // its thread is gone: the next new thread takes it
+  bool shared = false;              // the buffer of exited threads: producers take `lock`
+  std::atomic<bool> lock{false};
   std::atomic<ThreadState*> next{nullptr};
   Event ring[kRingEvents];
 
@@ -37,12 +46,18 @@ struct ThreadState {
   // Consumer side: copies out up to `max` events.
   uint32_t drain(Event* out, uint32_t max);
   uint64_t currentRange() const { return depth > 0 ? ranges[depth - 1] : 0; }
+
+  // push() without the shared buffer's lock: for the owning thread.
+  bool pushOwned(const Event& e);
 };
 
-// The calling thread's state, created on first use; nullptr only when the
-// system refuses memory.
+// The calling thread's state, created (or taken over from an exited thread)
+// on first use; after the thread's exit handler, the shared buffer. nullptr
+// only when the system refuses memory.
 ThreadState* threadState();
 // Head of the list of every state ever created (the writer walks it).
 ThreadState* allThreadStates();
+// How many states exist (tests and the bound in docs/recording.md).
+int threadStateCount();
 
 }  // namespace gcprof::inject

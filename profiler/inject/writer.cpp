@@ -76,7 +76,12 @@ void drainAll(std::vector<Stamped>& out) {
   static Event chunk[4096];
   for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
     for (uint32_t n; (n = s->drain(chunk, 4096)) > 0;)
-      for (uint32_t i = 0; i < n; ++i) out.push_back({chunk[i], s->tid});
+      for (uint32_t i = 0; i < n; ++i) {
+        // A buffer passes from an exited thread to the next one: a mark says whose
+        // events follow (thread_state.h).
+        if (chunk[i].type == EventType::Thread) s->drain_tid = static_cast<int64_t>(chunk[i].a);
+        else out.push_back({chunk[i], s->drain_tid});
+      }
   }
 }
 
@@ -120,6 +125,10 @@ void* writerMain(void*) {
       if (g_wake[0] < 0 || (poll(&wake, 1, kRoundMs) > 0 && (wake.revents & POLLNVAL))) {
         g_wake[0] = -1;
         sleepMs(kRoundMs);
+      } else if (wake.revents & POLLIN) {
+        char bytes[64];
+        while (read(g_wake[0], bytes, sizeof bytes) > 0) {
+        }
       }
     }
     bool stopping = g_stop.load();
@@ -166,12 +175,20 @@ bool startWriter() {
     std::fprintf(stderr, "gcprof: cannot start the writer thread; not recording\n");
     return false;
   }
+  pthread_setname_np(g_thread, "gcprof-writer");  // for top, perf and gdb
   return true;
 }
 
 void forgetWriterInChild() {
   g_running.store(false);
   g_finished.store(true);
+}
+
+void wakeWriter() {
+  if (g_wake[1] < 0) return;
+  char byte = 1;
+  ssize_t ignored = write(g_wake[1], &byte, 1);  // a full pipe is a pending wake-up already
+  (void)ignored;
 }
 
 bool writerRunning() { return g_running.load(std::memory_order_relaxed); }
@@ -181,11 +198,7 @@ void stopWriter(const char* status, int wait_ms, int exit_code) {
   std::strncpy(g_final_status, status, sizeof(g_final_status) - 1);
   g_exit_code = exit_code;
   g_stop.store(true);
-  if (g_wake[1] >= 0) {
-    char byte = 1;
-    ssize_t ignored = write(g_wake[1], &byte, 1);  // async-signal-safe
-    (void)ignored;
-  }
+  wakeWriter();
   for (int waited = 0; !g_finished.load() && waited < wait_ms; waited += 5) sleepMs(5);
 }
 

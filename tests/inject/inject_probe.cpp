@@ -135,6 +135,45 @@ int reallocFails() {
   return 0;
 }
 
+// Peak resident memory of this process (VmHWM, KiB), printed for the tests.
+long peakRssKib() {
+  FILE* f = std::fopen("/proc/self/status", "r");
+  char line[256];
+  long kib = -1;
+  while (f && std::fgets(line, sizeof line, f))
+    if (std::sscanf(line, "VmHWM: %ld kB", &kib) == 1) break;
+  if (f) std::fclose(f);
+  return kib;
+}
+
+// Many threads allocating as fast as they can, before any marker (the C
+// program of issue 14): `storm THREADS PER_THREAD`.
+int storm(int threads, int per_thread) {
+  std::vector<std::thread> pool;
+  for (int t = 0; t < threads; ++t)
+    pool.emplace_back([per_thread] {
+      for (int i = 0; i < per_thread; ++i) free(keep(malloc(4104)));  // not 4096: stdio buffers are
+    });
+  for (auto& th : pool) th.join();
+  std::printf("peak_rss_kib %ld\n", peakRssKib());
+  return 0;
+}
+
+// Thread churn: `churn N` short-lived threads, one after the other, each
+// allocating one block whose size encodes its thread id (8192 + 16 * (tid %
+// 4096)), so the test can check that every block is attributed to the
+// thread that made it.
+int churn(int n) {
+  for (int i = 0; i < n; ++i) {
+    std::thread([] {
+      long tid = gettid();
+      free(keep(malloc(8192 + 16 * static_cast<size_t>(tid % 4096))));
+    }).join();
+  }
+  std::printf("peak_rss_kib %ld\n", peakRssKib());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -150,6 +189,8 @@ int main(int argc, char** argv) {
   if (mode == "sigterm") return sigterm();
   if (mode == "busy") return busy();
   if (mode == "realloc_fails") return reallocFails();
-  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4\n");
+  if (mode == "storm" && argc == 4) return storm(std::atoi(argv[2]), std::atoi(argv[3]));
+  if (mode == "churn" && argc == 3) return churn(std::atoi(argv[2]));
+  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4|storm T N|churn N\n");
   return 2;
 }
