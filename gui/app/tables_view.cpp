@@ -44,7 +44,10 @@ void TablesView::drawUnits(const view::TraceDocument& doc, TimelineView& timelin
     ImGui::TableNextColumn();
     ImGui::TextUnformatted(gcprof::formatBytes(static_cast<Bytes>(u.saved_bytes)).c_str());
     ImGui::TableNextColumn();
-    ImGui::TextUnformatted(doc.selectedPlan() ? (u.checkpointed ? "yes" : "-") : "");
+    if (u.saved_ops > 0)
+      ImGui::Text("selective, keeps %zu ops", u.saved_ops);  // the list: the plan file, advise
+    else
+      ImGui::TextUnformatted(doc.selectedPlan() ? (u.checkpointed ? "yes" : "-") : "");
     ImGui::TableNextColumn();
     if (u.checkpointed) ImGui::TextUnformatted(gcprof::formatBytes(static_cast<Bytes>(u.predicted_saving)).c_str());
   }

@@ -1,4 +1,4 @@
-// A gcprof.plan/1 document (docs/plan.md) as the GUI shows it: which units are
+// A gcprof.plan/1 or /2 document (docs/plan.md) as the GUI shows it: which units are
 // checkpointed, the budget line, the advisor's predictions. Parsing never
 // throws: a plan the GUI cannot read is listed with its error instead.
 #pragma once
@@ -25,7 +25,14 @@ struct PlanView {
   std::string json;   // the document itself, handed to the advisor's simulator
   std::string error;  // non-empty: the document could not be read
 
+  // Per `checkpoint` segment, the operator calls a selective segment keeps
+  // (plan v2 `segments[].save`; empty: the whole module is recomputed).
+  std::vector<std::vector<std::string>> save;
+  std::vector<Bytes> kept;  // bytes those outputs keep (`segments[].kept_bytes`; 0 when whole)
+
   bool checkpointed(const std::string& unit) const { return checkpointed_.count(unit) > 0; }
+  // The save-list of a selective unit; nullptr when whole or not checkpointed.
+  const std::vector<std::string>* saveList(const std::string& unit) const;
   std::string label() const;  // "plan 3: optimal, budget 6.0 GiB"
 
   static PlanView fromRecord(const PlanRecord& record);

@@ -18,18 +18,23 @@ std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView&
     std::map<std::string, int> index;
     for (size_t i = 0; i < plan.units.size(); ++i) index[plan.units[i]] = static_cast<int>(i);
     advisor::Segments segments;
-    for (const auto& seg : plan.checkpoint) {
+    for (size_t si = 0; si < plan.checkpoint.size(); ++si) {
+      const auto& seg = plan.checkpoint[si];
       if (seg.empty()) continue;
       auto first = index.find(seg.front()), last = index.find(seg.back());
       if (first == index.end() || last == index.end()) {
         *why = "the plan checkpoints " + seg.front() + ", which is not one of its units";
         return std::nullopt;
       }
-      segments.push_back({first->second, last->second});
+      // Selective: the simulator reads only the save-list (docs/plan.md).
+      bool selective = si < plan.save.size() && !plan.save[si].empty();
+      segments.push_back({first->second, last->second, selective ? 1 : 0,
+                          selective ? plan.save[si] : std::vector<std::string>{}});
     }
     advisor::RunLayout layout = advisor::stepLayouts(trace, plan.units);
     // Recompute stretches the timeline as `advise` predicted it: without the hooks' cost.
     advisor::subtractRecordingCost(layout, trace, advisor::hookCostPerCall(trace));
+    advisor::subtractOperatorCost(layout, trace, advisor::opCostPerCall(trace));
     if (layout.complete == 0) {
       *why = "no complete step to replay the plan on";
       if (!layout.steps.empty() && !layout.steps.front().problem.empty())

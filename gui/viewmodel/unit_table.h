@@ -20,6 +20,7 @@ struct UnitStats {
   double forward_ns = 0;     // mean per steady step
   double saved_bytes = 0;    // mean per steady step
   bool checkpointed = false; // in the selected plan
+  size_t saved_ops = 0;      // selective: operator outputs the plan keeps (0: whole)
   double predicted_saving = 0;
 };
 
