@@ -154,6 +154,7 @@ void printComparison(const Advice& a) {
   row("uniform", a.uniform, a.strategy == Strategy::Uniform);
   if (a.blocks) row("blocks", *a.blocks, false);
   if (a.strategy == Strategy::Optimal) row("optimal", a.chosen, true);
+  if (a.strategy == Strategy::Matmuls) row("matmuls", a.chosen, true);
 }
 
 // Which modules the plan wraps and at which level: over the module tree a
@@ -315,7 +316,7 @@ void addAdvise(CLI::App& app, int& exit_code) {
   sub->add_option("--headroom", args->headroom,
                   "Margin kept free below the budget: bytes (16MiB) or % of the budget; 0 for none "
                   "(default: 3% on host, 5% on CUDA, plus the measured step-to-step peak jitter)");
-  sub->add_option("--strategy", args->strategy, "optimal | uniform | every | none")
+  sub->add_option("--strategy", args->strategy, "optimal | uniform | every | matmuls | none (matmuls: every unit keeping its matrix products, needs record --ops)")
       ->capture_default_str();
   sub->add_option("--max-slowdown", args->max_slowdown,
                   "Extra step time allowed (30%); alone: the least peak within it");

@@ -30,6 +30,18 @@ PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name
   return o;
 }
 
+// Every unit, with its "matmuls" save-list where it has one (strategy.h).
+Segments matmulPlan(const UnitChain& c) {
+  Segments plan = everyUnit(c.size());
+  for (Segment& s : plan) {
+    if (s.first >= static_cast<int>(c.selective.size())) continue;
+    const std::vector<SelectiveOption>& options = c.selective[s.first];
+    for (size_t o = 0; o < options.size(); ++o)
+      if (options[o].label == "matmuls") s = {s.first, s.last, static_cast<int>(o) + 1, options[o].save};
+  }
+  return plan;
+}
+
 bool withinSlowdown(const Advice& a, const PlanOutcome& o) {
   if (!a.max_slowdown) return true;
   return static_cast<double>(o.recompute_ns) <= *a.max_slowdown * static_cast<double>(a.baseline.step_ns);
@@ -277,6 +289,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
     case Strategy::None: a.chosen = a.baseline; break;
     case Strategy::Every: a.chosen = a.every; break;
     case Strategy::Uniform: a.chosen = a.uniform; break;
+    case Strategy::Matmuls: a.chosen = measure(trace, a, "matmuls", matmulPlan(a.chain)); break;
     case Strategy::Optimal: {
       if (!a.has_budget) {
         // The dual: the least peak within the allowed recompute time.

@@ -10,6 +10,7 @@ std::string toString(Strategy s) {
     case Strategy::Every: return "every";
     case Strategy::Uniform: return "uniform";
     case Strategy::Optimal: return "optimal";
+    case Strategy::Matmuls: return "matmuls";
   }
   return "?";
 }
@@ -21,7 +22,8 @@ Strategy parseStrategy(const std::string& s) {
   if (s == "every") return Strategy::Every;
   if (s == "uniform") return Strategy::Uniform;
   if (s == "optimal") return Strategy::Optimal;
-  throw AdviceError("--strategy " + s + ": expected optimal, uniform, every or none");
+  if (s == "matmuls") return Strategy::Matmuls;
+  throw AdviceError("--strategy " + s + ": expected optimal, uniform, every, matmuls or none");
 }
 
 SegmentKind segmentKindFor(const std::string& runtime) {

@@ -7,7 +7,10 @@
 
 namespace gcprof::advisor {
 
-enum class Strategy { None, Every, Uniform, Optimal };
+// Matmuls: every unit checkpointed, keeping its saveable matrix products
+// (the hand-written "save matmuls" rule of torchtitan; whole where a unit has
+// none, or without operator ranges). For comparisons: budget-blind.
+enum class Strategy { None, Every, Uniform, Optimal, Matmuls };
 enum class SegmentKind { Module, Region };
 
 std::string toString(Strategy s);

@@ -48,7 +48,10 @@ void TablesView::drawUnits(const view::TraceDocument& doc, TimelineView& timelin
     std::string mark = !u.checkpointed ? "-" : u.checkpointed_as == u.name || u.checkpointed_as.empty()
                                                    ? "yes"
                                                    : "block " + u.checkpointed_as;
-    ImGui::TextUnformatted(doc.selectedPlan() ? mark.c_str() : "");
+    if (u.saved_ops > 0)
+      ImGui::Text("selective, keeps %zu ops", u.saved_ops);  // the list: the plan file, advise
+    else
+      ImGui::TextUnformatted(doc.selectedPlan() ? mark.c_str() : "");
     ImGui::TableNextColumn();
     if (u.checkpointed) ImGui::TextUnformatted(gcprof::formatBytes(static_cast<Bytes>(u.predicted_saving)).c_str());
   }

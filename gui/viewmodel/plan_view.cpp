@@ -49,6 +49,14 @@ PlanView PlanView::fromRecord(const PlanRecord& record) {
       p.segment_units.push_back(std::move(names));
     }
     for (const auto& b : j.value("blocks", nlohmann::json::array())) p.blocks.push_back(b.get<std::string>());
+    p.save.assign(p.checkpoint.size(), {});
+    p.kept.assign(p.checkpoint.size(), 0);
+    const nlohmann::json segments = j.value("segments", nlohmann::json::array());
+    for (size_t i = 0; i < segments.size() && i < p.save.size(); ++i)
+      if (segments[i].is_object() && segments[i].value("policy", std::string("whole")) == "selective") {
+        for (const auto& k : segments[i].value("save", nlohmann::json::array())) p.save[i].push_back(k.get<std::string>());
+        p.kept[i] = segments[i].value("kept_bytes", Bytes{0});
+      }
     if (j.contains("predicted") && j["predicted"].is_object()) {
       const auto& pr = j["predicted"];
       p.predicted_peak = pr.value("peak_bytes", Bytes{-1});
@@ -65,6 +73,12 @@ std::string PlanView::checkpointedAs(const std::string& unit) const {
   auto it = wrapped_by_.find(unit);
   if (it != wrapped_by_.end()) return it->second;
   return checkpointed(unit) ? unit : std::string();
+}
+
+const std::vector<std::string>* PlanView::saveList(const std::string& unit) const {
+  for (size_t i = 0; i < checkpoint.size() && i < save.size(); ++i)
+    if (!save[i].empty() && checkpoint[i].size() == 1 && checkpoint[i][0] == unit) return &save[i];
+  return nullptr;
 }
 
 std::string PlanView::label() const {

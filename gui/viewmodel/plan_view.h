@@ -32,10 +32,17 @@ struct PlanView {
   std::string json;   // the document itself, handed to the advisor's simulator
   std::string error;  // non-empty: the document could not be read
 
+  // Per `checkpoint` segment, the operator calls a selective segment keeps
+  // (plan v2 `segments[].save`; empty: the whole module is recomputed).
+  std::vector<std::vector<std::string>> save;
+  std::vector<Bytes> kept;  // bytes those outputs keep (`segments[].kept_bytes`; 0 when whole)
+
   bool checkpointed(const std::string& unit) const { return checkpointed_.count(unit) > 0; }
   // The module whose checkpoint covers `unit`: the unit itself, or in a
   // plan over the module tree the block wrapped whole ("" when none).
   std::string checkpointedAs(const std::string& unit) const;
+  // The save-list of a selective unit; nullptr when whole or not checkpointed.
+  const std::vector<std::string>* saveList(const std::string& unit) const;
   std::string label() const;  // "plan 3: optimal, budget 6.0 GiB"
 
   static PlanView fromRecord(const PlanRecord& record);

@@ -24,19 +24,24 @@ std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView&
     const auto& spans = plan.segment_units.size() == plan.checkpoint.size() && !plan.segment_units.empty()
                             ? plan.segment_units
                             : plan.checkpoint;
-    for (const auto& seg : spans) {
+    for (size_t si = 0; si < spans.size(); ++si) {
+      const auto& seg = spans[si];
       if (seg.empty()) continue;
       auto first = index.find(seg.front()), last = index.find(seg.back());
       if (first == index.end() || last == index.end()) {
         *why = "the plan checkpoints " + seg.front() + ", which is not one of its units";
         return std::nullopt;
       }
-      segments.push_back({first->second, last->second});
+      // Selective: the simulator reads only the save-list (docs/plan.md).
+      bool selective = si < plan.save.size() && !plan.save[si].empty();
+      segments.push_back({first->second, last->second, selective ? 1 : 0,
+                          selective ? plan.save[si] : std::vector<std::string>{}});
     }
     // As advise laid the chain out (a tree plan's blocks widen their sub-modules' windows).
     advisor::RunLayout layout = advisor::treeLayout(trace, advisor::treeOfPlan(plan.units, plan.blocks));
     // Recompute stretches the timeline as `advise` predicted it: without the hooks' cost.
     advisor::subtractRecordingCost(layout, trace, advisor::hookCostPerCall(trace));
+    advisor::subtractOperatorCost(layout, trace, advisor::opCostPerCall(trace));
     if (layout.complete == 0) {
       *why = "no complete step to replay the plan on";
       if (!layout.steps.empty() && !layout.steps.front().problem.empty())

@@ -71,7 +71,13 @@ void applyPlan(std::vector<UnitStats>& stats, const PlanView* plan) {
   for (UnitStats& s : stats) {
     s.checkpointed = plan && plan->checkpointed(s.name);
     s.checkpointed_as = plan ? plan->checkpointedAs(s.name) : std::string();
+    const std::vector<std::string>* save = plan ? plan->saveList(s.name) : nullptr;
+    s.saved_ops = save ? save->size() : 0;
     s.predicted_saving = s.checkpointed ? s.saved_bytes : 0;
+    if (save) {  // a selective unit drops what its save-list does not keep
+      for (size_t i = 0; i < plan->save.size(); ++i)
+        if (&plan->save[i] == save) s.predicted_saving = std::max(0.0, s.saved_bytes - static_cast<double>(plan->kept[i]));
+    }
   }
 }
 

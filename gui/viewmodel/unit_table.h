@@ -21,6 +21,7 @@ struct UnitStats {
   double saved_bytes = 0;    // mean per steady step
   bool checkpointed = false; // in the selected plan
   std::string checkpointed_as;  // the module wrapped: the unit, or the block it belongs to
+  size_t saved_ops = 0;      // selective: operator outputs the plan keeps (0: whole)
   double predicted_saving = 0;
 };
 

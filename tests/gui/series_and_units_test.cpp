@@ -150,6 +150,20 @@ TEST(PlanView, ForeignJsonIsAnErrorNotACrash) {
   EXPECT_FALSE(PlanView::fromRecord(rec).error.empty());
 }
 
+TEST(PlanView, SelectiveSegmentsOfAV2Plan) {
+  PlanRecord rec{5, 1, 0, "optimal", 0,
+                 R"({"format":"gcprof.plan/2","units":["a","b"],"checkpoint":[["a"],["b"]],)"
+                 R"("segments":[{"module":"a","policy":"selective","save":["aten.mm.default#0"],"kept_bytes":64},)"
+                 R"({"module":"b","policy":"whole"}]})"};
+  PlanView p = PlanView::fromRecord(rec);
+  ASSERT_TRUE(p.error.empty()) << p.error;
+  ASSERT_NE(p.saveList("a"), nullptr);
+  EXPECT_EQ(*p.saveList("a"), std::vector<std::string>{"aten.mm.default#0"});
+  EXPECT_EQ(p.kept[0], 64);
+  EXPECT_EQ(p.saveList("b"), nullptr);  // whole
+  EXPECT_TRUE(p.checkpointed("b"));
+}
+
 TEST(Format, BytesAndDurations) {
   EXPECT_EQ(formatBytes(17), "17 B");
   EXPECT_EQ(formatBytes(3ll << 30), "3.00 GiB");
