@@ -28,6 +28,7 @@ std::string htmlReport(const ReportData& r) {
     << ", verified by re-running it as run " << v.run << " &mdash; <code>" << xmlEscape(r.trace)
     << "</code>, " << xmlEscape(r.memory) << " memory.</p>\n";
   h << "<h2>Memory</h2>\n" << memoryChartSvg(r);
+  if (!r.sized_note.empty()) h << "<p>" << xmlEscape(r.sized_note) << "</p>\n";
   h << "<table>\n<tr><th></th><th>baseline</th><th>predicted</th><th>measured</th><th>budget</th></tr>\n";
   h << "<tr><td>peak memory</td><td>" << mib(v.baseline_peak) << "</td><td>" << mib(v.predicted_peak)
     << "</td><td>" << mib(v.measured_peak) << "</td><td>" << mib(v.budget) << (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) << "</td></tr>\n";

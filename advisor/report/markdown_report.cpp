@@ -58,6 +58,7 @@ std::string markdownReport(const ReportData& r) {
      << ms(v.measured_step_ns)
      << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
      << " | |\n\n";
+  if (!r.sized_note.empty()) md << markdownCell(r.sized_note) << "\n\n";
   if (!r.ranks.empty()) {
     md << "| rank | baseline run | run | status | predicted peak | measured peak | step time | verdict |\n"
           "|---:|---:|---:|---|---:|---:|---:|---|\n";

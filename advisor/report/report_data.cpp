@@ -149,6 +149,25 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
     StepAxis axis(stepsOf(measured), m0, m1);
     r.measured = onAxis(memoryCurve(measured, primaryFilter(measured)).points, axis, max_points);
   }
+  // A sized plan (docs/plan.md "What fits"): the baseline is the largest
+  // recorded run and the measured run is at the plan's size, where replaying
+  // the plan on the baseline would show the recorded size's memory. The
+  // prediction at the plan's size is its peak.
+  const nlohmann::json size = r.plan ? r.plan->json.value("size", nlohmann::json::object()) : nlohmann::json::object();
+  const bool sized = size.is_object() && size.contains("value") && size.value("value", int64_t{0}) !=
+                                                                      size.value("recorded_size", int64_t{0});
+  if (sized) {
+    std::string name = size.value("name", std::string("size"));
+    std::string at = name + "=" + std::to_string(size.value("value", int64_t{0}));
+    std::string recorded = name + "=" + std::to_string(size.value("recorded_size", int64_t{0}));
+    r.baseline_label = "baseline (recorded at " + recorded + ")";
+    r.predicted_label = "predicted peak at " + at + " (what-if)";
+    r.sized_note = "The plan is for " + at + " and the baseline was recorded at " + recorded +
+                   ": the predicted line is the what-if's peak at " + at +
+                   " (a prediction for another size is a peak, not a curve); the measured curve is the re-run at " + at + ".";
+    double end = r.steps > 0 ? static_cast<double>(r.steps) : 1.0;
+    r.predicted = {{0.0, r.plan->predicted_peak}, {end, r.plan->predicted_peak}};
+  }
   if (r.plan && !r.plan->units.empty()) {
     if (std::optional<Segments> segs = segmentsOf(*r.plan)) {
       std::vector<std::string> blocks;
@@ -165,7 +184,7 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
       // A run without step markers is one step: nothing to shift by.
       Ns shift = bounds.empty() || base_steps.empty() ? 0 : bounds.back().second - base_steps.back().second;
       StepAxis axis(bounds.size() == base_steps.size() ? bounds : base_steps, b0, b1 + shift);
-      r.predicted = onAxis(sim.curve, axis, max_points);
+      if (!sized) r.predicted = onAxis(sim.curve, axis, max_points);
       std::vector<bool> checkpointed(r.plan->units.size(), false);
       for (const Segment& s : *segs)
         for (int k = s.first; k <= s.last; ++k) checkpointed[k] = true;
@@ -189,6 +208,8 @@ nlohmann::json reportJson(const ReportData& r) {
   j["trace"] = r.trace;
   j["verification_id"] = r.verification_id;
   j["memory"] = r.memory;
+  j["chart"] = {{"baseline", r.baseline_label}, {"predicted", r.predicted_label}};
+  if (!r.sized_note.empty()) j["chart"]["note"] = r.sized_note;
   if (!r.ranks.empty()) {
     j["ranks"] = r.ranks;
     if (!r.culprit.empty()) j["culprit"] = r.culprit;

@@ -60,6 +60,12 @@ struct ReportData {
   nlohmann::json ranks = nlohmann::json::array();
   std::string culprit;
   int chart_rank = -1;
+  // The chart's series names. A plan made for another size than the recorded
+  // one (advise --what-if --size N) predicts a peak at that size, not a curve:
+  // its predicted series is then that peak, level, and `sized_note` says so.
+  std::string baseline_label = "baseline (recorded)";
+  std::string predicted_label = "predicted (plan replayed)";
+  std::string sized_note;
 };
 
 // Rows of the per-rank table: rank, runs, status, predicted/measured peak, step, verdict.

@@ -107,17 +107,18 @@ std::string memoryChartSvg(const ReportData& r, int width, int height) {
 
   struct Series {
     const std::vector<ChartPoint>* pts;
-    const char* name;
+    const std::string* name;
     const char* color;
     const char* dash;
   };
-  for (const Series& ser : {Series{&r.baseline, "baseline (recorded)", "#7f7f7f", ""},
-                            Series{&r.predicted, "predicted (plan replayed)", "#2b6cd4", "6 3"},
-                            Series{&r.measured, "verified (re-run)", "#1a9850", ""}}) {
+  const std::string verified = "verified (re-run)";
+  for (const Series& ser : {Series{&r.baseline, &r.baseline_label, "#7f7f7f", ""},
+                            Series{&r.predicted, &r.predicted_label, "#2b6cd4", "6 3"},
+                            Series{&r.measured, &verified, "#1a9850", ""}}) {
     if (ser.pts->empty()) continue;
     s << "<path class=\"series\" d=\"" << stepPath(*ser.pts, f) << "\" fill=\"none\" stroke=\""
       << ser.color << "\" stroke-width=\"1.6\"" << (*ser.dash ? " stroke-dasharray=\"" : "") << ser.dash
-      << (*ser.dash ? "\"" : "") << "><title>" << ser.name << "</title></path>\n";
+      << (*ser.dash ? "\"" : "") << "><title>" << xmlEscape(*ser.name) << "</title></path>\n";
   }
   double by = f.y(static_cast<double>(r.v.budget));
   s << "<line class=\"budget\" x1=\"" << f.left << "\" x2=\"" << width - f.right << "\" y1=\"" << by

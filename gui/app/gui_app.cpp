@@ -80,13 +80,36 @@ void GuiApp::frame() {
   avail = ImGui::GetContentRegionAvail();
   float half = (avail.x - ImGui::GetStyle().ItemSpacing.x) * 0.5f;
   ImGui::BeginChild("units", ImVec2(half, avail.y));
-  tables_.drawUnits(*doc_, timeline_, ImVec2(half, avail.y));
+  // What fits is a tab beside the units where the file has sized runs or
+  // the plan shown is a sized one (docs/gui.md).
+  if ((!doc_->sizedRuns().empty() || doc_->whatFits()) && ImGui::BeginTabBar("left")) {
+    ImVec2 inner = ImGui::GetContentRegionAvail();
+    if (ImGui::BeginTabItem("Units")) {
+      tables_.drawUnits(*doc_, timeline_, ImVec2(half, inner.y - ImGui::GetFrameHeightWithSpacing()));
+      ImGui::EndTabItem();
+    }
+    if (ImGui::BeginTabItem("What fits", nullptr, select_what_fits_ ? ImGuiTabItemFlags_SetSelected : 0)) {
+      tables_.drawWhatFits(*doc_, ImVec2(half, inner.y));
+      ImGui::EndTabItem();
+    }
+    select_what_fits_ = false;
+    ImGui::EndTabBar();
+  } else {
+    tables_.drawUnits(*doc_, timeline_, ImVec2(half, avail.y));
+  }
   ImGui::EndChild();
   ImGui::SameLine();
   ImGui::BeginChild("live", ImVec2(half, avail.y));
   tables_.drawLive(*doc_, timeline_, ImVec2(half, avail.y));
   ImGui::EndChild();
   ImGui::End();
+}
+
+bool GuiApp::showWhatFits(int budget_percent, std::string* error) {
+  if (!doc_->computeWhatFits(budget_percent, error)) return false;
+  tables_.setWhatFitsPercent(budget_percent);
+  select_what_fits_ = true;
+  return true;
 }
 
 void GuiApp::toolbar() {

@@ -31,6 +31,10 @@ class GuiApp {
   // makes it the toolbar's current step.
   void fitStep(size_t index);
 
+  // Opens the What fits tab, computed at `budget_percent` of the largest
+  // sized run. False with `error` when the file has no sized runs.
+  bool showWhatFits(int budget_percent, std::string* error);
+
   view::TraceDocument* document() { return doc_.get(); }
   TimelineView& timeline() { return timeline_; }
 
@@ -45,6 +49,7 @@ class GuiApp {
   TablesView tables_;
   std::string error_;
   size_t step_ = 0;  // the step "fit step" shows
+  bool select_what_fits_ = false;  // bring the What fits tab forward next frame
 };
 
 }  // namespace gcprof::gui

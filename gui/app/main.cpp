@@ -34,6 +34,7 @@ int main(int argc, char** argv) {
   std::string trace, screenshot, size = "1600x900";
   int64_t run = 0, plan = -1;
   int frames = 3;
+  int what_fits = 0;
   int64_t step = -1;
   cli.add_option("trace", trace, "trace file written by `gcprof record`");
   cli.add_option("--run", run, "run to show (default: the newest baseline run)");
@@ -42,6 +43,8 @@ int main(int argc, char** argv) {
   cli.add_option("--screenshot", screenshot, "render headlessly to this PNG and exit");
   cli.add_option("--size", size, "screenshot size, WIDTHxHEIGHT")->capture_default_str();
   cli.add_option("--frames", frames, "frames rendered before the screenshot")->capture_default_str();
+  cli.add_option("--what-fits", what_fits,
+                 "open on the What fits tab, computed at this budget (percent of the largest sized run)");
   CLI11_PARSE(cli, argc, argv);
 
   int width = 0, height = 0;
@@ -97,6 +100,11 @@ int main(int argc, char** argv) {
       return 2;
     }
     app.fitStep(static_cast<size_t>(it - steps.begin()));
+  }
+
+  if (app.document() && what_fits > 0 && !app.showWhatFits(what_fits, &error)) {
+    std::fprintf(stderr, "gcprof-gui: --what-fits %d: %s\n", what_fits, error.c_str());
+    return 2;
   }
 
   if (!headless) {

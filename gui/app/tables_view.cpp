@@ -111,4 +111,50 @@ void TablesView::drawLive(const view::TraceDocument& doc, TimelineView& timeline
   ImGui::EndTable();
 }
 
+void TablesView::drawWhatFits(view::TraceDocument& doc, ImVec2 size) {
+  if (!doc.sizedRuns().empty()) {
+    ImGui::SetNextItemWidth(160);
+    ImGui::SliderInt("budget, % of the largest run", &what_fits_percent_, 10, 400, "%d%%");
+    ImGui::SameLine();
+    if (ImGui::Button("What fits?") && doc.computeWhatFits(what_fits_percent_, &what_fits_error_))
+      what_fits_error_.clear();
+  }
+  if (!what_fits_error_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "%s", what_fits_error_.c_str());
+  const view::WhatFits* w = doc.whatFits();
+  if (!w) {
+    ImGui::TextDisabled(doc.sizedRuns().empty()
+                            ? "Record the job at two sizes (gcprof record --name batch=2 ...) to see what fits"
+                            : "Pick a budget and press \"What fits?\"");
+    return;
+  }
+  std::string budget = gcprof::formatBytes(w->budget - w->headroom);
+  ImGui::Text("Largest %s below %s (budget %s less headroom; %s fit; %s):", w->size_name.c_str(), budget.c_str(),
+              w->budget_text.c_str(), w->fit.c_str(), w->source.c_str());
+  for (const view::WhatFits::Largest& l : w->largest) {
+    ImGui::BulletText("%-8s %lld%s  %s", l.strategy.c_str(), static_cast<long long>(l.size), l.capped ? "+" : "",
+                      l.peak >= 0 ? gcprof::formatBytes(l.peak).c_str() : "nothing fits");
+  }
+  const int columns = 1 + static_cast<int>(w->strategies.size());
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY;
+  float rest = ImGui::GetContentRegionAvail().y;
+  if (!ImGui::BeginTable("what fits", columns, flags, ImVec2(size.x, rest))) return;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  ImGui::TableSetupColumn(w->size_name.c_str());
+  for (const std::string& s : w->strategies) ImGui::TableSetupColumn(s.c_str());
+  ImGui::TableHeadersRow();
+  const ImVec4 over(1, 0.4f, 0.3f, 1);
+  for (const view::WhatFits::Row& r : w->rows) {
+    ImGui::TableNextRow();
+    ImGui::TableNextColumn();
+    ImGui::Text("%lld%s", static_cast<long long>(r.size), r.recorded ? " (recorded)" : "");
+    for (size_t i = 0; i < r.peaks.size(); ++i) {
+      ImGui::TableNextColumn();
+      std::string cell = gcprof::formatBytes(r.peaks[i]);
+      if (r.fits[i]) ImGui::TextUnformatted(cell.c_str());
+      else ImGui::TextColored(over, "%s *", cell.c_str());
+    }
+  }
+  ImGui::EndTable();
+}
+
 }  // namespace gcprof::gui

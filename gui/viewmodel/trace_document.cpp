@@ -25,6 +25,7 @@ std::unique_ptr<TraceDocument> TraceDocument::open(const std::string& path, int6
   try {
     doc->store_ = std::make_unique<TraceStore>(path, TraceStore::Mode::ReadOnly);
     doc->runs_ = doc->store_->runs();
+    doc->sized_runs_ = sizedRunsOf(doc->runs_, &doc->size_name_);
     if (doc->runs_.empty()) {
       *error = path + ": the trace holds no runs yet (record one with `gcprof record`)";
       return nullptr;
@@ -121,6 +122,10 @@ void TraceDocument::selectPlan(int64_t id) {
   }
   applyPlan(run_->units, selectedPlan());
   refreshPredicted();
+  plan_what_fits_.reset();
+  std::string no_what_if;
+  if (plan && plan->error.empty()) plan_what_fits_ = whatFitsFromJson(plan->json, &no_what_if);
+  if (plan_what_fits_) plan_what_fits_->source = "plan " + std::to_string(plan->id);
   int64_t newest = 0;
   for (const RunInfo& r : verificationRuns())
     if (id != 0 && r.plan_id == id) newest = r.id;
@@ -200,6 +205,31 @@ std::string TraceDocument::verdict() const {
   for (auto it = verifications_.rbegin(); it != verifications_.rend(); ++it)
     if (it->run == verification_run_) return it->verdict;
   return "";
+}
+
+const WhatFits* TraceDocument::whatFits() const {
+  if (plan_what_fits_) return &*plan_what_fits_;
+  return computed_what_fits_ ? &*computed_what_fits_ : nullptr;
+}
+
+bool TraceDocument::computeWhatFits(double budget_percent, std::string* error) {
+  computed_what_fits_.reset();
+  if (sized_runs_.size() < 2 || !store_) {
+    *error = path_ + ": what fits needs two or more runs of the job named by their size "
+             "(`gcprof record --name batch=2 ...`)";
+    return false;
+  }
+  std::vector<Trace> traces;
+  try {
+    for (const auto& [run, size] : sized_runs_) traces.push_back(store_->load(run));
+  } catch (const std::exception& e) {
+    *error = path_ + ": cannot load a sized run: " + e.what();
+    return false;
+  }
+  std::vector<const Trace*> pointers;
+  for (const Trace& t : traces) pointers.push_back(&t);
+  computed_what_fits_ = view::computeWhatFits(sized_runs_, pointers, size_name_, budget_percent, error);
+  return computed_what_fits_.has_value();
 }
 
 }  // namespace gcprof::view

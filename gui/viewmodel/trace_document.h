@@ -11,6 +11,7 @@
 
 #include "plan_view.h"
 #include "run_view.h"
+#include "what_fits.h"
 #include "trace_store.h"
 
 namespace gcprof::view {
@@ -54,6 +55,18 @@ class TraceDocument {
   // The verdict recorded for the selected verification run, "" if none.
   std::string verdict() const;
 
+  // What fits (docs/plan.md): the selected plan's what-if when it is a sized
+  // plan, else the one computeWhatFits made; nullptr when neither.
+  const WhatFits* whatFits() const;
+  // The file's runs of one job at different sizes (`record --name batch=4`),
+  // as (run, size) by size; empty when fewer than two. `sizeName()`: batch, seq.
+  const std::vector<std::pair<int64_t, int64_t>>& sizedRuns() const { return sized_runs_; }
+  const std::string& sizeName() const { return size_name_; }
+  // The advisor's what-if for sizedRuns() at `budget_percent` of the largest
+  // recorded peak. False with `error` set (the advisor's refusal, a run that
+  // cannot be loaded); the previous answer is then dropped.
+  bool computeWhatFits(double budget_percent, std::string* error);
+
  private:
   TraceDocument() = default;
   void loadPlans();
@@ -70,6 +83,10 @@ class TraceDocument {
   std::optional<Overlay> predicted_;
   std::optional<Overlay> verified_;
   std::string predicted_note_;
+  std::vector<std::pair<int64_t, int64_t>> sized_runs_;
+  std::string size_name_;
+  std::optional<WhatFits> plan_what_fits_;      // the selected plan's
+  std::optional<WhatFits> computed_what_fits_;  // computeWhatFits'
 };
 
 }  // namespace gcprof::view

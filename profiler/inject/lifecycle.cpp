@@ -2,10 +2,13 @@
 // configuration, start the writer, and make sure everything buffered reaches
 // the trace on exit, SIGINT and SIGTERM, while a forked child (a DataLoader
 // worker) never writes into its parent's run.
+#include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "config.h"
 #include "hook_guard.h"
@@ -46,14 +49,32 @@ void onTerminatingSignal(int sig) {
   raise(sig);
 }
 
+// abort(): std::terminate ("terminate called without an active exception"),
+// a failed assert, glibc's heap checks. The run is marked failed with the
+// shell's code for the signal (134) and keeps what was recorded; the aborting
+// thread's native stack goes to stderr, because a rank that aborts at exit
+// under load is otherwise unexplained (docs/distributed.md). Then the job
+// dies of SIGABRT as it would have without us.
+void onAbort(int sig) {
+  static const char kSays[] = "gcprof: this process aborted (SIGABRT); its native stack:\n";
+  ssize_t ignored = write(STDERR_FILENO, kSays, sizeof kSays - 1);
+  (void)ignored;
+  void* frames[64];
+  backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
+  stopWriter("failed", 5000, 128 + sig);
+  recordingState().disabled.store(true);
+  signal(sig, SIG_DFL);
+  raise(sig);
+}
+
 // Only where the job keeps the default action: a handler of its own (Python's
 // SIGINT) wins, and then exit runs through onExit anyway.
-void catchIfDefault(int sig) {
+void catchIfDefault(int sig, void (*handler)(int)) {
   struct sigaction old;
   if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
   struct sigaction sa;
   memset(&sa, 0, sizeof sa);
-  sa.sa_handler = onTerminatingSignal;
+  sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
   sigaction(sig, &sa, nullptr);
@@ -71,8 +92,13 @@ __attribute__((constructor)) void startUp() {
   if (!startWriter()) return;
   s.ready.store(true);
   on_exit(onExit, nullptr);
-  catchIfDefault(SIGTERM);
-  catchIfDefault(SIGINT);
+  catchIfDefault(SIGTERM, onTerminatingSignal);
+  catchIfDefault(SIGINT, onTerminatingSignal);
+  // backtrace() loads its unwinder on first use, which is no work for a
+  // signal handler: do it now.
+  void* frame[1];
+  backtrace(frame, 1);
+  catchIfDefault(SIGABRT, onAbort);
   if (attachCudaBackend && strcmp(c.backend, "host") != 0) attachCudaBackend();
 }
 

@@ -16,10 +16,13 @@ gathered again for the recomputation in backward, as with checkpoint_wrapper).
 Prints `rank <r> step <i> loss <value>` per step. --fail-rank R --fail-step S
 makes rank R exit with code 3 after step S (tests of verification failures);
 --extra-buffer-mib N makes rank 0 hold N MiB more than the others (uneven ranks).
+--hang-rank R --hang-step S makes rank R sleep forever after step S, so its
+peers wait for it in their next collective (tests of hung jobs).
 """
 import argparse
 import os
 import sys
+import time
 
 import torch
 import torch.distributed as dist
@@ -35,6 +38,8 @@ def parse_args(argv=None):
     p.add_argument("--fail-rank", type=int, default=-1)
     p.add_argument("--fail-step", type=int, default=0)
     p.add_argument("--extra-buffer-mib", type=int, default=0)
+    p.add_argument("--hang-rank", type=int, default=-1)
+    p.add_argument("--hang-step", type=int, default=0)
     own, rest = p.parse_known_args(argv)
     model_args = train_gpt.parse_args(rest)
     for k, v in vars(own).items():
@@ -78,6 +83,10 @@ def main(argv=None):
         if rank == args.fail_rank and step == args.fail_step:
             print(f"rank {rank}: exiting with code 3 after step {step} (--fail-rank)", flush=True)
             os._exit(3)
+        if rank == args.hang_rank and step == args.hang_step:
+            print(f"rank {rank}: hanging after step {step} (--hang-rank)", flush=True)
+            while True:
+                time.sleep(3600)
     del extra
     dist.destroy_process_group()
     return 0

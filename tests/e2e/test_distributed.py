@@ -141,32 +141,64 @@ class DistributedFSDP(DistributedJob, unittest.TestCase):
 
 
 class DistributedRankFailure(unittest.TestCase):
-    """A rank that exits non-zero during verification: FAIL naming it, fast."""
+    """A rank that exits non-zero, or hangs, during verification: FAIL naming
+    it, in bounded time."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = p.tempdb("dist-fail")
+        # Setup, not what these tests check. Seen once in ~10 recordings
+        # (2026-12-01): a rank aborted after its last step with "terminate
+        # called without an active exception" (exit -6); not reproduced in 70
+        # recordings since, with and without gcprof (docs/distributed.md,
+        # "Known issue"). The injector now prints an aborting rank's native
+        # stack: the first try's output is kept in the log for that.
+        first = p.record(cls.db, torchrun("ddp"), check=False)
+        if first.returncode != 0:
+            sys.stderr.write("baseline recording failed once; its output:\n" + first.stdout + first.stderr)
+            cls.db = p.tempdb("dist-fail-again")
+            p.record(cls.db, torchrun("ddp"))
+        cls.plan = os.path.join(os.path.dirname(cls.db), "plan.json")
+        p.gcprof("advise", cls.db, "--budget", "80%", "-o", cls.plan)
 
     def test_failing_rank_is_named_within_bounded_time(self):
-        db = p.tempdb("dist-fail")
-        # Setup, not what this test checks. Seen once in ~10 recordings
-        # (2026-12-01): a rank aborted after its last step with "terminate
-        # called without an active exception" (exit -6); not yet explained,
-        # open in the issue 11 note. One more try keeps this test about verify.
-        if p.record(db, torchrun("ddp"), check=False).returncode != 0:
-            db = p.tempdb("dist-fail-again")
-            p.record(db, torchrun("ddp"))
-        plan = os.path.join(os.path.dirname(db), "plan.json")
-        p.gcprof("advise", db, "--budget", "80%", "-o", plan)
         start = time.monotonic()
-        v = p.gcprof("verify", db, "--plan", plan, "--timeout", "240", "--",
+        v = p.gcprof("verify", self.db, "--plan", self.plan, "--timeout", "240", "--",
                      *torchrun("ddp", "--fail-rank", "1", "--fail-step", "0"), check=False)
         took = time.monotonic() - start
         self.assertEqual(v.returncode, 1, v.stdout + v.stderr)
         self.assertIn("verdict: FAIL", v.stdout)
         self.assertRegex(v.stdout, r"cause: rank 1 \(run \d+\) failed with exit 3")
         self.assertLess(took, 200, "torchrun stops the peers of a dead rank; we must not wait out the timeout")
-        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        report = json.loads(p.gcprof("report", self.db, "--format", "json", check=False).stdout)
         self.assertEqual(report["verdict"], "FAIL")
         failed = {r["rank"]: r for r in report["ranks"]}
         self.assertEqual(failed[1]["status"], "failed")
         self.assertEqual(failed[1]["exit_code"], 3)
+
+    def test_hung_rank_ends_at_the_timeout_with_a_cause(self):
+        # Rank 1 sleeps forever after step 0; rank 0 then waits in its next
+        # allreduce (gloo's own timeout is 30 min). Only verify's --timeout
+        # ends this: SIGTERM to the whole tree, SIGKILL 10 s later.
+        timeout = 45
+        start = time.monotonic()
+        v = p.gcprof("verify", self.db, "--plan", self.plan, "--timeout", str(timeout), "--",
+                     *torchrun("ddp", "--hang-rank", "1", "--hang-step", "0"), check=False)
+        took = time.monotonic() - start
+        out = v.stdout + v.stderr
+        self.assertEqual(v.returncode, 1, out)
+        self.assertLess(took, timeout + 60, "the timeout must end a hung job: " + out)
+        self.assertGreaterEqual(took, timeout, out)
+        self.assertIn(f"the job ran past {timeout} s", v.stderr)
+        self.assertIn("verdict: FAIL", v.stdout)
+        self.assertRegex(v.stdout, r"\[FAIL\] job completed +the launcher exited with \d+ after the verify timeout")
+        self.assertRegex(v.stdout, r"cause: rank \d \(run \d+\) .*; the job was ended by the verify timeout")
+        for rank in (0, 1):
+            self.assertRegex(v.stdout, rf"\[FAIL\] rank {rank}: rank completed")
+        report = json.loads(p.gcprof("report", self.db, "--format", "json", check=False).stdout)
+        self.assertEqual(report["verdict"], "FAIL")
+        self.assertIn("verify timeout", report["culprit"])
+        self.assertEqual({r["status"] for r in report["ranks"]} - {"interrupted", "running"}, set(), report["ranks"])
 
 
 def free_port():

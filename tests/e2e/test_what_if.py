@@ -2,6 +2,7 @@
 what-if for a budget, and a verification at the predicted largest batch."""
 import json
 import os
+import re
 import unittest
 
 import pipeline as p
@@ -77,6 +78,30 @@ class WhatIfPython(unittest.TestCase):
         md = p.gcprof("report", self.db, "--format", "md").stdout
         self.assertIn("What fits", md)
         self.assertIn(f"{self.size} |", md.replace(" (recorded)", ""))
+
+    def test_report_chart_shows_the_prediction_at_the_plans_size(self):
+        # Replaying the plan on the batch-4 baseline would chart batch 4's
+        # memory against a re-run at the plan's batch: the chart shows the
+        # what-if's peak at that batch instead, level, and says so.
+        at = f"batch={self.size}"
+        report = json.loads(p.gcprof("report", self.db, "--format", "json").stdout)
+        self.assertEqual(report["chart"]["predicted"], f"predicted peak at {at} (what-if)")
+        self.assertEqual(report["chart"]["baseline"], "baseline (recorded at batch=4)")
+        self.assertIn(f"the what-if's peak at {at}", report["chart"]["note"])
+        html = os.path.join(self.dir, "sized.html")
+        p.gcprof("report", self.db, "--format", "html", "-o", html)
+        with open(html) as f:
+            page = f.read()
+        self.assertIn(f"<title>predicted peak at {at} (what-if)</title>", page)
+        self.assertNotIn("predicted (plan replayed)", page)
+        # The level line: from the floor up to the plan's predicted peak, then
+        # flat (a replayed curve would rise and fall with the steps).
+        path = re.search(r'<path class="series" d="([^"]*)" fill="none" stroke="#2b6cd4"', page)
+        self.assertIsNotNone(path, page[:2000])
+        ys = {round(float(y), 1) for _, y in re.findall(r"[ML]([-\d.]+),([-\d.]+)", path.group(1))}
+        self.assertEqual(len(ys), 2, path.group(1))
+        md = p.gcprof("report", self.db, "--format", "md").stdout
+        self.assertIn(f"The plan is for {at} and the baseline was recorded at batch=4", md)
 
     def test_without_a_budget_or_a_second_size_it_says_what_is_missing(self):
         r = p.gcprof("advise", self.db, "--what-if", "batch", check=False)

@@ -125,6 +125,26 @@ int children(const char* self) {
   return 0;
 }
 
+// A child (as a torchrun rank) that marks a step and then aborts, as
+// std::terminate does ("terminate called without an active exception").
+int abortingChild(const char* self) {
+  pid_t pid = fork();
+  if (pid == 0) {
+    execl(self, self, "abort", static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT ? 0 : 1;
+}
+
+int markAndAbort() {
+  gcprof_step_begin(0);
+  keep(malloc(99999));
+  gcprof_step_end();
+  abort();
+}
+
 // A realloc that fails leaves the old block live (C says so): it must stay
 // live in the trace too.
 int reallocFails() {
@@ -181,6 +201,8 @@ int main(int argc, char** argv) {
   if (mode == "return3") return markAndEnd(false, 3);
   if (mode == "underscore4") return markAndEnd(true, 4);
   if (mode == "children") return children(argv[0]);
+  if (mode == "aborting_child") return abortingChild(argv[0]);
+  if (mode == "abort") return markAndAbort();
   if (mode == "threads") return threads();
   if (mode == "small") return small();
   if (mode == "apis") return apis();

@@ -1,5 +1,9 @@
 // The real injector in a real process: inject_probe recorded by `gcprof record`.
 #include <gtest/gtest.h>
+
+#include <csignal>
+#include <fstream>
+#include <iterator>
 #include <unistd.h>
 
 #include <algorithm>
@@ -170,6 +174,29 @@ TEST(Injector, ChildRunsRecordTheirOwnExitCode) {
   EXPECT_EQ(by_code[3].status, "failed");
   EXPECT_EQ(by_code[4].status, "failed");
   EXPECT_EQ(s.load(by_code[4].id).steps.size(), 1u) << "_exit still flushes what was recorded";
+}
+
+// A rank that aborts (std::terminate at exit, seen once under CI load in a
+// torchrun job, issue 11): its run says so with the signal's code and keeps
+// its steps, the abort still kills it, and its native stack is on stderr.
+TEST(Injector, AnAbortingChildRecordsItsAbortAndItsStack) {
+  std::string db = testing::TempDir() + "gcprof_probe_abort_" + std::to_string(getpid()) + ".db";
+  std::string err = db + ".stderr";
+  for (const char* ext : {"", "-wal", "-shm"}) std::remove((db + ext).c_str());
+  std::string cmd = std::string(GCPROF_BIN) + " record -o " + db + " -- " + PROBE_BIN + " aborting_child 2>" + err;
+  int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 0) << "the child did not die of SIGABRT";
+  TraceStore s(db, TraceStore::Mode::ReadOnly);
+  std::vector<RunInfo> runs = s.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[1].status, "failed");
+  EXPECT_EQ(runs[1].exit_code, 128 + SIGABRT);
+  EXPECT_EQ(s.load(runs[1].id).steps.size(), 1u);
+  std::ifstream in(err);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  EXPECT_NE(text.find("gcprof: this process aborted (SIGABRT); its native stack:"), std::string::npos) << text;
+  EXPECT_NE(text.find("inject_probe"), std::string::npos) << "no frame of the aborting program: " << text;
+  std::remove(err.c_str());
 }
 
 TEST(Injector, AllocationsMadeByGcprofItselfAreNotRecorded) {
