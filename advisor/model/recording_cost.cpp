@@ -4,6 +4,9 @@
 #include <cmath>
 #include <vector>
 
+#include "model/median.h"
+#include "saturating.h"
+
 namespace gcprof::advisor {
 
 Ns hookCostPerCall(const Trace& trace) {
@@ -11,9 +14,7 @@ Ns hookCostPerCall(const Trace& trace) {
   for (const Scalar& s : trace.scalars)
     if (s.name == "hook_ns_per_call" && s.value > 0) v.push_back(s.value);
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double m = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  return static_cast<Ns>(std::llround(m));
+  return sat::fromDouble(std::round(median(std::move(v))));
 }
 
 void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call) {

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_text.h"
 #include "trace.h"
 #include "trace_store.h"
 
@@ -34,8 +35,7 @@ struct PlanView {
   std::set<std::string> checkpointed_;
 };
 
-// "1.5 GiB", "312 KiB", "17 B"
-// "12.3 ms", "850 us", "2.10 s"
-std::string formatDuration(double ns);
+// Durations are spelled where sizes are (byte_text.h), for the CLI and the GUI alike.
+using gcprof::formatDuration;
 
 }  // namespace gcprof::view
