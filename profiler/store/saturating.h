@@ -41,6 +41,10 @@ constexpr int64_t midpoint(int64_t a, int64_t b) {
   return static_cast<int64_t>((static_cast<__int128>(a) + b) / 2);
 }
 
+// A sum kept in 128 bits (exact over any number of int64 terms a trace can
+// hold), clamped back to int64.
+constexpr int64_t fromWide(__int128 v) { return v > kMax ? kMax : v < kMin ? kMin : static_cast<int64_t>(v); }
+
 // a += b, clamped.
 constexpr void addTo(int64_t& a, int64_t b) { a = add(a, b); }
 
