@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <unistd.h>
 
-#include <chrono>
 #include <cstdio>
 #include <fstream>
 #include <memory>
@@ -298,8 +297,7 @@ int64_t storePlan(const std::string& trace, const Advice& a, const nlohmann::jso
   TraceStore store(trace, TraceStore::Mode::ReadWrite);
   PlanRecord p;
   p.run = a.run.id;
-  p.created = std::chrono::duration_cast<std::chrono::nanoseconds>(
-                  std::chrono::system_clock::now().time_since_epoch()).count();
+  p.created = monotonicNs();  // the trace's one clock (docs/schema.md), as verify's rows
   p.strategy = toString(a.strategy);
   p.budget = a.budget;
   p.json = doc.dump();

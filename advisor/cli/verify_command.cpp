@@ -19,6 +19,7 @@
 #include "trace_input.h"
 #include "trace_store.h"
 #include "verify/job_verification.h"
+#include "verify/plan_row.h"
 #include "verify/size_argument.h"
 #include "verify/verification.h"
 
@@ -73,24 +74,13 @@ size_t lossCount(const Trace& t) {
                                            [](const Scalar& s) { return s.name == "loss"; }));
 }
 
-// The plan's row in the trace: the one advise stored, or a new one.
-// A plan_id is only this trace's when the stored row holds the same plan: a
-// plan advised on another trace (or edited by hand) gets a row of its own.
-int64_t planId(TraceStore& store, const PlanFile& plan) {
-  nlohmann::json stored = plan.json;
-  stored.erase("plan_id");
-  if (plan.json.contains("plan_id") && plan.json["plan_id"].is_number_integer()) {
-    int64_t id = plan.json["plan_id"].get<int64_t>();
-    for (const PlanRecord& p : store.plans())
-      if (p.id == id && nlohmann::json::parse(p.json, nullptr, false) == stored) return id;
-  }
-  return store.savePlan({0, plan.trace_run, monotonicNs(), plan.strategy, plan.budget_bytes, stored.dump()});
-}
-
-// Progress while the job runs: steps done in the verification run so far.
+// Progress while the job runs: steps done in the verification run so far
+// (only re-runs of this baseline count: another record or verify may be
+// writing into the same trace).
 class Progress {
  public:
-  Progress(std::string trace, int64_t after) : trace_(std::move(trace)), after_(after) {
+  Progress(std::string trace, int64_t baseline, int64_t after)
+      : trace_(std::move(trace)), baseline_(baseline), after_(after) {
     thread_ = std::thread([this] { loop(); });
   }
   ~Progress() {
@@ -105,20 +95,11 @@ class Progress {
       std::this_thread::sleep_for(std::chrono::milliseconds(500));
       try {
         TraceStore s(trace_, TraceStore::Mode::ReadOnly);
-        sqlite3_stmt* st = nullptr;
-        sqlite3_prepare_v2(s.handle(), "SELECT count(*), max(peak_bytes) FROM steps WHERE run > ?",
-                           -1, &st, nullptr);
-        sqlite3_bind_int64(st, 1, after_);
-        long long steps = 0, peak = 0;
-        if (sqlite3_step(st) == SQLITE_ROW) {
-          steps = sqlite3_column_int64(st, 0);
-          peak = sqlite3_column_int64(st, 1);
-        }
-        sqlite3_finalize(st);
-        if (steps != shown && steps > 0)
-          std::fprintf(stderr, "gcprof verify: %lld step(s) done, peak so far %s\n", steps,
-                       formatBytes(peak).c_str());
-        shown = steps;
+        TraceStore::StepProgress p = s.rerunProgress(baseline_, after_);
+        if (p.steps != shown && p.steps > 0)
+          std::fprintf(stderr, "gcprof verify: %lld step(s) done, peak so far %s\n",
+                       static_cast<long long>(p.steps), formatBytes(p.peak).c_str());
+        shown = p.steps;
       } catch (const std::exception&) {
         // The job has not created its run yet, or is writing: try again.
       }
@@ -126,6 +107,7 @@ class Progress {
   }
 
   std::string trace_;
+  int64_t baseline_;
   int64_t after_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
@@ -206,7 +188,7 @@ int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, co
   int64_t before = store.maxRunId();
   LaunchResult r;
   {
-    Progress progress(o.trace, before);
+    Progress progress(o.trace, o.baseline_run, before);
     r = launchRecorded(o);
   }
   int64_t launcher = 0;
@@ -254,7 +236,7 @@ int runVerify(const VerifyArgs& a) {
                                         ? baseline_job.ranks.front().id
                                         : baseline_id);
   checkUnitsExist(plan, baseline_trace, a.plan);
-  int64_t plan_id = planId(store, plan);
+  int64_t plan_id = advisor::planRow(store, plan, monotonicNs());
   std::optional<PlanSize> size = planSize(plan, a);
 
   LaunchOptions o;
@@ -303,7 +285,7 @@ int runVerify(const VerifyArgs& a) {
                static_cast<long long>(baseline_id), a.plan.c_str());
   LaunchResult r;
   {
-    Progress progress(o.trace, store.maxRunId());
+    Progress progress(o.trace, o.baseline_run, store.maxRunId());
     r = launchRecorded(o);
   }
   int64_t run_id = 0;

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "saturating.h"
+
 namespace gcprof::advisor {
 
 SegmentSweep::SegmentSweep(const UnitChain& chain, int first)
@@ -10,8 +12,8 @@ SegmentSweep::SegmentSweep(const UnitChain& chain, int first)
 void SegmentSweep::addPosition(int p) {
   // R_S = max over forward positions p of (bytes kept from earlier positions
   // of the segment + the most bytes born in p alive at once).
-  replay_peak_ = std::max(replay_peak_, born_prefix_ + c_.born_peak[p]);
-  born_prefix_ += c_.born_kept[p];
+  replay_peak_ = std::max(replay_peak_, sat::add(born_prefix_, c_.born_peak[p]));
+  sat::addTo(born_prefix_, c_.born_kept[p]);
   replay_peak_ = std::max(replay_peak_, born_prefix_);
 }
 
@@ -19,16 +21,16 @@ void SegmentSweep::extend() {
   ++last_;
   if (last_ > first_) {
     addPosition(2 * last_ - 1);  // the gap FG_{last-1} is now inside the segment
-    recompute_ += c_.gap_ns[last_ - 1];
+    sat::addTo(recompute_, c_.gap_ns[last_ - 1]);
   }
   addPosition(2 * last_);
-  recompute_ += c_.forward_ns[last_];
+  sat::addTo(recompute_, c_.forward_ns[last_]);
   for (const DropBucket& b : c_.drops[last_])
-    if (b.first >= first_) dropped_ += b.bytes;
+    if (b.first >= first_) sat::addTo(dropped_, b.bytes);
 }
 
 Bytes SegmentSweep::recomputePeak() const {
-  return c_.before_backward[last_] - dropped_ + replay_peak_;
+  return sat::add(sat::sub(c_.before_backward[last_], dropped_), replay_peak_);
 }
 
 SegmentEffect selectiveEffect(const SegmentEffect& whole, const SelectiveOption& option) {
@@ -83,19 +85,19 @@ ChainPeak evaluateChain(const UnitChain& c, const Segments& plan) {
       SegmentSweep sweep(c, k);
       for (int m = k; m <= s.last; ++m) {
         sweep.extend();
-        consider(c.unit_peak[m] - dropped_before, Moment::CheckpointedUnit, m, m);
-        if (m < s.last) consider(c.gap_peak[m] - dropped_before, Moment::Gap, m, m);
+        consider(sat::sub(c.unit_peak[m], dropped_before), Moment::CheckpointedUnit, m, m);
+        if (m < s.last) consider(sat::sub(c.gap_peak[m], dropped_before), Moment::Gap, m, m);
       }
       SegmentEffect e{sweep.dropped(), sweep.recomputePeak(), sweep.recomputeNs()};
       if (s.selective()) e = selectiveEffect(e, c.selective.at(k).at(s.option - 1));
-      consider(e.recompute_peak - dropped_before, Moment::Recompute, s.first, s.last);
-      dropped_before += e.dropped;
-      consider(c.gap_peak[s.last] - dropped_before, Moment::Gap, s.last, s.last);
-      out.recompute_ns += e.recompute_ns;
+      consider(sat::sub(e.recompute_peak, dropped_before), Moment::Recompute, s.first, s.last);
+      sat::addTo(dropped_before, e.dropped);
+      consider(sat::sub(c.gap_peak[s.last], dropped_before), Moment::Gap, s.last, s.last);
+      sat::addTo(out.recompute_ns, e.recompute_ns);
       k = s.last + 1;
     } else {
-      consider(c.unit_peak[k] - dropped_before, Moment::Unit, k, k);
-      consider(c.gap_peak[k] - dropped_before, Moment::Gap, k, k);
+      consider(sat::sub(c.unit_peak[k], dropped_before), Moment::Unit, k, k);
+      consider(sat::sub(c.gap_peak[k], dropped_before), Moment::Gap, k, k);
       ++k;
     }
   }

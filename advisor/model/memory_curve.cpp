@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "model/memory_events.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 
@@ -36,7 +37,7 @@ MemoryCurve memoryCurve(const Trace& trace, const AllocationFilter& filter) {
   std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
   Bytes live = 0;
   for (size_t i = 0; i < events.size(); ++i) {
-    live += events[i].delta;
+    sat::addTo(live, events[i].delta);
     bool last_at_time = i + 1 == events.size() || events[i + 1].time != events[i].time;
     // Within one timestamp frees come first, so the maximum is reached after
     // the timestamp's last event; no point is lost by keeping only that one.
@@ -68,7 +69,7 @@ std::vector<StepPeak> stepPeaks(const Trace& trace, const MemoryCurve& curve) {
     p.end = s.end;
     // The level entering the step counts: memory held across steps
     // (parameters, optimizer state) is part of every step's peak.
-    p.live_at_start = liveAt(curve, s.start - 1);
+    p.live_at_start = liveAt(curve, sat::sub(s.start, 1));
     p.peak = p.live_at_start;
     p.peak_time = s.start;
     auto it = std::lower_bound(curve.points.begin(), curve.points.end(), s.start,

@@ -5,6 +5,8 @@
 #include <map>
 #include <unordered_map>
 
+#include "saturating.h"
+
 namespace gcprof::advisor {
 namespace {
 
@@ -22,7 +24,7 @@ Ns unionLength(std::vector<std::pair<Ns, Ns>> iv) {
   bool open = false;
   for (auto [s, e] : iv) {
     if (!open || s > cur_e) {
-      if (open) total += cur_e - cur_s;
+      if (open) sat::addTo(total, sat::sub(cur_e, cur_s));
       cur_s = s;
       cur_e = e;
       open = true;
@@ -30,7 +32,7 @@ Ns unionLength(std::vector<std::pair<Ns, Ns>> iv) {
       cur_e = std::max(cur_e, e);
     }
   }
-  if (open) total += cur_e - cur_s;
+  if (open) sat::addTo(total, sat::sub(cur_e, cur_s));
   return total;
 }
 
@@ -50,7 +52,7 @@ Bytes savedBytes(const std::vector<Allocation>& allocs, const AllocationFilter& 
                                [](const Allocation& a, Ns t) { return a.alloc < t; });
     for (; it != allocs.end() && it->alloc <= f->end; ++it) {
       if (filter.matches(*it) && it->freed() && it->free >= bs && it->free <= be)
-        total += it->bytes;
+        sat::addTo(total, it->bytes);
     }
   }
   return total;
@@ -92,21 +94,21 @@ std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter&
       calls += static_cast<int64_t>(sr.forward.size());
       bcalls += static_cast<int64_t>(sr.backward.size());
       for (const Range* f : sr.forward) {
-        fwd += rangeDuration(*f);
-        in += f->input_bytes;
-        out_b += f->output_bytes;
+        sat::addTo(fwd, rangeDuration(*f));
+        sat::addTo(in, f->input_bytes);
+        sat::addTo(out_b, f->output_bytes);
       }
       bool device = !sr.backward.empty() &&
                     std::all_of(sr.backward.begin(), sr.backward.end(),
                                 [](const Range* b) { return b->device_ns >= 0; });
       if (device) {
-        for (const Range* b : sr.backward) bwd += b->device_ns;
+        for (const Range* b : sr.backward) sat::addTo(bwd, b->device_ns);
       } else {
         std::vector<std::pair<Ns, Ns>> iv;
         for (const Range* b : sr.backward) iv.push_back({b->start, std::max(b->start, b->end)});
-        bwd += unionLength(std::move(iv));
+        sat::addTo(bwd, unionLength(std::move(iv)));
       }
-      saved += savedBytes(trace.allocations, filter, sr);
+      sat::addTo(saved, savedBytes(trace.allocations, filter, sr));
     }
     if (n_steps == 0) continue;
     m.steps = static_cast<int>(n_steps);

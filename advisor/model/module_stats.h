@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "model/memory_curve.h"
+#include "saturating.h"
 #include "trace.h"
 
 namespace gcprof::advisor {
@@ -33,7 +34,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace);
 // A range's duration as the profiler reports it: device time when CUPTI
 // attributed kernels to it, host wall time otherwise.
 inline Ns rangeDuration(const Range& r) {
-  return r.device_ns >= 0 ? r.device_ns : std::max<Ns>(0, r.end - r.start);
+  return r.device_ns >= 0 ? r.device_ns : std::max<Ns>(0, sat::sub(r.end, r.start));
 }
 
 }  // namespace gcprof::advisor

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "model/op_table.h"
+#include "model/median.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 
@@ -16,9 +18,7 @@ Ns medianScalar(const Trace& trace, const std::string& name) {
   for (const Scalar& s : trace.scalars)
     if (s.name == name && s.value > 0) v.push_back(s.value);
   if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  double m = v.size() % 2 ? v[v.size() / 2] : (v[v.size() / 2 - 1] + v[v.size() / 2]) / 2;
-  return static_cast<Ns>(std::llround(m));
+  return sat::fromDouble(std::round(median(std::move(v))));
 }
 
 template <typename Counted>

@@ -1,6 +1,7 @@
 #include "model/resident_memory.h"
 
 #include "byte_text.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 
@@ -41,11 +42,11 @@ ResidentMemory residentMemory(const Trace& trace, const AllocationFilter& filter
     if (a.alloc > t0) break;  // sorted by allocation time
     if (!filter.matches(a) || (a.freed() && a.free <= t0)) continue;
     const StepLayout* s = a.alloc < first->start ? nullptr : bornIn(a.alloc);
-    if (!s) r.before_training += a.bytes;
-    else if (s == &now) r.this_step += a.bytes;
-    else if (a.alloc < s->units.back().bwd_start) r.cached += a.bytes;
-    else if (a.alloc < s->units.front().bwd_end) r.gradients += a.bytes;
-    else r.optimizer += a.bytes;
+    if (!s) sat::addTo(r.before_training, a.bytes);
+    else if (s == &now) sat::addTo(r.this_step, a.bytes);
+    else if (a.alloc < s->units.back().bwd_start) sat::addTo(r.cached, a.bytes);
+    else if (a.alloc < s->units.front().bwd_end) sat::addTo(r.gradients, a.bytes);
+    else sat::addTo(r.optimizer, a.bytes);
   }
   return r;
 }

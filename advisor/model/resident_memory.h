@@ -6,6 +6,7 @@
 
 #include <string>
 
+#include "saturating.h"
 #include "model/memory_curve.h"
 #include "model/step_layout.h"
 #include "trace.h"
@@ -18,7 +19,9 @@ struct ResidentMemory {
   Bytes optimizer = 0;        // born after an earlier step's backward: optimizer state
   Bytes this_step = 0;        // born in this step before its first unit: the batch, a stem's activations
   Bytes cached = 0;           // born in an earlier step's forward and kept (caches)
-  Bytes total() const { return before_training + gradients + optimizer + this_step + cached; }
+  Bytes total() const {
+    return sat::add(sat::add(sat::add(before_training, gradients), sat::add(optimizer, this_step)), cached);
+  }
   // "parameters and buffers 45.0 MiB, optimizer state 90.0 MiB, ..." (non-zero parts)
   std::string describe() const;
 };

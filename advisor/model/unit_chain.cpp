@@ -5,19 +5,14 @@
 #include <map>
 
 #include "model/advice_error.h"
+#include "model/median.h"
 #include "model/memory_events.h"
 #include "model/op_table.h"
 #include "model/step_regions.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 namespace {
-
-Ns median(std::vector<Ns> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 void raise(Bytes& slot, Bytes v) { slot = std::max(slot, v); }
 
@@ -80,7 +75,7 @@ RegionMaxima regionMaxima(const Trace& trace, const AllocationFilter& filter,
     }
     int r = s < steps.size() ? regions[s].regionOf(t) : StepRegions::kOutside;
     if (r != StepRegions::kOutside) enterUpTo(r);
-    live += events[i].delta;
+    sat::addTo(live, events[i].delta);
     bool last_at_time = i + 1 == events.size() || events[i + 1].time != t;
     if (!last_at_time) continue;
     if (r == StepRegions::kOutside)
@@ -118,11 +113,11 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
       continue;
     }
     local[p].push_back({a.alloc, a.bytes});
-    b.kept[p] += a.bytes;
+    sat::addTo(b.kept[p], a.bytes);
     int q = reg.backwardPosition(fr);
     if (q < 0) continue;
     int lo = std::min(p, q), hi = std::max(p, q);
-    b.buckets[{lo / 2, (hi + 1) / 2}] += a.bytes;
+    sat::addTo(b.buckets[{lo / 2, (hi + 1) / 2}], a.bytes);
   }
   for (size_t p = 0; p < local.size(); ++p) {
     std::vector<MemoryEvent>& ev = local[p];
@@ -131,7 +126,7 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
     });
     Bytes live = 0;
     for (size_t i = 0; i < ev.size(); ++i) {
-      live += ev[i].delta;
+      sat::addTo(live, ev[i].delta);
       if (i + 1 == ev.size() || ev[i + 1].time != ev[i].time) b.peak[p] = std::max(b.peak[p], live);
     }
   }
@@ -142,7 +137,7 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
 
 Ns UnitChain::recomputeNs(int first, int last) const {
   Ns t = 0;
-  for (int k = first; k <= last; ++k) t += forward_ns[k] + (k < last ? gap_ns[k] : 0);
+  for (int k = first; k <= last; ++k) t = sat::add(t, sat::add(forward_ns[k], k < last ? gap_ns[k] : 0));
   return t;
 }
 
@@ -150,7 +145,7 @@ Bytes UnitChain::droppedBytes(int first, int last) const {
   Bytes d = 0;
   for (int j = first; j <= last; ++j)
     for (const DropBucket& b : drops[j])
-      if (b.first >= first) d += b.bytes;
+      if (b.first >= first) sat::addTo(d, b.bytes);
   return d;
 }
 
@@ -223,7 +218,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.saved.assign(n, 0);
   for (const auto& [key, bytes] : drop_min) {
     c.drops[key.second].push_back({key.first, bytes});
-    if (key.first == key.second) c.saved[key.first] += bytes;
+    if (key.first == key.second) sat::addTo(c.saved[key.first], bytes);
   }
 
   // Times from the steady steps.
@@ -236,18 +231,18 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     for (const StepLayout* s : steady) {
       f.push_back(s->units[k].forward_ns);
       if (k + 1 < n && !s->units[k].device_time)
-        g.push_back(s->units[k + 1].fwd_start - s->units[k].fwd_end);
+        g.push_back(sat::sub(s->units[k + 1].fwd_start, s->units[k].fwd_end));
     }
     c.forward_ns[k] = median(f);
     c.gap_ns[k] = median(g);
   }
   std::vector<Ns> durations;
-  for (const StepLayout* s : steady) durations.push_back(s->end - s->start);
+  for (const StepLayout* s : steady) durations.push_back(sat::sub(s->end, s->start));
   c.step_ns = median(durations);
   c.steady_step = steady.empty() ? -1 : steady.front()->step;
   MemoryCurve curve = memoryCurve(trace, filter);
   c.baseline_peak = curve.peak;
-  if (!steady.empty()) c.persistent = liveAt(curve, steady.front()->start - 1);
+  if (!steady.empty()) c.persistent = liveAt(curve, sat::sub(steady.front()->start, 1));
   return c;
 }
 

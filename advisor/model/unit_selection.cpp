@@ -8,6 +8,7 @@
 #include <set>
 
 #include "model/advice_error.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -82,7 +83,7 @@ std::vector<Family> families(const std::vector<const ModuleStats*>& cands) {
     Family& f = by_pattern[p];
     f.pattern = p;
     f.members.push_back(m);
-    f.saved += m->saved_bytes;
+    sat::addTo(f.saved, m->saved_bytes);
   }
   std::vector<Family> out;
   for (auto& [p, f] : by_pattern)

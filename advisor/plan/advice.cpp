@@ -7,6 +7,7 @@
 
 #include "byte_text.h"
 #include "model/advice_error.h"
+#include "saturating.h"
 #include "model/resident_memory.h"
 #include "solve/fixed_plans.h"
 #include "verify/verification.h"
@@ -22,7 +23,7 @@ PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name
   Simulation sim = simulate(trace, a.filter, a.layout, segments);
   o.peak = sim.peak;
   o.recompute_ns = sim.recompute_ns;
-  o.step_ns = a.baseline.step_ns + sim.recompute_ns;
+  o.step_ns = sat::add(a.baseline.step_ns, sim.recompute_ns);
   ChainPeak cp = evaluateChain(a.chain, segments);
   o.chain_peak = cp.peak;
   o.peak_where = whereOf(a.chain, cp);
@@ -62,7 +63,7 @@ std::optional<PlanOutcome> solveThenSimulate(const Trace& trace, const Advice& a
     if (!s.feasible) break;
     PlanOutcome o = measure(trace, a, name, lift(s.segments));
     if (o.fits) return o;
-    target -= std::max<Bytes>(1, o.peak - a.limit());
+    target = sat::sub(target, std::max<Bytes>(1, sat::sub(o.peak, a.limit())));
   }
   return std::nullopt;
 }
@@ -160,7 +161,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
     msg += ".\n  Finer units, the sub-modules of each unit (--units '" + finer->spec + "'), " +
            (finer->peak < least.peak ? "reach " : "reach no lower: ") + formatBytes(finer->peak);
   }
-  msg += ".\n  Raise the budget to at least " + formatBytes(least.peak + a.headroom.bytes) +
+  msg += ".\n  Raise the budget to at least " + formatBytes(sat::add(least.peak, a.headroom.bytes)) +
          ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;
 }

@@ -5,6 +5,7 @@
 #include <map>
 
 #include "model/memory_curve.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -14,7 +15,6 @@ constexpr int kDevicePid = 2;
 constexpr int kLanes = 8;
 
 const char* phaseName(const Range& r) {
-  if (r.domain == RangeDomain::Step) return "step";
   if (r.phase == Phase::Forward) return "forward";
   if (r.phase == Phase::Backward) return "backward";
   return r.domain == RangeDomain::Nvtx ? "nvtx" : "user";
@@ -55,7 +55,7 @@ nlohmann::json chromeTrace(const Trace& t, size_t max_counter_points) {
   if (!t.ranges.empty()) origin = std::min(origin, t.ranges.front().start);
   for (const Step& s : t.steps) origin = std::min(origin, s.start);
   if (origin == LLONG_MAX) origin = 0;
-  auto us = [&](Ns ns) { return static_cast<double>(ns - origin) / 1000.0; };
+  auto us = [&](Ns ns) { return static_cast<double>(sat::sub(ns, origin)) / 1000.0; };
 
   nlohmann::json events = nlohmann::json::array();
   events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", kHostPid},
@@ -73,14 +73,14 @@ nlohmann::json chromeTrace(const Trace& t, size_t max_counter_points) {
       args["output_bytes"] = r.output_bytes;
     }
     events.push_back({{"ph", "X"}, {"name", name}, {"cat", phaseName(r)}, {"pid", kHostPid},
-                      {"tid", r.thread * kLanes + lane}, {"ts", us(r.start)},
-                      {"dur", static_cast<double>(end - r.start) / 1000.0}, {"args", args}});
+                      {"tid", sat::add(sat::mul(r.thread, kLanes), lane)}, {"ts", us(r.start)},
+                      {"dur", static_cast<double>(sat::sub(end, r.start)) / 1000.0}, {"args", args}});
   }
   for (const auto& [thread, ls] : lanes.threads()) {
     for (size_t l = 0; l < ls.size(); ++l) {
       std::string name = "thread " + std::to_string(thread) + (l ? " (overlapping " + std::to_string(l) + ")" : "");
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", kHostPid},
-                        {"tid", thread * kLanes + static_cast<int64_t>(l)}, {"args", {{"name", name}}}});
+                        {"tid", sat::add(sat::mul(thread, kLanes), static_cast<int64_t>(l))}, {"args", {{"name", name}}}});
     }
   }
   for (const Step& s : t.steps) {
@@ -106,8 +106,8 @@ nlohmann::json chromeTrace(const Trace& t, size_t max_counter_points) {
   }
   for (const Kernel& k : t.kernels) {
     events.push_back({{"ph", "X"}, {"name", k.name}, {"cat", "kernel"}, {"pid", kDevicePid},
-                      {"tid", k.device * 1000 + k.stream}, {"ts", us(k.start)},
-                      {"dur", static_cast<double>(std::max<Ns>(0, k.end - k.start)) / 1000.0},
+                      {"tid", sat::add(sat::mul(k.device, 1000), k.stream)}, {"ts", us(k.start)},
+                      {"dur", static_cast<double>(std::max<Ns>(0, sat::sub(k.end, k.start))) / 1000.0},
                       {"args", {{"correlation", k.correlation}, {"range", k.range}}}});
   }
   return {{"traceEvents", events},

@@ -7,6 +7,7 @@
 #include "model/chain_peak.h"
 #include "model/module_tree.h"
 #include "model/step_layout.h"
+#include "saturating.h"
 #include "simulate/replay_simulator.h"
 #include "utf8_text.h"
 
@@ -31,15 +32,15 @@ std::vector<ChartPoint> onAxis(const std::vector<MemoryPoint>& pts, const StepAx
 }  // namespace
 
 StepAxis::StepAxis(std::vector<std::pair<Ns, Ns>> steps, Ns run_start, Ns run_end)
-    : steps_(std::move(steps)), run_start_(run_start), run_end_(std::max(run_end, run_start + 1)) {}
+    : steps_(std::move(steps)), run_start_(run_start), run_end_(std::max(run_end, sat::add(run_start, 1))) {}
 
 double StepAxis::operator()(Ns t) const {
   if (steps_.empty())
-    return static_cast<double>(t - run_start_) / static_cast<double>(run_end_ - run_start_);
+    return static_cast<double>(sat::sub(t, run_start_)) / static_cast<double>(sat::sub(run_end_, run_start_));
   for (size_t k = 0; k < steps_.size(); ++k) {
     auto [s, e] = steps_[k];
     if (t < s) return static_cast<double>(k);
-    if (t <= e) return static_cast<double>(k) + static_cast<double>(t - s) / static_cast<double>(std::max<Ns>(1, e - s));
+    if (t <= e) return static_cast<double>(k) + static_cast<double>(sat::sub(t, s)) / static_cast<double>(std::max<Ns>(1, sat::sub(e, s)));
   }
   return static_cast<double>(steps_.size());
 }
@@ -182,8 +183,8 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
       std::vector<std::pair<Ns, Ns>> bounds = sim.step_bounds;
       std::sort(bounds.begin(), bounds.end());
       // A run without step markers is one step: nothing to shift by.
-      Ns shift = bounds.empty() || base_steps.empty() ? 0 : bounds.back().second - base_steps.back().second;
-      StepAxis axis(bounds.size() == base_steps.size() ? bounds : base_steps, b0, b1 + shift);
+      Ns shift = bounds.empty() || base_steps.empty() ? 0 : sat::sub(bounds.back().second, base_steps.back().second);
+      StepAxis axis(bounds.size() == base_steps.size() ? bounds : base_steps, b0, sat::add(b1, shift));
       if (!sized) r.predicted = onAxis(sim.curve, axis, max_points);
       std::vector<bool> checkpointed(r.plan->units.size(), false);
       for (const Segment& s : *segs)

@@ -4,9 +4,11 @@
 #include <climits>
 #include <unordered_set>
 
+#include "model/median.h"
 #include "model/op_table.h"
 #include "model/step_regions.h"
 #include "model/unsafe_units.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -28,13 +30,6 @@ bool before(const SimEvent& a, const SimEvent& b) {
   if (a.phase != b.phase) return a.phase < b.phase;
   if (a.rel != b.rel) return a.rel < b.rel;
   return a.delta < b.delta;
-}
-
-Ns median(std::vector<Ns> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
 }
 
 // Adds the events one segment changes in one step; returns its recompute time.
@@ -106,16 +101,16 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   const UnitWindow& last = step.units[seg.last];
   Ns cost = 0;
   for (int k = seg.first; k <= seg.last; ++k) {
-    cost += step.units[k].forward_ns;
+    sat::addTo(cost, step.units[k].forward_ns);
     if (k < seg.last && !step.units[k].device_time)
-      cost += step.units[k + 1].fwd_start - step.units[k].fwd_end;
+      sat::addTo(cost, sat::sub(step.units[k + 1].fwd_start, step.units[k].fwd_end));
   }
   std::vector<OpCall> kept = keptCalls(ops, first, seg);
   for (const OpCall& c : kept) cost -= c.end - c.start;
   cost = std::max<Ns>(cost, 0);
   Ns anchor = last.bwd_start;
   uint8_t replay_phase = reg.regionOf(anchor) == reg.backward(seg.last) ? 0 : 2;
-  Ns replay_end = last.fwd_end - first.fwd_start + 1;
+  Ns replay_end = sat::add(sat::sub(last.fwd_end, first.fwd_start), 1);
   int lo = StepRegions::forward(seg.first), hi = StepRegions::forward(seg.last);
   auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), first.fwd_start,
                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
@@ -137,12 +132,12 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
     int born = reg.regionOf(a.alloc);
     if (born < lo || born > hi) continue;
     int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
-    Ns rel = a.alloc - first.fwd_start;
+    Ns rel = sat::sub(a.alloc, first.fwd_start);
     if (gathers.count(a.range)) continue;
     if (!kept.empty() && insideAny(kept, a.alloc)) continue;
     ev.push_back({anchor, rel, a.bytes, 0, replay_phase});
     if (freed >= born && freed <= hi) {  // transient: same lifetime in the replay
-      ev.push_back({anchor, a.free - first.fwd_start, -a.bytes, 0, replay_phase});
+      ev.push_back({anchor, sat::sub(a.free, first.fwd_start), -a.bytes, 0, replay_phase});
       continue;
     }
     int bpos = reg.backwardPosition(freed);
@@ -182,8 +177,8 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
     if (!step.complete || plan.empty()) continue;
     StepRegions reg(step);
     for (const Segment& seg : plan)
-      step_cost[si] += applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, ev);
-    sim.total_recompute_ns += step_cost[si];
+      sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, ev));
+    sat::addTo(sim.total_recompute_ns, step_cost[si]);
     ++sim.steps_applied;
   }
   std::sort(ev.begin(), ev.end(), before);
@@ -194,14 +189,14 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   for (size_t i = 0; i < ev.size(); ++i) {
     const SimEvent& e = ev[i];
     if (e.shift > 0) {
-      shift += e.shift;
+      sat::addTo(shift, e.shift);
       continue;
     }
-    live += e.delta;
+    sat::addTo(live, e.delta);
     bool group_end = i + 1 == ev.size() || ev[i + 1].time != e.time ||
                      ev[i + 1].phase != e.phase || ev[i + 1].rel != e.rel;
     if (!group_end) continue;
-    Ns t = e.time + shift + e.rel;  // rel is 0 for recorded events and drops
+    Ns t = sat::add(sat::add(e.time, shift), e.rel);  // rel is 0 for recorded events and drops
     if (live > sim.peak) {
       sim.peak = live;
       sim.peak_time = t;
@@ -214,8 +209,8 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   Ns before = 0;  // recompute inserted by earlier steps (steps are in time order)
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& st = layout.steps[si];
-    sim.step_bounds.push_back({st.start + before, st.end + before + step_cost[si]});
-    before += step_cost[si];
+    sim.step_bounds.push_back({sat::add(st.start, before), sat::add(sat::add(st.end, before), step_cost[si])});
+    sat::addTo(before, step_cost[si]);
   }
   // Per training step: the micro-steps of one step (gradient accumulation)
   // add up, so recompute compares with the optimizer step's time.
@@ -225,13 +220,13 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
     const StepLayout& st = layout.steps[layout.steady[k]];
     Ns cost = step_cost[layout.steady[k]];
     if (k > 0 && st.step == current && st.step >= 0) {
-      recompute.back() += cost;
-      step_time.back() += st.end - st.start + cost;
+      sat::addTo(recompute.back(), cost);
+      sat::addTo(step_time.back(), sat::add(sat::sub(st.end, st.start), cost));
       continue;
     }
     current = st.step;
     recompute.push_back(cost);
-    step_time.push_back(st.end - st.start + cost);
+    step_time.push_back(sat::add(sat::sub(st.end, st.start), cost));
   }
   sim.recompute_ns = median(recompute);
   sim.step_ns = median(step_time);

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <optional>
 
+#include "saturating.h"
 #include "solve/fixed_plans.h"
 
 namespace gcprof::advisor {
@@ -56,7 +57,7 @@ bool prune(std::vector<State>& v, size_t max_front) {
     // the one dropping most): every kept plan stays valid, only optimality
     // is no longer guaranteed, and the solution says so.
     Bytes lo = out.front().dropped, hi = out.back().dropped;
-    double width = static_cast<double>(hi - lo + 1) / static_cast<double>(max_front);
+    double width = (static_cast<double>(hi) - static_cast<double>(lo) + 1) / static_cast<double>(max_front);
     std::vector<State> thin;
     std::vector<bool> taken(max_front + 1, false);
     for (const State& st : out) {  // by cost: the first in a slice is its cheapest
@@ -106,7 +107,7 @@ struct RemainingCost {
     need.assign(n + 1, 0);
     ratio.assign(n + 1, 1e300);
     for (int k = n - 1; k >= 0; --k) {
-      need[k] = std::max({need[k + 1], c.unit_peak[k] - budget, c.gap_peak[k] - budget});
+      need[k] = std::max({need[k + 1], sat::sub(c.unit_peak[k], budget), sat::sub(c.gap_peak[k], budget)});
       double best = ratio[k + 1];
       SegmentSweep sweep(c, k);
       for (int j = k; j <= maxLast(c, k, o); ++j) {
@@ -129,11 +130,11 @@ struct RemainingCost {
     }
   }
   Ns atLeast(int k, Bytes dropped) const {
-    Bytes missing = need[k] - dropped;
+    Bytes missing = sat::sub(need[k], dropped);
     if (missing <= 0) return 0;
     if (ratio[k] >= 1e299) return std::numeric_limits<Ns>::max() / 4;  // cannot be met
     // Rounded down with a margin so that float error never prunes the optimum.
-    return static_cast<Ns>(static_cast<double>(missing) * ratio[k] * (1 - 1e-9));
+    return sat::fromDouble(static_cast<double>(missing) * ratio[k] * (1 - 1e-9));
   }
 };
 
@@ -149,7 +150,7 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
   if (!feasibility_only && o.cost_limit < std::numeric_limits<Ns>::max())
     remaining.emplace(c, budget, o);
   auto hopeless = [&](Ns cost, int pos, Bytes dropped) {
-    return remaining && cost > o.cost_limit - remaining->atLeast(pos, dropped);
+    return remaining && cost > sat::sub(o.cost_limit, remaining->atLeast(pos, dropped));
   };
   std::vector<std::vector<State>> fronts(n + 1);
   fronts[0].push_back({0, 0, -1, -1, false});
@@ -172,22 +173,22 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
     for (int idx = 0; idx < static_cast<int>(here.size()); ++idx) {
       const State st = here[idx];
       Bytes D = st.dropped;
-      if (c.unit_peak[k] - D > budget) continue;  // unit k's own moments: nothing to do here
+      if (sat::sub(c.unit_peak[k], D) > budget) continue;  // unit k's own moments: nothing to do here
       if (hopeless(st.cost, k, D)) continue;
-      if (c.gap_peak[k] - D <= budget && !hopeless(st.cost, k + 1, D))
+      if (sat::sub(c.gap_peak[k], D) <= budget && !hopeless(st.cost, k + 1, D))
         fronts[k + 1].push_back({st.cost, D, k, idx, false});
       for (int j = k; j <= last_max; ++j) {
-        if (j > k && (c.unit_peak[j] - D > budget || c.gap_peak[j - 1] - D > budget)) break;
+        if (j > k && (sat::sub(c.unit_peak[j], D) > budget || sat::sub(c.gap_peak[j - 1], D) > budget)) break;
         cache.upTo(static_cast<size_t>(j - k + 1));
         size_t q = static_cast<size_t>(j - k);
-        Ns cost = st.cost + cache.cost[q];
+        Ns cost = sat::add(st.cost, cache.cost[q]);
         if (cost > o.cost_limit) break;  // recompute only grows with j
         if (!o.allows(k, j)) continue;
         Bytes d = cache.dropped[q];
-        if (cache.recompute_peak[q] - D > budget) continue;
-        if (c.gap_peak[j] - (D + d) > budget) continue;
-        if (hopeless(cost, j + 1, D + d)) continue;
-        fronts[j + 1].push_back({cost, D + d, k, idx, true});
+        if (sat::sub(cache.recompute_peak[q], D) > budget) continue;
+        if (sat::sub(c.gap_peak[j], sat::add(D, d)) > budget) continue;
+        if (hopeless(cost, j + 1, sat::add(D, d))) continue;
+        fronts[j + 1].push_back({cost, sat::add(D, d), k, idx, true});
       }
       // Selective checkpoints of unit k alone (model/selective_options.h):
       // they never drop more than the whole unit, so feasibility skips them.
@@ -227,8 +228,8 @@ Solution bisectBudget(const UnitChain& c, Feasible feasible) {
   Bytes hi = c.baseline_peak;
   if (!hi_sol.feasible) return hi_sol;
   hi = std::min(hi, hi_sol.peak);
-  while (hi - lo > 1) {
-    Bytes mid = lo + (hi - lo) / 2;
+  while (sat::sub(hi, lo) > 1) {
+    Bytes mid = sat::midpoint(lo, hi);
     Solution s = feasible(mid);
     if (s.feasible) {
       hi_sol = s;

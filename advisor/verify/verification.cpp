@@ -6,7 +6,9 @@
 #include <tuple>
 
 #include "byte_text.h"
+#include "model/median.h"
 #include "model/memory_curve.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -67,11 +69,10 @@ double lossTolerance(const std::string& backend) { return backend == "cuda" ? 1e
 
 Ns medianStepNs(const Trace& run) {
   std::vector<Ns> d;
-  for (const Step& s : run.steps) d.push_back(s.end - s.start);
+  for (const Step& s : run.steps) d.push_back(sat::sub(s.end, s.start));
   if (d.size() >= 3) d.erase(d.begin());
-  if (d.empty()) return run.run.ended > run.run.started ? run.run.ended - run.run.started : 0;
-  std::sort(d.begin(), d.end());
-  return d.size() % 2 ? d[d.size() / 2] : (d[d.size() / 2 - 1] + d[d.size() / 2]) / 2;
+  if (d.empty()) return run.run.ended > run.run.started ? sat::sub(run.run.ended, run.run.started) : 0;
+  return median(std::move(d));
 }
 
 double predictedSlowdown(const Verification& v) {
@@ -107,7 +108,7 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   v.gates.push_back({"peak within budget", v.measured_peak <= v.budget,
                      "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget) +
                          (v.headroom > 0 ? " (plan solved with " + formatBytes(v.headroom) + " headroom)" : "")});
-  double err = v.measured_peak ? std::fabs(static_cast<double>(v.measured_peak - v.predicted_peak)) /
+  double err = v.measured_peak ? std::fabs(static_cast<double>(sat::sub(v.measured_peak, v.predicted_peak))) /
                                      static_cast<double>(v.measured_peak)
                                : 1.0;
   char buf[160];
@@ -120,7 +121,7 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   fingerprintGates(baseline, measured, v.loss_tolerance, v.gates);
   if (step_tolerance) {
     v.step_tolerance = *step_tolerance;
-    double off = v.measured_step_ns ? std::fabs(static_cast<double>(v.measured_step_ns - v.predicted_step_ns)) /
+    double off = v.measured_step_ns ? std::fabs(static_cast<double>(sat::sub(v.measured_step_ns, v.predicted_step_ns))) /
                                           static_cast<double>(v.measured_step_ns)
                                     : 1.0;
     char sbuf[200];

@@ -44,6 +44,40 @@ bool GuiApp::open(const std::string& path) {
   return true;
 }
 
+void GuiApp::openInBackground(const std::string& path, int64_t run, int64_t plan, int64_t step) {
+  opening_ = std::make_unique<view::TraceOpening>(path, run);
+  opening_plan_ = plan;
+  opening_step_ = step;
+}
+
+void GuiApp::finishOpening() {
+  std::string error;
+  std::unique_ptr<view::TraceDocument> doc = opening_->take(&error);
+  std::string path = opening_->path();
+  opening_.reset();
+  if (!doc) {
+    error_ = error;
+    return;
+  }
+  doc_ = std::move(doc);
+  error_.clear();
+  runChanged();
+  if (opening_plan_ >= 0) {
+    const auto& plans = doc_->plans();
+    bool known = opening_plan_ == 0 || std::any_of(plans.begin(), plans.end(), [&](const view::PlanView& p) {
+                   return p.id == opening_plan_;
+                 });
+    if (known) doc_->selectPlan(opening_plan_);
+    else error_ = "--plan " + std::to_string(opening_plan_) + ": " + path + " has no such plan for this run";
+  }
+  if (opening_step_ >= 0) {
+    const auto& steps = doc_->run().trace.steps;
+    auto it = std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return s.index == opening_step_; });
+    if (it != steps.end()) fitStep(static_cast<size_t>(it - steps.begin()));
+    else error_ = "--step " + std::to_string(opening_step_) + ": the run has no such step";
+  }
+}
+
 void GuiApp::runChanged() {
   timeline_.reset(doc_->run());
   tables_.reset();
@@ -63,6 +97,15 @@ void GuiApp::frame() {
   const ImGuiWindowFlags flags = ImGuiWindowFlags_NoDecoration | ImGuiWindowFlags_NoMove |
                                  ImGuiWindowFlags_NoSavedSettings | ImGuiWindowFlags_NoBringToFrontOnFocus;
   ImGui::Begin("gcprof", nullptr, flags);
+  if (opening_ && opening_->done()) finishOpening();
+  if (opening_) {
+    // The window stays responsive while a big run is read and prepared.
+    ImGui::TextUnformatted("gcprof-gui");
+    ImGui::TextUnformatted(opening_->status().c_str());
+    ImGui::ProgressBar(opening_->fraction(), ImVec2(std::min(480.0f, io.DisplaySize.x - 20), 0));
+    ImGui::End();
+    return;
+  }
   if (!doc_) {
     ImGui::TextUnformatted("gcprof-gui");
     if (!error_.empty()) ImGui::TextColored(ImVec4(1, 0.4f, 0.3f, 1), "%s", error_.c_str());

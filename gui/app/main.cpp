@@ -61,6 +61,19 @@ int main(int argc, char** argv) {
 
   std::unique_ptr<gcprof::view::TraceDocument> doc;
   std::string error;
+  if (!headless) {
+    // Interactive: the window opens at once and the trace is read on a
+    // worker thread, with its progress drawn (a big run takes seconds).
+    auto window = gcprof::gui::Window::create(width, height, true, &error);
+    if (!window) {
+      std::fprintf(stderr, "gcprof-gui: %s\n", error.c_str());
+      return 3;
+    }
+    gcprof::gui::GuiApp app;
+    if (!trace.empty()) app.openInBackground(trace, run, plan, step);
+    window->run(app);
+    return 0;
+  }
   if (!trace.empty()) {
     doc = gcprof::view::TraceDocument::open(trace, run, &error);
     if (!doc) {

@@ -71,7 +71,7 @@ void Window::run(GuiApp& app) {
   while (!glfwWindowShouldClose(window_)) {
     // Sleep until something happens; redraw at most a few times a second idle.
     glfwWaitEventsTimeout(0.25);
-    for (const std::string& path : dropped_) app.open(path);
+    for (const std::string& path : dropped_) app.openInBackground(path, 0, -1, -1);
     dropped_.clear();
     newFrame();
     ImGui::NewFrame();

@@ -88,14 +88,4 @@ std::string PlanView::label() const {
   return s;
 }
 
-std::string formatDuration(double ns) {
-  char buf[48];
-  double a = std::fabs(ns);
-  if (a < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (a < 1e6) std::snprintf(buf, sizeof buf, "%.*f us", a < 1e4 ? 2 : 1, ns / 1e3);
-  else if (a < 1e9) std::snprintf(buf, sizeof buf, "%.*f ms", a < 1e7 ? 2 : 1, ns / 1e6);
-  else std::snprintf(buf, sizeof buf, "%.2f s", ns / 1e9);
-  return buf;
-}
-
 }  // namespace gcprof::view

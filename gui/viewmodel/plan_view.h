@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "byte_text.h"
 #include "trace.h"
 #include "trace_store.h"
 
@@ -52,8 +53,7 @@ struct PlanView {
   std::map<std::string, std::string> wrapped_by_;  // v2: unit -> its segment's module
 };
 
-// "1.5 GiB", "312 KiB", "17 B"
-// "12.3 ms", "850 us", "2.10 s"
-std::string formatDuration(double ns);
+// Durations are spelled where sizes are (byte_text.h), for the CLI and the GUI alike.
+using gcprof::formatDuration;
 
 }  // namespace gcprof::view

@@ -1,6 +1,5 @@
 #include "predicted_curve.h"
 
-#ifdef GCPROF_GUI_HAVE_ADVISOR
 #include <map>
 
 #include "model/memory_curve.h"
@@ -8,11 +7,8 @@
 #include "model/recording_cost.h"
 #include "model/step_layout.h"
 #include "simulate/replay_simulator.h"
-#endif
 
 namespace gcprof::view {
-
-#ifdef GCPROF_GUI_HAVE_ADVISOR
 
 std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView& plan, std::string* why) {
   try {
@@ -63,16 +59,5 @@ std::optional<PredictedCurve> predictedCurve(const Trace& trace, const PlanView&
     return std::nullopt;
   }
 }
-
-#else
-
-// Without the advisor library there is nothing to replay with; the GUI says
-// so instead of inventing a curve.
-std::optional<PredictedCurve> predictedCurve(const Trace&, const PlanView&, std::string* why) {
-  *why = "predicted curve needs the advisor library (gcprof_advisor), not built in";
-  return std::nullopt;
-}
-
-#endif
 
 }  // namespace gcprof::view

@@ -25,16 +25,9 @@ RangeLanes::RangeLanes(const Trace& trace) {
     const Step& s = trace.steps[i];
     steps.items.push_back({s.start, std::max(s.end, s.start), static_cast<int64_t>(i), 1});
   }
-  // Step ranges repeat what the step lane shows when steps were recorded.
-  bool skip_step_ranges = !trace.steps.empty();
   std::map<int, Lane> by_depth;
   for (size_t i = 0; i < trace.ranges.size(); ++i) {
     const Range& r = trace.ranges[i];
-    if (r.domain == RangeDomain::Step) {
-      if (!skip_step_ranges)
-        steps.items.push_back({r.start, std::max(r.end, r.start), -1, 1});
-      continue;
-    }
     Lane& lane = by_depth[r.depth];
     lane.depth = r.depth;
     lane.items.push_back({r.start, std::max(r.end, r.start), static_cast<int64_t>(i), 1});

@@ -1,9 +1,8 @@
 #include "series_assignment.h"
 
-#ifdef GCPROF_GUI_HAVE_ADVISOR
+#include "model/memory_curve.h"
 #include "model/module_stats.h"
 #include "model/unit_selection.h"
-#endif
 
 #include <algorithm>
 #include <cctype>
@@ -52,14 +51,14 @@ constexpr size_t kMaxNesting = 1024;
 }  // namespace
 
 std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace) {
-#ifdef GCPROF_GUI_HAVE_ADVISOR
   // The advisor's own rule, so the GUI colours the units `advise` would use.
   try {
     return advisor::selectUnits(advisor::moduleStats(trace), "auto").names;
   } catch (const std::exception&) {
-    // No unit the advisor accepts (no steps, overlapping modules): guess below.
+    // No unit the advisor accepts (no steps, overlapping modules): the GUI
+    // still colours something, so it guesses below (for colours only; no plan
+    // is ever made from these).
   }
-#endif
   // prefix -> names in order of first forward appearance
   std::map<std::string, std::vector<std::string>> numbered;
   std::map<int, std::vector<std::string>> any;
@@ -68,7 +67,7 @@ std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace) {
   for (const Range& r : trace.ranges) {
     // Module ranges from the python shim, and any range marked forward (the
     // C API and NVTX users mark layers that way too).
-    if (r.domain == RangeDomain::Step || r.phase != Phase::Forward || r.name.empty()) continue;
+    if (r.phase != Phase::Forward || r.name.empty()) continue;
     if (seen[r.name]) continue;
     seen[r.name] = true;
     any[r.depth].push_back(r.name);
@@ -139,30 +138,22 @@ SeriesAssignment::SeriesAssignment(const Trace& trace, std::vector<std::string> 
       for (size_t k : chain) memo[k] = value;
     }
   };
-  resolve([&](const Range& r) { return r.domain != RangeDomain::Step ? ownUnit(r) : -1; },
+  resolve([&](const Range& r) { return ownUnit(r); },
           range_unit_);
   std::vector<int> phase;
   resolve([](const Range& r) { return r.phase == Phase::User ? -1 : static_cast<int>(r.phase); },
           phase);
 
-  // Memory space: a run with device allocations is about device memory.
-  bool any_device = false, any_device_tensor = false;
-  for (const Allocation& a : trace.allocations) {
-    if (a.device >= 0) {
-      any_device = true;
-      if (a.kind == static_cast<int>(AllocKind::Tensor)) any_device_tensor = true;
-    }
-  }
-  space_.device = any_device;
+  // Memory space: the advisor's (a run with device allocations is about
+  // device memory, its tensors when any were reported).
+  advisor::AllocationFilter filter = advisor::primaryFilter(trace);
+  space_.device = filter.device;
 
   std::vector<Ns> bounds = stepBoundaries(trace);
   series_.resize(trace.allocations.size());
   for (size_t i = 0; i < trace.allocations.size(); ++i) {
     const Allocation& a = trace.allocations[i];
-    bool counted = any_device ? (a.device >= 0 && (!any_device_tensor ||
-                                                   a.kind == static_cast<int>(AllocKind::Tensor)))
-                              : a.device < 0;
-    if (!counted) { series_[i] = kSeriesIgnored; continue; }
+    if (!filter.matches(a)) { series_[i] = kSeriesIgnored; continue; }
     if (crossesBoundary(bounds, a)) { series_[i] = kSeriesPersistent; continue; }
     uint16_t s = kSeriesOther;
     if (a.range != 0) {

@@ -1,5 +1,7 @@
 #include "stacked_memory.h"
 
+#include "saturating.h"
+
 #include <algorithm>
 #include <numeric>
 
@@ -47,7 +49,7 @@ StackedMemory::StackedMemory(const std::vector<Allocation>& allocs, const std::v
                      (i == alloc_order.size() || frees[j].first <= allocs[alloc_order[i]].alloc);
     uint32_t k = take_free ? frees[j].second : alloc_order[i];
     time_.push_back(take_free ? frees[j].first : allocs[k].alloc);
-    delta_.push_back(take_free ? -allocs[k].bytes : allocs[k].bytes);
+    delta_.push_back(take_free ? sat::neg(allocs[k].bytes) : allocs[k].bytes);
     series_.push_back(series[k]);
     take_free ? ++j : ++i;
   }
@@ -60,7 +62,7 @@ StackedMemory StackedMemory::fromPoints(const std::vector<std::pair<Ns, Bytes>>&
   Bytes live = 0;
   for (const auto& [t, bytes] : points) {
     c.time_.push_back(t);
-    c.delta_.push_back(bytes - live);
+    c.delta_.push_back(sat::sub(bytes, live));
     c.series_.push_back(0);
     live = bytes;
   }
@@ -71,8 +73,10 @@ StackedMemory StackedMemory::fromPoints(const std::vector<std::pair<Ns, Bytes>>&
 void StackedMemory::build() {
   size_t n = time_.size();
   total_.resize(n);
-  Bytes live = 0;
-  for (size_t i = 0; i < n; ++i) total_[i] = live += delta_[i];
+  // Exact in 128 bits: a clamped running sum would drift below zero once
+  // the clamped bytes are freed again (damaged traces near INT64_MAX).
+  __int128 live = 0;
+  for (size_t i = 0; i < n; ++i) total_[i] = sat::fromWide(live += delta_[i]);
 
   max_.clear();
   size_t below = n;
@@ -99,7 +103,7 @@ void StackedMemory::build() {
   for (size_t k = 0; k < snaps; ++k) {
     std::copy(state.begin(), state.end(), snapshot_.begin() + k * series_count_);
     size_t hi = std::min(n, (k + 1) * kSnapshotEvery);
-    for (size_t e = k * kSnapshotEvery; e < hi; ++e) state[series_[e]] += delta_[e];
+    for (size_t e = k * kSnapshotEvery; e < hi; ++e) sat::addTo(state[series_[e]], delta_[e]);
   }
 }
 
@@ -132,7 +136,7 @@ size_t StackedMemory::eventsUpTo(Ns t) const {
 void StackedMemory::stateAfter(size_t n_events, Bytes* out) const {
   size_t k = n_events / kSnapshotEvery;
   std::copy_n(snapshot_.begin() + k * series_count_, series_count_, out);
-  for (size_t e = k * kSnapshotEvery; e < n_events; ++e) out[series_[e]] += delta_[e];
+  for (size_t e = k * kSnapshotEvery; e < n_events; ++e) sat::addTo(out[series_[e]], delta_[e]);
 }
 
 Bytes StackedMemory::peak() const {
@@ -195,7 +199,7 @@ void StackedMemory::columns(double t0, double t1, int count, CurveColumns& out,
       if (applied != state_n) {
         if (state_n != static_cast<size_t>(-1) && applied > state_n &&
             applied - state_n < kSnapshotEvery) {
-          for (size_t e = state_n; e < applied; ++e) state[series_[e]] += delta_[e];
+          for (size_t e = state_n; e < applied; ++e) sat::addTo(state[series_[e]], delta_[e]);
         } else {
           stateAfter(applied, state.data());
         }

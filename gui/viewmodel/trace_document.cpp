@@ -19,7 +19,8 @@ Ns anchorTime(const Trace& t, const StackedMemory& m) {
 }  // namespace
 
 std::unique_ptr<TraceDocument> TraceDocument::open(const std::string& path, int64_t run,
-                                                   std::string* error) {
+                                                   std::string* error,
+                                                   const TraceStore::LoadProgress& progress) {
   std::unique_ptr<TraceDocument> doc(new TraceDocument());
   doc->path_ = path;
   try {
@@ -42,7 +43,7 @@ std::unique_ptr<TraceDocument> TraceDocument::open(const std::string& path, int6
     *error = e.what();
     return nullptr;
   }
-  if (!doc->selectRun(run, error)) return nullptr;
+  if (!doc->selectRun(run, error, progress)) return nullptr;
   return doc;
 }
 
@@ -54,7 +55,7 @@ std::unique_ptr<TraceDocument> TraceDocument::fromTrace(Trace trace, const std::
   return doc;
 }
 
-bool TraceDocument::selectRun(int64_t id, std::string* error) {
+bool TraceDocument::selectRun(int64_t id, std::string* error, const TraceStore::LoadProgress& progress) {
   if (!store_) {
     *error = path_ + ": not a file; it holds only the run it was made from";
     return false;
@@ -72,7 +73,7 @@ bool TraceDocument::selectRun(int64_t id, std::string* error) {
       PlanView p = PlanView::fromRecord(r);
       if (p.error.empty() && !p.units.empty()) units = p.units;
     }
-    auto view = std::make_unique<RunView>(store_->load(id), units);
+    auto view = std::make_unique<RunView>(store_->load(id, progress), units);
     run_ = std::move(view);
     verifications_ = store_->verifications();
   } catch (const std::exception& e) {

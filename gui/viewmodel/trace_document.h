@@ -20,8 +20,10 @@ class TraceDocument {
  public:
   // Opens `path` read-only and loads its newest baseline run (or `run` when
   // non-zero). nullptr with `error` set when the file is not a readable trace.
+  // `progress` is told how many rows of the run were read (trace_opening.h).
   static std::unique_ptr<TraceDocument> open(const std::string& path, int64_t run,
-                                             std::string* error);
+                                             std::string* error,
+                                             const TraceStore::LoadProgress& progress = {});
 
   // A run already in memory, without a file (benchmarks, tests, reports):
   // no other runs, plans or verifications.
@@ -32,7 +34,7 @@ class TraceDocument {
   const RunView& run() const { return *run_; }
   // Loads another run (any run of the file). False with `error` on failure;
   // the current run stays.
-  bool selectRun(int64_t id, std::string* error);
+  bool selectRun(int64_t id, std::string* error, const TraceStore::LoadProgress& progress = {});
 
   // Plans made from the current run, oldest first.
   const std::vector<PlanView>& plans() const { return plans_; }

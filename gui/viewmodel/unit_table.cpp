@@ -34,7 +34,6 @@ std::vector<UnitStats> unitStats(const Trace& trace, const SeriesAssignment& ser
     out[i].colour = units[i].colour;
   }
   for (const Range& r : trace.ranges) {
-    if (r.domain == RangeDomain::Step) continue;
     int u = series.unitIndex(r.name);
     if (u < 0) continue;
     if (r.phase == Phase::Forward && counts(r.step)) {

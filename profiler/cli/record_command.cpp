@@ -19,11 +19,26 @@ struct RecordArgs {
   std::string backend = "auto";
   std::string min_bytes = "1KiB";
   std::string steps;
+  std::string flush_wait = "5";
   std::string name;
   bool paused = false;
   bool ops = false;
   std::vector<std::string> command;
 };
+
+// --flush-wait: seconds, 0..3600 (a job that was asked to stop must stop).
+int parseFlushWait(const std::string& text) {
+  size_t used = 0;
+  double s = -1;
+  try {
+    s = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(s >= 0 && s <= 3600))
+    throw std::invalid_argument("--flush-wait '" + text + "': want seconds from 0 to 3600");
+  return static_cast<int>(s * 1000);
+}
 
 int runRecord(const RecordArgs& a) {
   LaunchOptions o;
@@ -37,6 +52,7 @@ int runRecord(const RecordArgs& a) {
   }
   if (!a.steps.empty()) parseStepWindow(a.steps);  // the injector reads the text; reject it here
   o.steps = a.steps;
+  o.flush_wait_ms = parseFlushWait(a.flush_wait);
   o.name = a.name;
   o.paused = a.paused;
   if (a.ops) o.extra_env["GCPROF_OPS"] = "1";
@@ -73,6 +89,10 @@ void addRecord(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_option("--steps", args->steps,
                   "Record only steps A..B-1 (A:B, A: for open-ended); outside, no ranges are kept");
+  sub->add_option("--flush-wait", args->flush_wait,
+                  "Seconds a job told to stop (SIGTERM, SIGINT) waits for its events to reach "
+                  "the trace before it dies (0..3600)")
+      ->capture_default_str();
   sub->add_option("--name", args->name, "A tag for this run");
   sub->add_flag("--paused", args->paused,
                 "Start with recording paused; resume with `gcprof ctl TRACE resume`");

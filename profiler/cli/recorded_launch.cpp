@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -67,6 +68,7 @@ bool exists(const std::string& p) {
   setenv("GCPROF_MIN_BYTES", std::to_string(o.min_bytes).c_str(), 1);
   setenv("GCPROF_BACKEND", o.backend.c_str(), 1);
   if (!o.steps.empty()) setenv("GCPROF_STEPS", o.steps.c_str(), 1);
+  setenv("GCPROF_FLUSH_WAIT_MS", std::to_string(o.flush_wait_ms).c_str(), 1);
   if (o.paused) setenv("GCPROF_PAUSED", "1", 1);
   if (!o.name.empty()) setenv("GCPROF_RUN_NAME", o.name.c_str(), 1);
   setenv("GCPROF_ROOT_PID", std::to_string(getpid()).c_str(), 1);
@@ -116,6 +118,22 @@ std::vector<std::string> shimCandidates() {
   return dirs;
 }
 
+// A disk too full for even a short recording: refuse before the job starts
+// (docs/recording.md) instead of running it and keeping nothing. A disk that
+// fills up later stops the recording, never the job (writer.cpp).
+void requireFreeSpace(const std::string& trace) {
+  size_t slash = trace.rfind('/');
+  std::string dir = slash == std::string::npos || slash == 0 ? "/" : trace.substr(0, slash);
+  struct statvfs fs;
+  if (statvfs(dir.c_str(), &fs) != 0) return;  // TraceStore says what is wrong with it
+  unsigned long long free_bytes = static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize;
+  if (free_bytes >= kMinFreeBytes) return;
+  throw std::runtime_error(trace + ": only " + std::to_string(free_bytes / 1024) +
+                           " KiB free on its disk; a recording needs at least " +
+                           std::to_string(kMinFreeBytes >> 20) +
+                           " MiB. Free some space or record elsewhere (-o)");
+}
+
 }  // namespace
 
 // After the job: each new run's exit code and final status (below).
@@ -159,6 +177,7 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
                  "gcprof: python shim not found (looked in %s); python jobs are recorded without "
                  "module ranges and GCPROF_PLAN is not applied\n",
                  shimCandidates().front().c_str());
+  requireFreeSpace(o.trace);
   // The root process's run is made here, before the job starts, so that it
   // exists whatever happens to the job; the injector fills it in.
   long long before = 0, root_run = 0;
@@ -255,7 +274,10 @@ static void finishRuns(const LaunchOptions& o, long long before, long long root_
                        LaunchResult& r) {
   TraceStore store(o.trace, TraceStore::Mode::ReadWrite);
   for (RunInfo run : store.runs()) {
-    if (run.id <= before) continue;
+    // Ours: the root's run and its descendants' (linked by job_run). Another
+    // `record` or `verify` writing into the same trace at the same time owns
+    // the other new runs.
+    if (run.id <= before || (run.id != root_run && run.job_run != root_run)) continue;
     r.runs.push_back(run.id);
     if (run.id == root_run) {
       run.pid = pid;

@@ -22,6 +22,7 @@ struct LaunchOptions {
   long long plan_id = 0;       // verify: the plan applied
   std::map<std::string, std::string> extra_env;  // e.g. GCPROF_PLAN for verify
   int timeout_s = 0;  // > 0: the job and its descendants are ended after this long
+  int flush_wait_ms = 5000;  // on SIGTERM/SIGINT the job waits this long for its trace
 };
 
 struct LaunchResult {
@@ -31,8 +32,12 @@ struct LaunchResult {
   bool timed_out = false;       // ended by timeout_s
 };
 
-// Throws std::runtime_error when the injector is missing or the trace cannot
-// be opened; the job's own failures are in the result.
+// `record` and `verify` refuse to start a job when the trace's disk has less
+// free space than this (docs/recording.md).
+constexpr unsigned long long kMinFreeBytes = 4ull << 20;
+
+// Throws std::runtime_error when the injector is missing, the trace cannot
+// be opened or its disk is full; the job's own failures are in the result.
 LaunchResult launchRecorded(const LaunchOptions& options);
 
 // `p` made absolute against the current directory (the job may run elsewhere).

@@ -10,6 +10,7 @@
 #include "model/advice_error.h"
 #include "model/module_stats.h"
 #include "model/unit_selection.h"
+#include "saturating.h"
 #include "size_parse.h"
 #include "trace_store.h"
 
@@ -89,7 +90,7 @@ nlohmann::json describe(const Trace& t) {
           {"baseline_run", r.baseline_run},
           {"plan_id", r.plan_id},
           {"steps", t.steps.size()},
-          {"duration_ns", r.ended > r.started ? r.ended - r.started : 0},
+          {"duration_ns", r.ended > r.started ? sat::sub(r.ended, r.started) : 0},
           {"peak_bytes", curve.peak},
           {"memory", curve.filter.describe()},
           {"allocations", t.allocations.size()},

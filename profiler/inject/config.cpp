@@ -31,6 +31,10 @@ void loadConfig() {
   if (const char* v = getenv("GCPROF_PAUSED")) c.start_paused = strcmp(v, "1") == 0;
   if (const char* v = getenv("GCPROF_ROOT_PID")) c.root = strtoll(v, nullptr, 10) == getpid();
   if (const char* v = getenv("GCPROF_RUN_ID")) c.run_id = strtoll(v, nullptr, 10);
+  if (const char* v = getenv("GCPROF_FLUSH_WAIT_MS")) {
+    long long ms = strtoll(v, nullptr, 10);  // `record --flush-wait` checked the text
+    if (ms >= 0 && ms <= 3600000) c.flush_wait_ms = static_cast<int>(ms);
+  }
   if (const char* v = getenv("GCPROF_BACKEND")) {
     strncpy(c.backend, v, sizeof(c.backend) - 1);
   }

@@ -16,6 +16,8 @@ struct Config {
   bool root = false;           // the process `gcprof record` started (GCPROF_ROOT_PID)
   int64_t run_id = 0;          // GCPROF_RUN_ID: the run `gcprof record` made for the root
   char backend[16] = "auto";   // GCPROF_BACKEND: auto | host | cuda
+  int flush_wait_ms = 5000;    // GCPROF_FLUSH_WAIT_MS: on SIGTERM/SIGINT, how long the job
+                               //   waits for its events to reach the trace before it dies
 };
 
 const Config& config();

@@ -42,8 +42,10 @@ void onForkChild() {
 void onTerminatingSignal(int sig) {
   // Flush, then die of the same signal so the job's exit status is unchanged.
   // Only async-signal-safe work here (atomics, write, nanosleep): the writer
-  // thread does the rest, CUPTI's flush included.
-  stopWriter("interrupted", 5000);
+  // thread does the rest, CUPTI's flush included. The wait is bounded
+  // (`record --flush-wait`, default 5 s): a job told to stop must stop even
+  // when the trace cannot be written (a locked or full disk).
+  stopWriter("interrupted", config().flush_wait_ms);
   recordingState().disabled.store(true);
   signal(sig, SIG_DFL);
   raise(sig);

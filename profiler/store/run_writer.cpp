@@ -1,5 +1,6 @@
 #include "run_writer.h"
 
+#include "run_row.h"
 #include "schema.h"
 #include "utf8_text.h"
 
@@ -62,29 +63,7 @@ void RunWriter::done(sqlite3_stmt* st) {
 }
 
 int64_t RunWriter::createRun(const RunInfo& r) {
-  sqlite3_stmt* st = prepare(
-      "INSERT INTO runs (command, cwd, env, name, backend, status, pid, rank, started_ns,"
-      " min_bytes, baseline_run, plan_id, local_rank, world_size, job_run)"
-      " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  sqlite3_bind_text(st, 1, r.command.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 2, validUtf8(r.cwd).c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 3, r.env.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 4, validUtf8(r.name).c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 5, r.backend.empty() ? "host" : r.backend.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 6, r.status.empty() ? "running" : r.status.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 7, r.pid);
-  sqlite3_bind_int64(st, 8, r.rank);
-  sqlite3_bind_int64(st, 9, r.started);
-  sqlite3_bind_int64(st, 10, r.min_bytes);
-  sqlite3_bind_int64(st, 11, r.baseline_run);
-  sqlite3_bind_int64(st, 12, r.plan_id);
-  sqlite3_bind_int64(st, 13, r.local_rank);
-  sqlite3_bind_int64(st, 14, r.world_size);
-  sqlite3_bind_int64(st, 15, r.job_run);
-  int rc = sqlite3_step(st);
-  sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) throw StoreError(path_ + ": cannot create run: " + sqlite3_errmsg(db_));
-  run_ = sqlite3_last_insert_rowid(db_);
+  run_ = insertRun(db_, path_, r);
   return run_;
 }
 

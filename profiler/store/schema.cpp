@@ -120,17 +120,16 @@ PRAGMA user_version = 2;
 
 int userVersion(sqlite3* db, const std::string& path) {
   sqlite3_stmt* st = nullptr;
-  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK) {
-    throw StoreError(path + ": not a readable SQLite file (" + sqlite3_errmsg(db) +
-                     "); is this a gcprof trace?");
-  }
+  if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK)
+    throw StoreError(sqliteProblem(db, path, "not a readable SQLite file; is this a gcprof trace?"));
   int rc = sqlite3_step(st);
   int v = rc == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
-  sqlite3_finalize(st);
   if (rc != SQLITE_ROW) {
-    throw StoreError(path + ": not a readable SQLite file (" + sqlite3_errmsg(db) +
-                     "); is this a gcprof trace?");
+    std::string why = sqliteProblem(db, path, "not a readable SQLite file; is this a gcprof trace?");
+    sqlite3_finalize(st);
+    throw StoreError(why);
   }
+  sqlite3_finalize(st);
   return v;
 }
 
@@ -158,10 +157,21 @@ bool isGcprofFile(sqlite3* db) {
 
 }  // namespace
 
+std::string sqliteProblem(sqlite3* db, const std::string& path, const std::string& otherwise) {
+  int rc = sqlite3_errcode(db);
+  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
+    return path + ": locked by another process past our wait (a `gcprof record` or `verify` "
+                  "writing into it, or a program holding it open exclusively?); try again "
+                  "when it finishes";
+  return path + ": " + sqlite3_errmsg(db) + " " + otherwise;
+}
+
 void exec(sqlite3* db, const std::string& path, const char* sql) {
   char* err = nullptr;
   if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = path + ": " + (err ? err : sqlite3_errmsg(db));
+    int rc = sqlite3_errcode(db);
+    std::string msg = rc == SQLITE_BUSY || rc == SQLITE_LOCKED ? sqliteProblem(db, path, "")
+                                                               : path + ": " + (err ? err : sqlite3_errmsg(db));
     sqlite3_free(err);
     throw StoreError(msg);
   }

@@ -27,6 +27,11 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable);
 // ask for the columns version 2 added).
 int schemaVersionOf(sqlite3* db, const std::string& path);
 
+// What the last SQLite error on `db` means for the user: a lock that another
+// process held past our busy timeout is not damage; anything else is
+// "<path>: <sqlite message>" followed by `otherwise`.
+std::string sqliteProblem(sqlite3* db, const std::string& path, const std::string& otherwise);
+
 // Runs one statement, throwing StoreError("path: what: sqlite message").
 void exec(sqlite3* db, const std::string& path, const char* sql);
 

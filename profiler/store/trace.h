@@ -16,7 +16,8 @@ using Bytes = int64_t;  // bytes
 enum class Phase : int { User = 0, Forward = 1, Backward = 2 };
 
 // Where a range came from; `Module` ranges carry a module's qualified name.
-enum class RangeDomain : int { User = 0, Module = 1, Step = 2, Nvtx = 3 };
+// (2 is not used: steps live in their own table.)
+enum class RangeDomain : int { User = 0, Module = 1, Nvtx = 3 };
 
 struct Range {
   int64_t id = 0;
@@ -54,7 +55,7 @@ enum class AllocApi : int {
   Malloc = 0, Calloc = 1, Realloc = 2, PosixMemalign = 3, AlignedAlloc = 4,
   Memalign = 5, Valloc = 6, Pvalloc = 7,
   CudaMalloc = 20, CudaMallocAsync = 21, CuMemAlloc = 22, CuMemCreate = 23,
-  CuMemMap = 24, TorchCaching = 30,
+  CuMemMap = 24,
 };
 
 // Tensor-level allocations vs allocator segments (CUDA caching allocator).

@@ -1,22 +1,54 @@
 #include "trace_store.h"
+#include "run_row.h"
 #include "utf8_text.h"
 
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 
 #include <algorithm>
 
 namespace gcprof {
 namespace {
 
-// What an SQLite error means for the user: a lock held by another gcprof is
-// not damage.
+bool onReadOnlyMount(const std::string& path) {
+  struct statvfs fs;
+  return statvfs(path.c_str(), &fs) == 0 && (fs.f_flag & ST_RDONLY);
+}
+
+// "file:" URI of a path: '%', '?' and '#' would be read as URI syntax.
+std::string sqliteUri(const std::string& path) {
+  std::string out = "file:";
+  for (char c : path) {
+    if (c == '%' || c == '?' || c == '#') {
+      char buf[4];
+      std::snprintf(buf, sizeof buf, "%%%02X", static_cast<unsigned char>(c));
+      out += buf;
+    } else {
+      out += c;
+    }
+  }
+  return out;
+}
+
+// Writing a trace creates the file and its -wal and -shm beside it: the
+// folder must be writable. Said before a job starts, not as an SQLite error.
+void requireWritableDir(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  if (access(dir.c_str(), W_OK | X_OK) == 0) return;
+  int err = errno;
+  if (err == ENOENT) throw StoreError(path + ": cannot write: the folder " + dir + " does not exist");
+  throw StoreError(path + ": cannot write into " + dir + " (" + std::strerror(err) + ")" +
+                   (err == EROFS ? "; record to a writable disk, then copy the trace" : ""));
+}
+
 std::string sqliteProblem(sqlite3* db, const std::string& path) {
-  int rc = sqlite3_errcode(db);
-  if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
-    return path + ": locked by another process for longer than 10 s (a `gcprof record` or "
-                  "`verify` writing into it?); try again when it finishes";
-  return path + ": " + sqlite3_errmsg(db) + " (damaged trace?)";
+  return gcprof::sqliteProblem(db, path, "(damaged trace?)");
 }
 
 // A prepared statement that finalizes itself and reports errors with the path.
@@ -98,9 +130,18 @@ Ns monotonicNs() {
 TraceStore::TraceStore(const std::string& path, Mode mode) : path_(path) {
   if (mode == Mode::ReadOnly && access(path.c_str(), R_OK) != 0)
     throw StoreError(path + ": cannot open (no such file or not readable)");
+  if (mode == Mode::ReadWrite) requireWritableDir(path);
   int flags = mode == Mode::ReadOnly ? SQLITE_OPEN_READONLY
                                      : (SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE);
-  if (sqlite3_open_v2(path.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  // A WAL trace needs its -shm file even to be read, and none can be made on
+  // a read-only mount: there nothing can change the file, so SQLite may read
+  // it as immutable (no locks, no -shm).
+  std::string name = path;
+  if (mode == Mode::ReadOnly && onReadOnlyMount(path)) {
+    name = sqliteUri(path) + "?immutable=1";
+    flags |= SQLITE_OPEN_URI;
+  }
+  if (sqlite3_open_v2(name.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
     std::string msg = path + ": cannot open (" + sqlite3_errmsg(db_) + ")";
     sqlite3_close(db_);
     db_ = nullptr;
@@ -148,9 +189,37 @@ int64_t TraceStore::maxRunId() {
   return s.step() ? s.i64(0) : 0;
 }
 
-Trace TraceStore::load(int64_t id) {
+TraceStore::StepProgress TraceStore::rerunProgress(int64_t baseline_run, int64_t after) {
+  Stmt s(db_, path_,
+         "SELECT count(*), coalesce(max(s.peak_bytes), 0) FROM steps s JOIN runs r ON r.id = s.run"
+         " WHERE s.run > ? AND r.baseline_run = ?");
+  s.bind(1, after);
+  s.bind(2, baseline_run);
+  StepProgress p;
+  if (s.step()) {
+    p.steps = s.i64(0);
+    p.peak = s.i64(1);
+  }
+  return p;
+}
+
+Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
   Trace t;
   t.run = run(id);
+  // Ranges and allocations are nearly all of a big run's rows.
+  int64_t total = 0, done = 0;
+  if (progress) {
+    for (const char* sql : {"SELECT count(*) FROM ranges WHERE run=?",
+                            "SELECT count(*) FROM allocations WHERE run=?"}) {
+      Stmt c(db_, path_, sql);
+      c.bind(1, id);
+      if (c.step()) total += c.i64(0);
+    }
+    progress(0, total);
+  }
+  auto row = [&] {
+    if (progress && (++done & 0xffff) == 0) progress(std::min(done, total), total);
+  };
   {
     Stmt s(db_, path_,
            "SELECT id, name, domain, phase, thread, depth, parent, start_ns, end_ns, step,"
@@ -172,6 +241,7 @@ Trace TraceStore::load(int64_t id) {
       r.input_bytes = s.i64(11);
       r.output_bytes = s.i64(12);
       t.ranges.push_back(std::move(r));
+      row();
     }
   }
   {
@@ -194,6 +264,7 @@ Trace TraceStore::load(int64_t id) {
       a.step = s.i64(10);
       a.kind = static_cast<int>(s.i64(11));
       t.allocations.push_back(a);
+      row();
     }
   }
   {
@@ -225,32 +296,11 @@ Trace TraceStore::load(int64_t id) {
       t.kernels.push_back(std::move(k));
     }
   }
+  if (progress) progress(total, total);
   return t;
 }
 
-int64_t TraceStore::createRun(const RunInfo& r) {
-  Stmt s(db_, path_,
-         "INSERT INTO runs (command, cwd, env, name, backend, status, pid, rank, started_ns,"
-         " min_bytes, baseline_run, plan_id, local_rank, world_size, job_run)"
-         " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  s.bind(1, r.command);
-  s.bind(2, validUtf8(r.cwd));
-  s.bind(3, r.env);
-  s.bind(4, validUtf8(r.name));
-  s.bind(5, r.backend.empty() ? std::string("host") : r.backend);
-  s.bind(6, r.status.empty() ? std::string("running") : r.status);
-  s.bind(7, r.pid);
-  s.bind(8, r.rank);
-  s.bind(9, r.started);
-  s.bind(10, r.min_bytes);
-  s.bind(11, r.baseline_run);
-  s.bind(12, r.plan_id);
-  s.bind(13, r.local_rank);
-  s.bind(14, r.world_size);
-  s.bind(15, r.job_run);
-  s.step();
-  return sqlite3_last_insert_rowid(db_);
-}
+int64_t TraceStore::createRun(const RunInfo& r) { return insertRun(db_, path_, r); }
 
 void TraceStore::updateRun(const RunInfo& r) {
   Stmt s(db_, path_,

@@ -5,6 +5,7 @@
 
 #include <sqlite3.h>
 
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -49,11 +50,21 @@ class TraceStore {
   RunInfo run(int64_t id);     // throws when missing
   int64_t lastRun();           // newest run that is not a verification (a rank's: its
                                // launcher's); 0 when none
-  Trace load(int64_t run);     // the whole run in memory, sorted by time
+  // Rows read so far and rows in all, called every 64k rows while a run is
+  // read (the GUI's progress bar); the last call has done == total.
+  using LoadProgress = std::function<void(int64_t done, int64_t total)>;
+  Trace load(int64_t run, const LoadProgress& progress = {});  // the whole run, sorted by time
 
   int64_t createRun(const RunInfo& info);  // returns the new id
   void updateRun(const RunInfo& info);     // status, exit code, end, counters, links
   int64_t maxRunId();
+  // Steps recorded so far by the re-runs of `baseline_run` newer than run
+  // `after` (a running `verify`'s progress), and their highest step peak.
+  struct StepProgress {
+    int64_t steps = 0;
+    Bytes peak = 0;
+  };
+  StepProgress rerunProgress(int64_t baseline_run, int64_t after);
 
   int64_t savePlan(const PlanRecord& plan);
   std::vector<PlanRecord> plans();

@@ -1,14 +1,17 @@
-// make_report_trace OUT.db pass|fail|nosteps: a trace with a baseline run, an
+// make_report_trace OUT.db pass|fail|nosteps|huge: a trace with a baseline run, an
 // advised plan, a verification run and a verification record, for the
 // report/export tests. The verification's numbers are made up here (the
 // report only renders them); `fail` makes the budget gate fail; `nosteps`
-// passes but its baseline has no step markers (a C API / NVTX job).
+// passes but its baseline has no step markers (a C API / NVTX job); `huge`
+// has sizes whose sums pass INT64_MAX (the CLI must not overflow on them).
+#include <cstdint>
 #include <cstdio>
 #include <cstring>
 
 #include "chain_traces.h"
 #include "plan/advice.h"
 #include "plan/plan_file.h"
+#include "saturating.h"
 #include "trace_file.h"
 #include "trace_store.h"
 #include "verify/verification.h"
@@ -17,11 +20,12 @@ using namespace gcprof;
 
 int main(int argc, char** argv) {
   if (argc < 3) {
-    std::fprintf(stderr, "usage: make_report_trace OUT.db pass|fail|nosteps\n");
+    std::fprintf(stderr, "usage: make_report_trace OUT.db pass|fail|nosteps|huge\n");
     return 2;
   }
   bool no_steps = std::strcmp(argv[2], "nosteps") == 0;
-  bool pass = no_steps || std::strcmp(argv[2], "pass") == 0;
+  bool huge = std::strcmp(argv[2], "huge") == 0;
+  bool pass = no_steps || huge || std::strcmp(argv[2], "pass") == 0;
   testing::ChainSpec spec;
   spec.units = 8;
   spec.steps = 3;
@@ -30,6 +34,14 @@ int main(int argc, char** argv) {
   spec.saved = 24 << 20;
   spec.output = 4 << 20;
   spec.grad = 1 << 20;
+  if (huge) {
+    Bytes e = INT64_MAX / 16;  // the whole chain's memory is far beyond INT64_MAX
+    spec.params = 2 * e;
+    spec.transient = e;
+    spec.saved = 3 * e;
+    spec.output = e;
+    spec.grad = e / 2;
+  }
   Trace base = testing::chainTrace(spec);
   for (int s = 0; s < spec.steps; ++s) base.scalars.push_back({s, "loss", 7.0 - 0.1 * s});
   std::remove(argv[1]);
@@ -62,7 +74,7 @@ int main(int argc, char** argv) {
   v.run = run;
   v.baseline_peak = a.baseline.peak;
   v.predicted_peak = a.chosen.peak;
-  v.measured_peak = a.chosen.peak + a.chosen.peak / 100;
+  v.measured_peak = sat::add(a.chosen.peak, a.chosen.peak / 100);
   v.baseline_step_ns = a.baseline.step_ns;
   v.predicted_step_ns = a.chosen.step_ns;
   v.measured_step_ns = a.chosen.step_ns + 7;

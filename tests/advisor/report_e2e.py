@@ -131,6 +131,23 @@ def main():
         fail("junit of a latin-1 path: exit %d %r" % (r.returncode, r.stderr[-300:]))
     ET.fromstring(r.stdout)  # raises on invalid XML / UTF-8
 
+    # Sizes whose sums pass INT64_MAX: every verb answers (the sanitizer
+    # build aborts on a signed overflow, which is neither exit 0, 1 nor 2).
+    db = os.path.join(tmp, "huge.db")
+    subprocess.run([maker, db, "huge"], check=True)
+    for args in (["show", db], ["show", db, "--json", "--all"],
+                 ["advise", db, "--budget", "60%", "--json"],
+                 ["advise", db, "--budget", "60%", "--strategy", "every", "--json"],
+                 ["export", db, "--format", "chrome-trace", "-o", os.path.join(tmp, "huge.json")],
+                 ["report", db, "--format", "md"], ["report", db, "--format", "html"],
+                 ["report", db, "--format", "json"], ["report", db, "--format", "junit"]):
+        r = run([gcprof] + args)
+        if r.returncode not in (0, 1, 2) or "runtime error" in r.stderr:
+            fail("%s on huge sizes: exit %d %s" % (args, r.returncode, r.stderr[-600:]))
+    j = json.loads(run([gcprof, "show", db, "--json"]).stdout)
+    if any(r.get("peak_bytes", 0) < 0 for r in j["runs"]):
+        fail("show: a negative peak on huge sizes %s" % [r.get("peak_bytes") for r in j["runs"]])
+
     # Bad input: exit 2.
     for args in (["report", "/nonexistent.db"], ["report", os.path.join(tmp, "pass.db"), "--format", "pdf"],
                  ["export", os.path.join(tmp, "pass.db"), "--format", "svg"],

@@ -10,6 +10,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import unittest
 
 SKIP = 77  # CTest SKIP_RETURN_CODE
 
@@ -36,31 +37,39 @@ def driver_present():
         return False
 
 
+class CpuJob(unittest.TestCase):
+    gcprof = None
+
+    def test_the_cuda_injector_falls_back_to_the_host_backend(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            db = os.path.join(tmp, "trace.db")
+            job = subprocess.run([self.gcprof, "record", "-o", db, "--backend", "cuda", "--",
+                                  sys.executable, "-c", JOB],
+                                 capture_output=True, text=True, timeout=300)
+            print(job.stdout, job.stderr, sep="\n")
+            self.assertEqual(job.returncode, 0, "record exited %d" % job.returncode)
+            self.assertIn("trained False", job.stdout, "the job's own output did not pass through")
+            warnings = [l for l in job.stderr.splitlines() if l.startswith("gcprof: CUDA backend off:")]
+            self.assertEqual(len(warnings), 1, "expected one fallback line, got %s" % warnings)
+            self.assertIn("host backend", warnings[0])
+            show = subprocess.run([self.gcprof, "show", db, "--json"], capture_output=True, text=True,
+                                  timeout=60)
+            self.assertEqual(show.returncode, 0, show.stderr)
+            run = json.loads(show.stdout)["runs"][-1]
+            print({k: run.get(k) for k in ("backend", "status", "allocations", "peak_bytes")})
+            self.assertEqual(run["backend"], "host")
+            self.assertEqual(run["status"], "complete")
+            self.assertGreater(run["allocations"], 0, "nothing recorded")
+            self.assertGreater(run["peak_bytes"], 0, "nothing recorded")
+
+
 def main():
-    gcprof = sys.argv[1]
+    CpuJob.gcprof = sys.argv[1]
     if driver_present():
         print("a CUDA driver is installed: this test is for machines without one")
         return SKIP
-    with tempfile.TemporaryDirectory() as tmp:
-        db = os.path.join(tmp, "trace.db")
-        job = subprocess.run([gcprof, "record", "-o", db, "--backend", "cuda", "--",
-                              sys.executable, "-c", JOB],
-                             capture_output=True, text=True, timeout=300)
-        print(job.stdout, job.stderr, sep="\n")
-        assert job.returncode == 0, f"record exited {job.returncode}"
-        assert "trained False" in job.stdout, "the job's own output did not pass through"
-        warnings = [l for l in job.stderr.splitlines() if l.startswith("gcprof: CUDA backend off:")]
-        assert len(warnings) == 1, f"expected one fallback line, got {warnings}"
-        assert "host backend" in warnings[0]
-        show = subprocess.run([gcprof, "show", db, "--json"], capture_output=True, text=True,
-                              timeout=60)
-        assert show.returncode == 0, show.stderr
-        run = json.loads(show.stdout)["runs"][-1]
-        print({k: run.get(k) for k in ("backend", "status", "allocations", "peak_bytes")})
-        assert run["backend"] == "host", run["backend"]
-        assert run["status"] == "complete", run["status"]
-        assert run["allocations"] > 0 and run["peak_bytes"] > 0, "nothing recorded"
-    return 0
+    result = unittest.main(argv=sys.argv[:1], exit=False, verbosity=2).result
+    return 0 if result.wasSuccessful() else 1
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """Issue 13: bad input gets a clear error (exit 2) before anything runs, and a
 killed job keeps the memory it had when it died."""
+import json
 import os
 import signal
 import subprocess
+import sys
+import tempfile
 import time
 import unittest
 
@@ -72,6 +75,19 @@ class BadInput(unittest.TestCase):
         self.assertRejected(["advise", db, "--strategy", "every", "-o", "/nonexistent/dir/p.json"],
                             "/nonexistent/dir/p.json")
         self.assertEqual(p.query(db, "SELECT count(*) FROM plans")[0][0], 0)
+
+
+class TraceClock(unittest.TestCase):
+    def test_plans_are_stamped_on_the_trace_clock(self):
+        """docs/schema.md: every time in a trace is CLOCK_MONOTONIC ns (advise
+        stamped plans with the wall clock)."""
+        db = p.tempdb("clock")
+        p.record(db, p.sample("cpp"))
+        p.gcprof("advise", db, "--strategy", "every", "-o", os.path.join(os.path.dirname(db), "p.json"))
+        (created,), = p.query(db, "SELECT created_ns FROM plans")
+        (started,), = p.query(db, "SELECT started_ns FROM runs WHERE id = 1")
+        self.assertLessEqual(started, created)
+        self.assertLessEqual(created, time.monotonic_ns())
 
 
 class LeftoverControl(unittest.TestCase):
@@ -203,3 +219,159 @@ class RecorderKilled(unittest.TestCase):
         if alive:
             os.kill(job, signal.SIGKILL)
         self.assertFalse(alive, "the job ran on after its recorder was killed")
+
+
+class LockedTrace(unittest.TestCase):
+    def test_a_locked_trace_says_it_is_locked(self):
+        import sqlite3
+        db = empty_trace("locked")
+        con = sqlite3.connect(db, isolation_level=None)
+        try:
+            con.execute("PRAGMA locking_mode=EXCLUSIVE")
+            con.execute("BEGIN EXCLUSIVE")
+            r = p.gcprof("show", db, check=False)
+        finally:
+            con.close()
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("locked by another process", r.stderr)
+        self.assertNotIn("damaged", r.stderr)
+        self.assertNotIn("not a readable SQLite file", r.stderr)
+
+
+# A python job that makes many recorded blocks (2 KiB each, over --min-bytes)
+# and exits with its own code, so that `record` passing it on shows.
+BLOCKS_JOB = [sys.executable, "-c",
+              "import sys\nfor _ in range(int(sys.argv[1])): bytearray(2048)\n"
+              "print('job done', flush=True); sys.exit(3)"]
+
+
+def in_own_mounts(test, script):
+    """Runs `script` (sh) as root of a private user and mount namespace, where
+    it may mount a small tmpfs: a real full or read-only disk without touching
+    the machine's mounts. Skips where the kernel forbids it."""
+    probe = subprocess.run(["unshare", "-rm", "sh", "-c", "mount -t tmpfs tmpfs /mnt"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        test.skipTest("no user+mount namespaces here (unshare -rm): " + probe.stderr.strip())
+    return subprocess.run(["unshare", "-rm", "sh", "-c", script], capture_output=True,
+                          text=True, timeout=300)
+
+
+def sh_quote(args):
+    return " ".join("'" + a.replace("'", "'\\''") + "'" for a in args)
+
+
+class DiskProblems(unittest.TestCase):
+    """Item 3 of issue 13: a full or read-only disk gives a clear error; the job
+    is not started when nothing could be recorded, and is never changed by us
+    when the disk fills during the run."""
+
+    def test_a_disk_full_from_the_start_does_not_start_the_job(self):
+        d = tempfile.mkdtemp(prefix="gcprof-e2e-full0-")
+        os.mkdir(os.path.join(d, "m"))
+        marker = os.path.join(d, "ran")
+        r = in_own_mounts(self, f"""
+            mount -t tmpfs -o size=2m tmpfs {d}/m
+            {sh_quote([p.GCPROF])} record -o {d}/m/trace.db -- touch {marker}
+        """)
+        self.assertEqual(r.returncode, 2, r.stderr)
+        self.assertIn("free on its disk", r.stderr)
+        self.assertFalse(os.path.exists(marker), "the job ran although nothing could be recorded")
+
+    def test_a_disk_that_fills_up_keeps_the_job_and_its_exit_code(self):
+        d = tempfile.mkdtemp(prefix="gcprof-e2e-full-")
+        os.mkdir(os.path.join(d, "m"))
+        r = in_own_mounts(self, f"""
+            mount -t tmpfs -o size=5m tmpfs {d}/m
+            {sh_quote([p.GCPROF, "record", "-o", d + "/m/trace.db", "--", *BLOCKS_JOB, "400000"])}
+            echo "record exit $?"
+        """)
+        self.assertIn("job done", r.stdout, r.stderr)
+        self.assertIn("record exit 3", r.stdout, r.stderr)
+        self.assertIn("recording stopped, the job continues", r.stderr)
+
+    def test_a_trace_on_a_read_only_mount_reads_and_refuses_writes(self):
+        d = tempfile.mkdtemp(prefix="gcprof-e2e-ro-")
+        os.mkdir(os.path.join(d, "m"))
+        marker = os.path.join(d, "ran")
+        g = sh_quote([p.GCPROF])
+        r = in_own_mounts(self, f"""
+            mount -t tmpfs -o size=64m tmpfs {d}/m
+            {g} record -o {d}/m/trace.db -- true 2>/dev/null
+            mount -o remount,ro {d}/m
+            {g} show {d}/m/trace.db --json > {d}/show.json; echo "show exit $?"
+            {g} record -o {d}/m/trace.db -- touch {marker}; echo "record exit $?"
+        """)
+        self.assertIn("show exit 0", r.stdout, r.stderr)
+        with open(os.path.join(d, "show.json")) as f:
+            self.assertEqual(len(json.load(f)["runs"]), 1)
+        self.assertIn("record exit 2", r.stdout, r.stderr)
+        self.assertIn("Read-only file system", r.stderr)
+        self.assertFalse(os.path.exists(marker), "the job ran although nothing could be recorded")
+
+
+class ConcurrentRecords(unittest.TestCase):
+    def test_two_records_into_one_trace_keep_their_own_runs(self):
+        db = p.tempdb("concurrent")
+        first = subprocess.Popen([p.GCPROF, "record", "-o", db, "--", "sleep", "1"],
+                                 stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 30
+        while time.time() < deadline and not os.path.exists(db):
+            time.sleep(0.05)
+        second = subprocess.Popen([p.GCPROF, "record", "-o", db, "--", "sleep", "4"],
+                                  stderr=subprocess.PIPE, text=True)
+        err1 = first.communicate(timeout=60)[1]
+        err2 = second.communicate(timeout=60)[1]
+        self.assertEqual((first.returncode, second.returncode), (0, 0), err1 + err2)
+        runs = {r["id"]: r for r in p.show(db)["runs"]}
+        self.assertEqual(len(runs), 2)
+        for r in runs.values():
+            self.assertEqual(r["status"], "complete", r)
+            self.assertNotEqual(r["pid"], 0, r)
+        self.assertIn("run 1 (complete", err1)
+        self.assertNotIn("run 2 (", err1, "the first record took the second's run as its own")
+        self.assertIn("run 2 (complete", err2)
+
+
+class FlushWait(unittest.TestCase):
+    """SIGTERM: the job waits at most --flush-wait for its events to reach the
+    trace. Here the trace is locked for 3 s when the job is told to stop."""
+
+    def stop_while_locked(self, flush_wait):
+        import sqlite3
+        db = p.tempdb("flush-wait")
+        job = subprocess.Popen([p.GCPROF, "record", "-o", db, "--flush-wait", flush_wait, "--",
+                                sys.executable, "-c",
+                                "import sys, time\nprint('started', flush=True)\nsys.stdin.readline()\n"
+                                "x = [bytearray(3333) for _ in range(2000)]\n"
+                                "print('ready', flush=True)\ntime.sleep(60)"],
+                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        self.assertEqual(job.stdout.readline().strip(), "started")
+        con = sqlite3.connect(db, isolation_level=None, timeout=30)
+        con.execute("BEGIN EXCLUSIVE")  # from here on the job's writer cannot commit
+        job.stdin.write("go\n")
+        job.stdin.flush()
+        self.assertEqual(job.stdout.readline().strip(), "ready")
+        kids = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True)
+        os.kill(int(kids.stdout.split()[0]), signal.SIGTERM)
+        time.sleep(3)
+        con.execute("ROLLBACK")
+        con.close()
+        job.communicate(timeout=60)
+        self.assertEqual(job.returncode, 128 + signal.SIGTERM)
+        # bytearray(3333) mallocs 3334 bytes: a size nothing else in the job uses.
+        return p.query(db, "SELECT count(*) FROM allocations WHERE bytes = 3334")[0][0]
+
+    def test_a_long_flush_wait_outlasts_the_lock(self):
+        self.assertGreaterEqual(self.stop_while_locked("30"), 2000)
+
+    def test_a_short_flush_wait_lets_the_job_die_first(self):
+        self.assertLess(self.stop_while_locked("0.2"), 1000)
+
+    def test_bad_flush_waits_are_refused(self):
+        for v in ("-1", "nan", "1e9", "soon"):
+            r = p.gcprof("record", "-o", p.tempdb("flush-bad"), "--flush-wait", v, "--", "true",
+                         check=False)
+            self.assertEqual(r.returncode, 2, v)
+            self.assertIn("--flush-wait", r.stderr)

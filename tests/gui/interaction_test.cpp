@@ -4,6 +4,10 @@
 // a step fits the view to it.
 #include <gtest/gtest.h>
 #include <imgui.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <string>
 
 #include "fabricated_training.h"
 #include "gui_app.h"
@@ -141,6 +145,30 @@ TEST_F(Interaction, DroppingAForeignFileKeepsTheTrace) {
   ASSERT_NE(app_->document(), nullptr);
   EXPECT_EQ(app_->document()->path(), "fabricated");
   frame(ImVec2(-1, -1), false);
+}
+
+// Opening in the background: frames keep coming while the trace is read
+// (the window stays responsive), then the document is there.
+TEST_F(Interaction, OpeningInTheBackgroundKeepsDrawing) {
+  std::string path = ::testing::TempDir() + "gcprof-gui-background-" + std::to_string(getpid()) + ".db";
+  std::remove(path.c_str());
+  testing::writeRun(path, trace_);
+  app_->openInBackground(path, 0, 0, 1);
+  int frames = 0;
+  while (app_->opening() && frames < 100000) {
+    frame(ImVec2(-1, -1), false);
+    ++frames;
+  }
+  EXPECT_FALSE(app_->opening());
+  ASSERT_NE(app_->document(), nullptr);
+  EXPECT_EQ(app_->document()->path(), path);
+  EXPECT_TRUE(app_->error().empty()) << app_->error();
+  frame(ImVec2(-1, -1), false);
+  // A step the run lacks is said, not ignored.
+  app_->openInBackground(path, 0, -1, 99);
+  while (app_->opening()) frame(ImVec2(-1, -1), false);
+  EXPECT_NE(app_->error().find("--step 99"), std::string::npos) << app_->error();
+  std::remove(path.c_str());
 }
 
 // Runs with nothing in them (a job that crashed at once) still draw.

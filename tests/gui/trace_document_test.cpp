@@ -3,11 +3,15 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <fstream>
+#include <thread>
 
 #include "fabricated_training.h"
 #include "trace_document.h"
+#include "trace_opening.h"
 
 namespace gcprof::view {
 namespace {
@@ -227,6 +231,48 @@ TEST(TraceDocument, TruncatedTraceGivesAMessage) {
   if (!doc) {
     EXPECT_FALSE(error.empty());
   }
+}
+
+}  // namespace
+}  // namespace gcprof::view
+
+namespace gcprof::view {
+namespace {
+
+// A big run is read on a worker thread that reports its rows: the window can
+// draw a progress bar meanwhile (issue 13, item 5).
+TEST(TraceOpening, ReportsRowsReadAndHandsOverTheDocument) {
+  TempFile f("opening");
+  TrainingShape shape;
+  shape.layers = 64;
+  shape.steps = 40;
+  shape.saved_per_layer = 16;  // ~90k allocations: more than one progress tick
+  Trace t = testing::fabricateTraining(shape);
+  testing::writeRun(f.path(), t);
+  int64_t rows = static_cast<int64_t>(t.ranges.size() + t.allocations.size());
+  TraceOpening opening(f.path(), 0);
+  std::vector<int64_t> seen;
+  while (!opening.done()) {
+    seen.push_back(opening.rowsRead());
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  EXPECT_TRUE(std::is_sorted(seen.begin(), seen.end()));
+  EXPECT_EQ(opening.rowsRead(), rows);
+  EXPECT_EQ(opening.rowsTotal(), rows);
+  EXPECT_FLOAT_EQ(opening.fraction(), 1.0f);
+  EXPECT_NE(opening.status().find("building the view"), std::string::npos) << opening.status();
+  std::string error;
+  std::unique_ptr<TraceDocument> doc = opening.take(&error);
+  ASSERT_TRUE(doc) << error;
+  EXPECT_EQ(doc->run().trace.allocations.size(), t.allocations.size());
+}
+
+TEST(TraceOpening, AFileThatIsNotATraceIsAnError) {
+  TraceOpening opening("/nonexistent/opening.db", 0);
+  while (!opening.done()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  std::string error;
+  EXPECT_EQ(opening.take(&error), nullptr);
+  EXPECT_NE(error.find("/nonexistent/opening.db"), std::string::npos) << error;
 }
 
 }  // namespace

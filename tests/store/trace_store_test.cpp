@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <fstream>
+#include <vector>
 
 #include "run_writer.h"
 #include "trace_store.h"
@@ -229,4 +230,60 @@ TEST(TraceStore, RefusesATruncatedTrace) {
     err = e.what();
   }
   EXPECT_NE(err.find(path), std::string::npos) << "no error naming the file: " << err;
+}
+
+// verify's progress line counts only the re-runs of its own baseline: another
+// record or verify writing into the trace at the same time must not show.
+TEST(TraceStore, RerunProgressCountsOnlyThatBaselinesReruns) {
+  std::string path = tempPath("progress");
+  auto runWithSteps = [&](int64_t baseline, std::vector<Bytes> peaks) {
+    RunWriter w(path);
+    RunInfo info;
+    info.command = "[]";
+    info.baseline_run = baseline;
+    w.createRun(info);
+    w.begin();
+    for (size_t i = 0; i < peaks.size(); ++i)
+      w.add(Step{static_cast<int64_t>(i), 10, 20, peaks[i]});
+    w.commit();
+  };
+  runWithSteps(0, {100, 200, 300});  // run 1: the baseline
+  runWithSteps(1, {150, 250});       // run 2: a verification of it
+  runWithSteps(0, {999, 999, 999});  // run 3: another recording, meanwhile
+  runWithSteps(1, {400});            // run 4: a later verification
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  TraceStore::StepProgress p = s.rerunProgress(1, 1);
+  EXPECT_EQ(p.steps, 3);
+  EXPECT_EQ(p.peak, 400);
+  p = s.rerunProgress(1, 3);
+  EXPECT_EQ(p.steps, 1);
+  EXPECT_EQ(s.rerunProgress(7, 0).steps, 0);
+}
+
+// A run made through TraceStore (record's root run) and one made through
+// RunWriter (the injector's descendants) are written by the same statement.
+TEST(TraceStore, BothWritePathsMakeTheSameRunRow) {
+  std::string path = tempPath("run-row");
+  RunInfo info;
+  info.command = R"(["train"])";
+  info.cwd = "caf\xe9";  // not UTF-8: both store it as valid UTF-8
+  info.name = "n";
+  info.rank = 1;
+  info.local_rank = 0;
+  info.world_size = 2;
+  info.job_run = 9;
+  info.started = 5;
+  { RunWriter(path).createRun(info); }
+  TraceStore s(path, TraceStore::Mode::ReadWrite);
+  s.createRun(info);
+  RunInfo a = s.run(1), b = s.run(2);
+  for (const RunInfo* r : {&a, &b}) {
+    EXPECT_EQ(r->cwd, a.cwd);
+    EXPECT_EQ(r->status, "running");
+    EXPECT_EQ(r->backend, "host");
+    EXPECT_EQ(r->job_run, 9);
+    EXPECT_EQ(r->world_size, 2);
+    EXPECT_EQ(r->started, 5);
+  }
+  EXPECT_NE(a.cwd, info.cwd);
 }

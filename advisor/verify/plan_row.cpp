@@ -1,0 +1,16 @@
+#include "verify/plan_row.h"
+
+namespace gcprof::advisor {
+
+int64_t planRow(TraceStore& store, const PlanFile& plan, Ns now) {
+  nlohmann::json stored = plan.json;
+  stored.erase("plan_id");
+  if (plan.json.contains("plan_id") && plan.json["plan_id"].is_number_integer()) {
+    int64_t id = plan.json["plan_id"].get<int64_t>();
+    for (const PlanRecord& p : store.plans())
+      if (p.id == id && nlohmann::json::parse(p.json, nullptr, false) == stored) return id;
+  }
+  return store.savePlan({0, plan.trace_run, now, plan.strategy, plan.budget_bytes, stored.dump()});
+}
+
+}  // namespace gcprof::advisor
