@@ -3,19 +3,13 @@
 #include <algorithm>
 #include <map>
 
+#include "model/median.h"
 #include "model/step_regions.h"
 
 namespace gcprof::advisor {
 namespace {
 
 const std::string kPrefix = "op ";  // profiler/python/gcprof/op_ranges.py
-
-Ns median(std::vector<Ns> v) {
-  if (v.empty()) return 0;
-  std::sort(v.begin(), v.end());
-  size_t m = v.size() / 2;
-  return v.size() % 2 ? v[m] : (v[m - 1] + v[m]) / 2;
-}
 
 }  // namespace
 

@@ -5,11 +5,9 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#ifdef GCPROF_GUI_HAVE_ADVISOR
 #include "model/advice_error.h"
 #include "scale/run_size.h"
 #include "scale/what_if.h"
-#endif
 
 namespace gcprof::view {
 
@@ -67,7 +65,6 @@ std::optional<WhatFits> whatFitsFromJson(const std::string& text, std::string* w
   }
 }
 
-#ifdef GCPROF_GUI_HAVE_ADVISOR
 
 std::vector<std::pair<int64_t, int64_t>> sizedRunsOf(const std::vector<RunInfo>& runs, std::string* name) {
   std::vector<std::pair<int64_t, int64_t>> out;
@@ -109,17 +106,5 @@ std::optional<WhatFits> computeWhatFits(const std::vector<std::pair<int64_t, int
   }
 }
 
-#else
-
-std::vector<std::pair<int64_t, int64_t>> sizedRunsOf(const std::vector<RunInfo>&, std::string*) { return {}; }
-
-std::optional<WhatFits> computeWhatFits(const std::vector<std::pair<int64_t, int64_t>>&,
-                                        const std::vector<const Trace*>&, const std::string&, double,
-                                        std::string* why) {
-  *why = "this gcprof-gui was built without the advisor";
-  return std::nullopt;
-}
-
-#endif
 
 }  // namespace gcprof::view

@@ -168,6 +168,9 @@ class T5(PublicModel, unittest.TestCase):
     needs = ("transformers",)
     first, last, count = "encoder.block.0.layer.0", "decoder.block.1.layer.2", 10
     rule = "auto: decoder.block.#.layer.# + encoder.block.#.layer.# (the blocks of the stages decoder.block.#)"
+    # Here for the units of two stacks: at this size the process heap and the
+    # parameters hold 73 of its 81 MiB, so 75% is out of reach as well.
+    ladder = ()
 
 
 class ResNet18(PublicModel, unittest.TestCase):
