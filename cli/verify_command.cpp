@@ -12,13 +12,13 @@
 
 #include "commands.h"
 #include "job.h"
-#include "model/module_stats.h"
 #include "plan/plan_file.h"
 #include "recorded_launch.h"
 #include "size_parse.h"
 #include "trace_input.h"
 #include "trace_store.h"
 #include "verify/job_verification.h"
+#include "verify/plan_modules.h"
 #include "verify/plan_row.h"
 #include "verify/size_argument.h"
 #include "verify/verification.h"
@@ -113,42 +113,6 @@ class Progress {
   std::thread thread_;
 };
 
-size_t editDistance(const std::string& a, const std::string& b) {
-  std::vector<size_t> row(b.size() + 1);
-  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (size_t i = 1; i <= a.size(); ++i) {
-    size_t diag = row[0];
-    row[0] = i;
-    for (size_t j = 1; j <= b.size(); ++j) {
-      size_t up = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diag + (a[i - 1] != b[j - 1])});
-      diag = up;
-    }
-  }
-  return row[b.size()];
-}
-
-// A plan naming modules the recorded model does not have would only fail
-// inside the job; say so before running anything.
-void checkUnitsExist(const PlanFile& plan, const Trace& baseline, const std::string& where) {
-  std::vector<std::string> known;
-  for (const auto& m : advisor::moduleStats(baseline)) known.push_back(m.name);
-  for (const auto& segment : plan.checkpoint) {
-    for (const std::string& unit : segment) {
-      if (std::find(known.begin(), known.end(), unit) != known.end()) continue;
-      std::vector<std::string> near = known;
-      std::sort(near.begin(), near.end(), [&](const std::string& x, const std::string& y) {
-        return editDistance(unit, x) < editDistance(unit, y);
-      });
-      near.resize(std::min<size_t>(3, near.size()));
-      std::string list;
-      for (const std::string& n : near) list += (list.empty() ? "" : ", ") + n;
-      throw StoreError(where + ": unit '" + unit + "' is not a module of run " +
-                       std::to_string(baseline.run.id) + (list.empty() ? "" : " (near: " + list + ")"));
-    }
-  }
-}
-
 void printVerification(const advisor::Verification& v) {
   auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
   std::printf("verification run %lld of baseline run %lld, plan %lld (%s, %zu segments)\n",
@@ -235,7 +199,7 @@ int runVerify(const VerifyArgs& a) {
   Trace baseline_trace = store.load(baseline_job.distributed() && baseline_job.launcher.id == baseline_id
                                         ? baseline_job.ranks.front().id
                                         : baseline_id);
-  checkUnitsExist(plan, baseline_trace, a.plan);
+  advisor::checkPlanModulesExist(plan, baseline_trace, a.plan);
   int64_t plan_id = advisor::planRow(store, plan, monotonicNs());
   std::optional<PlanSize> size = planSize(plan, a);
 

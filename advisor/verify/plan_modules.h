@@ -1,0 +1,17 @@
+// Before a verification re-runs a job: every module a plan checkpoints must
+// be a module of the recorded run. A plan naming one the model does not have
+// would only fail inside the job, after its start-up; this says so at once,
+// with the nearest recorded names.
+#pragma once
+
+#include <string>
+
+#include "plan/plan_file.h"
+#include "trace.h"
+
+namespace gcprof::advisor {
+
+// Throws StoreError "WHERE: unit 'X' is not a module of run N (near: a, b, c)".
+void checkPlanModulesExist(const PlanFile& plan, const Trace& baseline, const std::string& where);
+
+}  // namespace gcprof::advisor
