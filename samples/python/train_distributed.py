@@ -88,6 +88,11 @@ def main(argv=None):
             while True:
                 time.sleep(3600)
     del extra
+    # Every rank's collectives are done before the group goes: a rank that
+    # destroyed it while its peer's last work was still pending once aborted
+    # at exit ("terminate called without an active exception", exit 134;
+    # docs/distributed.md, "A rank that aborts").
+    dist.barrier()
     dist.destroy_process_group()
     return 0
 
