@@ -33,6 +33,18 @@ def rank_losses(stdout):
     return out
 
 
+def aborted_at_exit(out, what):
+    """Whether a rank aborted after its last step (issue 11's open abort at
+    exit, docs/distributed.md "A rank that aborts"): then the output goes to
+    the test log, with the aborting rank's stack, and the caller tries once
+    more. Any other failure is the test's to report."""
+    text = out.stdout + out.stderr
+    if out.returncode == 0 or not ("aborted (SIGABRT)" in text or re.search(r"exit 134 after (\d+) of \1 steps", text)):
+        return False
+    sys.stderr.write(f"{what}: a rank aborted at exit (issue 11); trying once more. Its output:\n{text}\n")
+    return True
+
+
 class DistributedJob:
     mode = None
     extra = ()
@@ -41,10 +53,18 @@ class DistributedJob:
     def setUpClass(cls):
         cls.db = p.tempdb(f"dist-{cls.mode}")
         cls.dir = os.path.dirname(cls.db)
-        cls.baseline = p.record(cls.db, torchrun(cls.mode, *cls.extra))
+        cls.baseline = p.record(cls.db, torchrun(cls.mode, *cls.extra), check=False)
+        if aborted_at_exit(cls.baseline, "baseline recording"):
+            cls.db = p.tempdb(f"dist-{cls.mode}-again")
+            cls.dir = os.path.dirname(cls.db)
+            cls.baseline = p.record(cls.db, torchrun(cls.mode, *cls.extra), check=False)
+        if cls.baseline.returncode != 0:
+            raise AssertionError("recording failed:\n" + cls.baseline.stdout + cls.baseline.stderr)
         cls.plan = os.path.join(cls.dir, "plan.json")
         cls.advice = p.gcprof("advise", cls.db, "--budget", "80%", "-o", cls.plan)
         cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan, check=False)
+        if aborted_at_exit(cls.verify, "verification"):
+            cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan, check=False)
         cls.report = json.loads(p.gcprof("report", cls.db, "--format", "json").stdout)
         cls.shown = p.show(cls.db)
 
