@@ -27,6 +27,10 @@ class FakeRecorder:
     def range_io(self, range_id, input_bytes, output_bytes):
         self.events.append(("io", range_id, input_bytes, output_bytes))
 
+    def range_end_io(self, range_id, input_bytes, output_bytes):
+        self.range_io(range_id, input_bytes, output_bytes)
+        self.range_end(range_id)
+
     def step_begin(self, step):
         self.step = step
         self.events.append(("step_begin", step))

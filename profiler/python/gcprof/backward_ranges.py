@@ -59,6 +59,8 @@ class NodeHooks:
 class BackwardRanges:
     def __init__(self, torch, recorder):
         self._rec = recorder
+        self._range_start = recorder.range_start
+        self._range_end = recorder.range_end
         engine = torch.autograd.Variable._execution_engine
         self._queue_callback = engine.queue_callback
         self._task_id = getattr(torch._C, "_current_graph_task_id", lambda: 0)
@@ -69,38 +71,50 @@ class BackwardRanges:
         that opened a module's range is running (recomputation happens inside one)."""
         return bool(self._open)
 
-    def arm(self, name, output_nodes, input_nodes, scopes):
+    def arm(self, name, output_nodes, input_nodes, own, callers):
         """Called after a module's forward with its outputs' and inputs' nodes.
 
-        `scopes` are dicts id(node) -> (node, NodeHooks), innermost first: the
-        finished call's own, then its callers'. New dispatchers go into scopes[0].
+        `own` maps id(node) -> (node, NodeHooks) for the nodes met inside this
+        call; `callers` are the same dicts of the calls it is nested in,
+        innermost last. A node's dispatcher is looked up there first (one node,
+        one pre-hook: ranges meeting at a node nest in order); a new one goes
+        into the innermost caller's dict (only this call's inputs and outputs
+        get one, and those are alive in the caller anyway), or `own` at the root.
         """
-        output_ids = {id(n) for n in output_nodes}
         if input_nodes:
-            end_nodes = [n for n in input_nodes if id(n) not in output_ids]
+            if len(output_nodes) == 1:
+                out = output_nodes[0]
+                end_nodes = [n for n in input_nodes if n is not out]
+            else:
+                output_ids = {id(n) for n in output_nodes}
+                end_nodes = [n for n in input_nodes if id(n) not in output_ids]
             br = BackwardRange(name, len(end_nodes), empty=not end_nodes)
             for node in end_nodes:
-                self._hooks_of(node, scopes).ends.append(br)
+                self._hooks_of(node, own, callers).ends.append(br)
         else:
-            own = _own_subgraph(output_nodes) or []
-            br = BackwardRange(name, len(own), empty=False)
+            own_graph = _own_subgraph(output_nodes) or []
+            br = BackwardRange(name, len(own_graph), empty=False)
             done = functools.partial(self._node_ran, br)
-            for node in own:
+            for node in own_graph:
                 node.register_hook(done)
         for node in output_nodes:
             # Callers arm after their callees: put them first.
-            self._hooks_of(node, scopes).starts.insert(0, br)
+            self._hooks_of(node, own, callers).starts.insert(0, br)
 
-    def _hooks_of(self, node, scopes):
+    def _hooks_of(self, node, own, callers):
         key = id(node)
-        for scope in scopes:
-            entry = scope.get(key)
-            if entry is not None:
-                return entry[1]
-        hooks = NodeHooks()
-        node.register_prehook(functools.partial(self._dispatch, hooks))
-        scopes[0][key] = (node, hooks)
-        return hooks
+        entry = own.get(key)
+        if entry is None:
+            for scope in reversed(callers):
+                entry = scope.get(key)
+                if entry is not None:
+                    break
+            else:
+                hooks = NodeHooks()
+                node.register_prehook(functools.partial(self._dispatch, hooks))
+                (callers[-1] if callers else own)[key] = (node, hooks)
+                return hooks
+        return entry[1]
 
     def _dispatch(self, hooks, grad_outputs):
         if failsafe.failed():
@@ -118,10 +132,10 @@ class BackwardRanges:
         if br.state != _WAITING:
             return
         br.state = _OPEN
-        br.range_id = self._rec.range_start(br.name, BACKWARD)
+        br.range_id = self._range_start(br.name, BACKWARD)
         if br.empty:
             br.state = _CLOSED
-            self._rec.range_end(br.range_id)
+            self._range_end(br.range_id)
             return
         task = br.task = self._task_id()
         open_in_task = self._open.get(task)
@@ -143,7 +157,7 @@ class BackwardRanges:
             return
         if br.state == _OPEN:
             br.state = _CLOSED
-            self._rec.range_end(br.range_id)
+            self._range_end(br.range_id)
             open_in_task = self._open.get(br.task)
             if open_in_task is not None:
                 open_in_task.discard(br)
@@ -155,7 +169,7 @@ class BackwardRanges:
             for br in list(self._open.pop(task, ())):
                 if br.state == _OPEN:
                     br.state = _CLOSED
-                    self._rec.range_end(br.range_id)
+                    self._range_end(br.range_id)
         except Exception as exc:
             failsafe.internal_error("the end-of-backward callback", exc)
 

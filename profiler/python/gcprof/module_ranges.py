@@ -65,7 +65,10 @@ class _Frame:
 class ModuleRanges:
     def __init__(self, torch, recorder, steps):
         self._torch = torch
+        self._tensor = torch.Tensor
+        self._grad_enabled = torch.is_grad_enabled
         self._rec = recorder
+        self._range_start = recorder.range_start
         self._steps = steps
         self._backward = BackwardRanges(torch, recorder)
         self._tls = threading.local()
@@ -76,9 +79,10 @@ class ModuleRanges:
         self._hook_calls = 0
         self._recording = True    # refreshed at each root call
         self._compiled_marked = False
-        graph_task = getattr(torch._C, "_current_graph_task_id", None)
-        self._in_backward = ((lambda: graph_task() != -1) if graph_task
-                             else self._backward.in_backward)
+        # -1 outside a backward pass (a builtin: no python call per module call).
+        backward = self._backward
+        self._graph_task = getattr(torch._C, "_current_graph_task_id",
+                                   lambda: 0 if backward.in_backward() else -1)
         compiler = getattr(torch, "compiler", None)
         self._compiling = getattr(compiler, "is_compiling", lambda: False)
         self.ops = None  # OpRanges when `record --ops` (startup.py)
@@ -94,6 +98,13 @@ class ModuleRanges:
         failsafe.on_failure(post.remove)
         checkpointing.recompute_context = self.recompute
         failsafe.on_failure(lambda: setattr(checkpointing, "recompute_context", None))
+        # One native call ends a forward (range_io + range_end) when the recorder can.
+        end_io = getattr(self._rec, "range_end_io", None)
+        self._end_io = end_io or self._end_io_in_two_calls
+
+    def _end_io_in_two_calls(self, range_id, input_bytes, output_bytes):
+        self._rec.range_io(range_id, input_bytes, output_bytes)
+        self._rec.range_end(range_id)
 
     def _stack(self):
         tls = self._tls
@@ -101,6 +112,9 @@ class ModuleRanges:
             return tls.stack
         except AttributeError:
             tls.stack = []
+            # The node dicts (_Frame.nodes) of the recorded calls on the stack,
+            # innermost last: where arm() looks for a node's dispatcher.
+            tls.scopes = []
             tls.recomputing = 0
             return tls.stack
 
@@ -122,29 +136,39 @@ class ModuleRanges:
         self._hook_ns = self._hook_calls = 0
         return ns / calls if calls else None
 
+    # The two hooks below run on every module call of the process: they are
+    # written for the common case (one tensor in, one out) with few python
+    # calls; bench/record/hook_cost.py measures them (bench/RESULTS.md).
+
     def _pre(self, module, args):
         if self._compiling():
             return None
         start = _clock()
         try:
-            self._enter(module, args)
+            try:
+                stack = self._tls.stack
+            except AttributeError:
+                stack = self._stack()
+            if self._graph_task() != -1:
+                self._enter_in_backward(module, stack)
+            else:
+                self._enter(module, args, stack)
         except Exception as exc:
             failsafe.internal_error("the module forward pre-hook", exc)
         self._hook_calls += 1
         self._hook_ns += _clock() - start
         return None
 
-    def _enter(self, module, args):
-        stack = self._stack()
-        if self._in_backward():
-            if self._tls.recomputing or not self._recording:
-                stack.append(_SKIP)
-                return
-            name = self._names.get(id(module))
-            rid = self._rec.range_start("recompute " + name, USER) if name is not None else 0
-            self._tls.recomputing += 1
-            stack.append(_Frame(name, rid, None, recompute=True))
+    def _enter_in_backward(self, module, stack):
+        if self._tls.recomputing or not self._recording:
+            stack.append(_SKIP)
             return
+        name = self._names.get(id(module))
+        rid = self._rec.range_start("recompute " + name, USER) if name is not None else 0
+        self._tls.recomputing += 1
+        stack.append(_Frame(name, rid, None, recompute=True))
+
+    def _enter(self, module, args, stack):
         root = not stack
         if root:
             self._root_call(module)
@@ -152,16 +176,21 @@ class ModuleRanges:
         if name is None:
             stack.append(_SKIP)
             return
-        rid = self._rec.range_start(name, FORWARD)
-        tensor = self._torch.Tensor
-        if self._torch.is_grad_enabled():
-            inputs = grad_nodes(args, tensor)
-            versions = [(a, a._version) for a in args if isinstance(a, tensor)]
+        rid = self._range_start(name, FORWARD)
+        if not self._grad_enabled():
+            frame = _Frame(name, rid, None)
+        elif len(args) == 1 and type(args[0]) is self._tensor:
+            arg = args[0]
+            node = arg.grad_fn
+            frame = _Frame(name, rid, [node] if node is not None else [],
+                           versions=((arg, arg._version),))
         else:
-            inputs, versions = None, ()
-        frame = _Frame(name, rid, inputs, versions=versions)
+            tensor = self._tensor
+            frame = _Frame(name, rid, grad_nodes(args, tensor),
+                           versions=[(a, a._version) for a in args if isinstance(a, tensor)])
         stack.append(frame)
-        if root and self.ops is not None and inputs is not None:
+        self._tls.scopes.append(frame.nodes)
+        if root and self.ops is not None and frame.input_nodes is not None:
             frame.ops = True
             self.ops.begin()
 
@@ -204,52 +233,62 @@ class ModuleRanges:
             return None
         start = _clock()
         try:
-            self._leave(args, rest)
+            try:
+                stack = self._tls.stack
+            except AttributeError:
+                stack = self._stack()
+            if stack:
+                frame = stack.pop()
+                if frame is not _SKIP:
+                    self._leave(frame, args, rest)
         except Exception as exc:
             failsafe.internal_error("the module forward hook", exc)
         self._hook_ns += _clock() - start
         return None
 
-    def _leave(self, args, rest):
-        stack = self._stack()
-        if not stack:
-            return
-        frame = stack.pop()
-        if frame is _SKIP:
-            return
+    def _leave(self, frame, args, rest):
         if frame.recompute:
             self._tls.recomputing -= 1
             self._rec.range_end(frame.range_id)
             return
+        scopes = self._tls.scopes
+        scopes.pop()
         if frame.ops:
             self.ops.end()
         kwargs, output = rest if len(rest) == 2 else (None, rest[0])
         if frame.versions:
             self._note_inplace(frame)
             frame.versions = ()  # hold no tensor past the call
-        tensor = self._torch.Tensor
-        in_bytes = tensor_bytes(args, tensor) + (tensor_bytes(kwargs, tensor) if kwargs else 0)
-        self._rec.range_io(frame.range_id, in_bytes, tensor_bytes(output, tensor))
-        self._rec.range_end(frame.range_id)
-        if output is None or frame.input_nodes is None or not self._torch.is_grad_enabled():
-            return
-        outputs = grad_nodes(output, tensor)
-        if not outputs:
+        tensor = self._tensor
+        if len(args) == 1 and type(args[0]) is tensor:
+            arg = args[0]
+            in_bytes = arg.numel() * arg.element_size()
+        else:
+            in_bytes = tensor_bytes(args, tensor)
+        if kwargs:
+            in_bytes += tensor_bytes(kwargs, tensor)
+        if type(output) is tensor:
+            self._end_io(frame.range_id, in_bytes, output.numel() * output.element_size())
+            node = output.grad_fn
+            outputs = [node] if node is not None else None
+        else:
+            self._end_io(frame.range_id, in_bytes, tensor_bytes(output, tensor))
+            outputs = grad_nodes(output, tensor) if output is not None else None
+        if not outputs or frame.input_nodes is None or not self._grad_enabled():
             return
         inputs = frame.input_nodes
         if not inputs and kwargs:
             # Global pre-hooks do not see kwargs; read their nodes now (only an in-place
             # forward on a keyword tensor would have rebound them meanwhile).
             inputs = [n for n in grad_nodes(kwargs, tensor) if id(n) not in {id(o) for o in outputs}]
-        callers = [f for f in reversed(stack) if f is not _SKIP and not f.recompute]
-        self._backward.arm(frame.name, outputs, inputs,
-                           [frame.nodes] + [f.nodes for f in callers])
-        if callers and frame.nodes:
+        own = frame.nodes
+        self._backward.arm(frame.name, outputs, inputs, own, scopes)
+        if scopes and own:
             # Only this call's inputs and outputs can meet the caller's modules again;
             # they are alive in the caller anyway, so holding their nodes changes nothing.
-            keep = {id(n) for n in outputs}
-            keep.update(id(n) for n in inputs)
-            caller_nodes = callers[0].nodes
-            for key, entry in frame.nodes.items():
-                if key in keep and key not in caller_nodes:
-                    caller_nodes[key] = entry
+            caller = scopes[-1]
+            for node in outputs + inputs:
+                key = id(node)
+                entry = own.get(key)
+                if entry is not None and key not in caller:
+                    caller[key] = entry

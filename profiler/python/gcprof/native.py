@@ -26,6 +26,7 @@ class InjectorRecorder:
         self._start = _bind(lib, "gcprof_inject_range_start", u64, [cstr, i32])
         self._end = _bind(lib, "gcprof_inject_range_end", None, [u64])
         self._io = _bind(lib, "gcprof_inject_range_io", None, [u64, i64, i64])
+        self._end_io = _bind(lib, "gcprof_inject_range_end_io", None, [u64, i64, i64])
         self._step_begin = _bind(lib, "gcprof_inject_step_begin", None, [i64])
         self._step_end = _bind(lib, "gcprof_inject_step_end", None, [])
         self._scalar = _bind(lib, "gcprof_inject_scalar", None, [cstr, dbl])
@@ -50,6 +51,11 @@ class InjectorRecorder:
     def range_io(self, range_id, input_bytes, output_bytes):
         if range_id:
             self._io(range_id, input_bytes, output_bytes)
+
+    def range_end_io(self, range_id, input_bytes, output_bytes):
+        """range_io then range_end, in one call into the injector (a module's forward end)."""
+        if range_id:
+            self._end_io(range_id, input_bytes, output_bytes)
 
     def step_begin(self, step):
         self._step_begin(step)
