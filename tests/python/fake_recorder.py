@@ -5,6 +5,7 @@ with GCPROF_RECORDER=fake_recorder:from_env and GCPROF_FAKE_EVENTS=path, the
 events are written to that file as JSON lines when the process exits.
 """
 import atexit
+import collections
 import json
 import os
 
@@ -14,22 +15,38 @@ class FakeRecorder:
         self.events = []  # (kind, ...) tuples
         self._next_id = 0
         self.step = -1
+        # Calls per method as the shim makes them (each would be one call into
+        # the injector); range_end_io's own range_io and range_end not counted.
+        self.calls = collections.Counter()
+        self._inside = False
+
+    def _count(self, method):
+        if not self._inside:
+            self.calls[method] += 1
 
     def range_start(self, name, phase):
+        self._count("range_start")
         self._next_id += 1
         self.events.append(("start", self._next_id, name, phase, self.step))
         return self._next_id
 
     def range_end(self, range_id):
+        self._count("range_end")
         if range_id:
             self.events.append(("end", range_id))
 
     def range_io(self, range_id, input_bytes, output_bytes):
+        self._count("range_io")
         self.events.append(("io", range_id, input_bytes, output_bytes))
 
     def range_end_io(self, range_id, input_bytes, output_bytes):
-        self.range_io(range_id, input_bytes, output_bytes)
-        self.range_end(range_id)
+        self._count("range_end_io")
+        self._inside = True
+        try:
+            self.range_io(range_id, input_bytes, output_bytes)
+            self.range_end(range_id)
+        finally:
+            self._inside = False
 
     def step_begin(self, step):
         self.step = step

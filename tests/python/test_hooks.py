@@ -100,6 +100,24 @@ def test_backward_range_follows_forward_and_layers_run_in_reverse():
     assert fwd["0"]["io"] == (3 * 8 * 4, 3 * 16 * 4), fwd["0"]["io"]
 
 
+def test_a_module_call_makes_two_recorder_calls_forward_and_two_backward():
+    # Each recorder call is a ctypes call into the injector (~1 us): a module's
+    # forward is range_start + range_end_io (its sizes and its end in one call),
+    # its backward range_start + range_end (bench/RESULTS.md, issue 14).
+    model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8))
+    x = torch.randn(2, 8, requires_grad=True)
+    model(x).sum().backward()  # first call: names the tree
+    REC.calls.clear()
+    REC.events.clear()
+    model(x).sum().backward()
+    module_calls = 4  # the Sequential and its three children
+    assert dict(REC.calls) == {"range_start": 2 * module_calls, "range_end_io": module_calls,
+                               "range_end": module_calls}, dict(REC.calls)
+    rs = ranges(REC.events)
+    assert len(rs) == 2 * module_calls and all(r["end"] is not None for r in rs), rs
+    assert all(r["io"] == (2 * 8 * 4, 2 * 8 * 4) for r in rs if r["phase"] == 1), rs
+
+
 class Body(nn.Module):
     def __init__(self):
         super().__init__()

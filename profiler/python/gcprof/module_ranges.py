@@ -198,12 +198,10 @@ class ModuleRanges:
         """The model: the first root module called (None before, or once it is gone)."""
         return self._primary() if self._primary is not None else None
 
-    def _note_inplace(self, frame):
-        if frame.name in self._inplace:
-            return
-        if any(t._version != v for t, v in frame.versions):
-            self._inplace.add(frame.name)
-            self._rec.scalar("inplace " + frame.name, 1.0)
+    def _note_inplace(self, name):
+        if name not in self._inplace:
+            self._inplace.add(name)
+            self._rec.scalar("inplace " + name, 1.0)
 
     def _root_call(self, module):
         self._name_tree(module)
@@ -256,9 +254,11 @@ class ModuleRanges:
         if frame.ops:
             self.ops.end()
         kwargs, output = rest if len(rest) == 2 else (None, rest[0])
-        if frame.versions:
-            self._note_inplace(frame)
-            frame.versions = ()  # hold no tensor past the call
+        for t, version in frame.versions:
+            if t._version != version:
+                self._note_inplace(frame.name)
+                break
+        frame.versions = ()  # hold no tensor past the call
         tensor = self._tensor
         if len(args) == 1 and type(args[0]) is tensor:
             arg = args[0]
