@@ -2,7 +2,7 @@
 """The python shim's cost per module call, measured inside one recorded process.
 
     gcprof record -o /tmp/h.db -- python3 bench/record/hook_cost.py [--model linears|gpt]
-                                      [--pairs 15] [--count]
+                                      [--pairs 15] [--count] [--compare DIR]
 
 Side-by-side runs of whole processes cannot resolve a few percent on a shared
 machine. Here one recorded process alternates training steps with the shim's
@@ -16,13 +16,19 @@ The order inside a pair alternates (on-off, off-on) so that a drift favours
 neither side. Steps with hooks off are not recorded as steps (no module ranges,
 no step marker); allocations are recorded either way.
 
+--compare DIR installs a second shim (another checkout's profiler/python, e.g.
+`git archive OLD profiler/python | tar -x -C /tmp/old`) in the same process;
+the rounds then rotate through this shim, that one and no hooks, so that two
+versions are compared step by step under the same load.
+
 --count runs one hooks-on step under cProfile and prints, per module call, the
 python-level calls (functions and builtins cProfile sees) and the calls into
 the injector (ctypes), against a hooks-off step.
 
 Models: `linears` = 200 x Linear(8, 8) + ReLU at batch 1 (nothing but hooks:
 the worst case); `gpt` = samples/python/train_gpt.py's model, 4 layers, hidden
-128, batch 8 (the side-by-side job py-gpt).
+128, batch 8 (the side-by-side job py-gpt); `gpt2`, `vit`, `resnet18`: the
+public-model jobs of side_by_side.py, same sizes.
 """
 import argparse
 import cProfile
@@ -41,23 +47,34 @@ _HOOK_DICTS = ("_global_forward_pre_hooks", "_global_forward_hooks",
                "_global_forward_hooks_always_called", "_global_forward_hooks_with_kwargs")
 
 
-class Hooks:
-    """Takes the global module hooks out of torch's registry and puts them back.
+_PUBLIC = {
+    "gpt2": ["--model", "gpt2", "--layers", "4", "--hidden", "128", "--seq", "256", "--batch", "8"],
+    "vit": ["--model", "vit", "--layers", "4", "--image", "224", "--batch", "4", "--hidden", "128"],
+    "resnet18": ["--model", "resnet18", "--image", "224", "--batch", "4"],
+}
 
-    Also times the shim's end-of-step hook (an optimizer post hook: loss, the
-    fingerprints), which runs only after a step the module hooks opened, so
-    that its cost is reported apart from the per-module-call cost.
+
+class Hooks:
+    """Puts sets of global module hooks in torch's registry and takes them out.
+
+    `sets` maps a label to the registry entries of one shim (see main); the
+    state "off" has none. Also times the shims' end-of-step hooks (optimizer
+    post hooks: loss, fingerprints), which run only after a step their module
+    hooks opened, so that their cost is reported apart from the per-module-call
+    cost.
     """
 
-    def __init__(self):
-        self._saved = {n: dict(getattr(registry, n)) for n in _HOOK_DICTS if hasattr(registry, n)}
-        if not self._saved.get("_global_forward_pre_hooks"):
-            sys.exit("hook_cost.py: no global module hooks: run it under `gcprof record`")
+    def __init__(self, sets):
+        self.sets = sets
         self.step_end_ns = 0
         import torch.optim.optimizer as optim
         posts = optim._global_optimizer_post_hooks
         for key, fn in list(posts.items()):
             posts[key] = self._timed(fn)
+
+    @staticmethod
+    def snapshot():
+        return {n: dict(getattr(registry, n)) for n in _HOOK_DICTS if hasattr(registry, n)}
 
     def _timed(self, fn):
         def timed(*args):
@@ -68,13 +85,29 @@ class Hooks:
                 self.step_end_ns += time.thread_time_ns() - start
         return timed
 
-    def on(self):
-        for n, saved in self._saved.items():
-            getattr(registry, n).update(saved)
+    def use(self, label):
+        for n in _HOOK_DICTS:
+            if hasattr(registry, n):
+                getattr(registry, n).clear()
+        for n, entries in self.sets.get(label, {}).items():
+            getattr(registry, n).update(entries)
 
-    def off(self):
-        for n in self._saved:
-            getattr(registry, n).clear()
+
+def load_other_shim(path):
+    """Installs a second copy of the shim (another checkout's profiler/python)
+    under the package name gcprof_compare; returns its registry entries."""
+    import importlib
+    import importlib.util
+    before = Hooks.snapshot()
+    pkg = os.path.join(path, "gcprof")
+    spec = importlib.util.spec_from_file_location(
+        "gcprof_compare", os.path.join(pkg, "__init__.py"), submodule_search_locations=[pkg])
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["gcprof_compare"] = module
+    spec.loader.exec_module(module)
+    importlib.import_module("gcprof_compare.startup").install_profiler(torch)
+    return {n: {k: v for k, v in entries.items() if k not in before.get(n, {})}
+            for n, entries in Hooks.snapshot().items()}
 
 
 def build(name):
@@ -87,6 +120,13 @@ def build(name):
         x = torch.randn(1, 8)
         return model, lambda: model(x).square().sum()
     sys.path.insert(0, os.path.join(ROOT, "samples", "python"))
+    if name in ("gpt2", "vit", "resnet18"):  # side_by_side.py's public-model jobs
+        import train_public
+        args = train_public.parse_args(_PUBLIC[name])
+        model = train_public.build_model(args)
+        gen = torch.Generator().manual_seed(1)
+        x, y = train_public.make_batch(args, gen)
+        return model, lambda: train_public.loss_of(args, model, x, y)
     import train_gpt
     args = train_gpt.parse_args(["--layers", "4", "--hidden", "128", "--heads", "4",
                                  "--batch", "8"])
@@ -95,6 +135,21 @@ def build(name):
     inputs, targets = train_gpt.make_batch(args, gen)
     return model, lambda: torch.nn.functional.cross_entropy(
         model(inputs).reshape(-1, args.vocab), targets.reshape(-1))
+
+
+def threads_cpu_ns():
+    """CPU ns of this process's threads by name (/proc/self/task/*/schedstat)."""
+    out = {}
+    for tid in os.listdir("/proc/self/task"):
+        try:
+            with open(f"/proc/self/task/{tid}/comm") as f:
+                name = f.read().strip()
+            with open(f"/proc/self/task/{tid}/schedstat") as f:
+                ns = int(f.read().split()[0])
+        except OSError:
+            continue
+        out[name] = out.get(name, 0) + ns
+    return out
 
 
 def module_calls(model, loss_fn):
@@ -151,12 +206,12 @@ def count(model, opt, loss_fn, hooks, calls):
     counter = CountingCalls()
     per = {}
     for state in ("on", "off"):
-        getattr(hooks, state)()
+        hooks.use(state)
         step(model, opt, loss_fn)  # warm
         before = counter.count
         python = profile_calls(model, opt, loss_fn)
         per[state] = (python, counter.count - before)
-    hooks.on()
+    hooks.use("on")
     py = (per["on"][0] - per["off"][0]) / calls
     native = (per["on"][1] - per["off"][1]) / calls
     print(f"per module call: {py:.1f} python-level calls (cProfile, hooks on - off), "
@@ -165,42 +220,64 @@ def count(model, opt, loss_fn, hooks, calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", choices=("linears", "gpt"), default="linears")
+    ap.add_argument("--model", choices=("linears", "gpt", "gpt2", "vit", "resnet18"), default="linears")
     ap.add_argument("--pairs", type=int, default=15)
     ap.add_argument("--count", action="store_true")
+    ap.add_argument("--compare", metavar="DIR",
+                    help="another checkout's profiler/python: its hooks take turns with this one's")
     a = ap.parse_args()
     torch.set_num_threads(1)
     model, loss_fn = build(a.model)
     opt = torch.optim.SGD(model.parameters(), lr=1e-3)
-    hooks = Hooks()
+    sets = {"on": Hooks.snapshot()}
+    if not sets["on"].get("_global_forward_pre_hooks"):
+        sys.exit("hook_cost.py: no global module hooks: run it under `gcprof record`")
+    if a.compare:
+        sets["compare"] = load_other_shim(a.compare)
+    hooks = Hooks(sets)
+    hooks.use("off")
     calls = module_calls(model, loss_fn)
-    for _ in range(3):
-        step(model, opt, loss_fn)
+    for label in sets:  # each shim names the tree at its first root call
+        hooks.use(label)
+        for _ in range(3):
+            step(model, opt, loss_fn)
     if a.count:
         count(model, opt, loss_fn, hooks, calls)
         return
-    per_call, ratio, step_end, off = [], [], [], []
+    states = list(sets) + ["off"]
+    threads_before, main_before = threads_cpu_ns(), time.thread_time_ns()
+    per_call = {label: [] for label in sets}
+    ratio = {label: [] for label in sets}
+    step_end, off = [], []
     for i in range(a.pairs):
-        order = ("on", "off") if i % 2 == 0 else ("off", "on")
-        t = {}
+        order = states[i % len(states):] + states[:i % len(states)]
+        if i // len(states) % 2:
+            order.reverse()
+        t, end_ns = {}, {}
         for state in order:
-            getattr(hooks, state)()
+            hooks.use(state)
             hooks.step_end_ns = 0
             t[state] = step(model, opt, loss_fn)
-            if state == "on":
-                end_ns = hooks.step_end_ns
-        per_call.append((t["on"] - end_ns - t["off"]) / calls / 1000)
-        ratio.append((t["on"] - end_ns) / t["off"])
-        step_end.append(end_ns / t["off"])
+            end_ns[state] = hooks.step_end_ns
+        for label in sets:
+            per_call[label].append((t[label] - end_ns[label] - t["off"]) / calls / 1000)
+            ratio[label].append((t[label] - end_ns[label]) / t["off"])
+        step_end.append(end_ns["on"] / t["off"])
         off.append(t["off"] / 1e6)
-    hooks.on()
-    q = statistics.quantiles(per_call, n=4)
+    hooks.use("on")
+    writer = threads_cpu_ns().get("gcprof-writer", 0) - threads_before.get("gcprof-writer", 0)
+    main_ns = time.thread_time_ns() - main_before
     print(f"{a.model}: {calls} module calls per step, step without hooks "
-          f"{statistics.median(off):.1f} ms (thread CPU, median of {a.pairs} pairs)\n"
-          f"  module hooks per module call (fwd+bwd): median {statistics.median(per_call):.1f} us "
-          f"(quartiles {q[0]:.1f}-{q[2]:.1f}); step with module hooks / without: "
-          f"{statistics.median(ratio):.3f}\n"
-          f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.1f}% of a step")
+          f"{statistics.median(off):.1f} ms (thread CPU, median of {a.pairs} rounds)")
+    for label in sets:
+        q = statistics.quantiles(per_call[label], n=4)
+        name = "this shim" if label == "on" else a.compare
+        print(f"  {name}: module hooks per module call (fwd+bwd): median "
+              f"{statistics.median(per_call[label]):.1f} us (quartiles {q[0]:.1f}-{q[2]:.1f}); "
+              f"step with them / without: {statistics.median(ratio[label]):.3f}")
+    print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.1f}% of a step")
+    print(f"  gcprof's writer thread: {writer / 1e6:.0f} ms of CPU over the rounds, "
+          f"{100 * writer / main_ns:.1f}% of the training thread's {main_ns / 1e6:.0f} ms")
 
 
 if __name__ == "__main__":
