@@ -4,10 +4,10 @@
 #include <climits>
 #include <unordered_set>
 
+#include "model/in_place_outputs.h"
 #include "model/median.h"
 #include "model/op_table.h"
 #include "model/step_regions.h"
-#include "model/unsafe_units.h"
 #include "saturating.h"
 
 namespace gcprof::advisor {
@@ -61,41 +61,9 @@ bool insideAny(const std::vector<OpCall>& calls, Ns t) {
   return c != calls.begin() && t <= std::prev(c)->end;
 }
 
-// A unit whose forward ends in an in-place module (ResNet's Bottleneck: `out
-// += identity; relu_(out)`) returns a tensor that module saves for its own
-// backward, so the trace shows the unit's output freed early in the unit's
-// backward, like a saved tensor. Checkpointing the unit does not free it: the
-// next unit (or its checkpoint) holds it as its input (issue 15: ResNet-50
-// plans measured exactly those outputs over the prediction).
-struct InPlaceEnds {
-  std::unordered_set<std::string> modules;  // recorded "inplace <module>"
-  std::vector<const Range*> forwards;       // module forward ranges by start
-
-  explicit InPlaceEnds(const Trace& trace) {
-    for (const ExcludedUnit& m : inPlaceModules(trace)) modules.insert(m.name);
-    if (modules.empty()) return;
-    for (const Range& r : trace.ranges)
-      if (r.domain == RangeDomain::Module && r.phase == Phase::Forward) forwards.push_back(&r);
-    std::stable_sort(forwards.begin(), forwards.end(),
-                     [](const Range* a, const Range* b) { return a->start < b->start; });
-  }
-
-  // The bytes the in-place module ending `unit`'s forward changed (its
-  // input: the unit's output); 0 when the unit does not end in place.
-  Bytes outputBytes(const UnitWindow& unit) const {
-    if (modules.empty()) return 0;
-    auto it = std::upper_bound(forwards.begin(), forwards.end(), unit.fwd_end,
-                               [](Ns t, const Range* r) { return t < r->start; });
-    if (it == forwards.begin()) return 0;
-    const Range* lastCall = *--it;
-    if (lastCall->start <= unit.fwd_start || !modules.count(lastCall->name)) return 0;
-    return lastCall->input_bytes;
-  }
-};
-
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
                 const StepRegions& reg, const Segment& seg, const OpIndex& ops,
-                const std::unordered_set<int64_t>& gathers, const InPlaceEnds& inplace,
+                const std::unordered_set<int64_t>& gathers, const InPlaceOutputs& inplace,
                 std::vector<SimEvent>& ev) {
   const UnitWindow& first = step.units[seg.first];
   const UnitWindow& last = step.units[seg.last];
@@ -114,18 +82,9 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   int lo = StepRegions::forward(seg.first), hi = StepRegions::forward(seg.last);
   auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), first.fwd_start,
                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
-  // The segment's output when its last unit ends in place: of the tensors that
-  // unit made with the changed input's size and freed in its own backward,
-  // the one freed first (the in-place module's backward runs first).
-  const Allocation* kept_output = nullptr;
-  if (Bytes out_bytes = inplace.outputBytes(last)) {
-    for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
-      if (!filter.matches(*it) || it->bytes != out_bytes || !it->freed() ||
-          reg.regionOf(it->alloc) != hi || reg.backwardPosition(reg.regionOf(it->free)) != hi)
-        continue;
-      if (!kept_output || it->free < kept_output->free) kept_output = &*it;
-    }
-  }
+  // The segment's output when its last unit ends in place: its consumer holds
+  // it, so checkpointing does not drop it (model/in_place_outputs.h).
+  const Allocation* kept_output = inplace.output(step, reg, seg.last);
   for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
     const Allocation& a = *it;
     if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
@@ -141,7 +100,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
       continue;
     }
     int bpos = reg.backwardPosition(freed);
-    if (&a == kept_output) {
+    if (&a == kept_output && bpos >= lo && bpos <= hi) {
       // Held by its consumer until the replay: freed as the replay begins.
       ev.push_back({anchor, 0, -a.bytes, 0, replay_phase});
     } else if (bpos >= lo && bpos <= hi) {
@@ -171,7 +130,7 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   std::vector<Ns> step_cost(layout.steps.size(), 0);
   std::unordered_set<int64_t> gathers = parameterGathers(trace);
   OpIndex ops(trace);
-  InPlaceEnds inplace(trace);
+  InPlaceOutputs inplace(trace, filter);
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;

@@ -9,6 +9,7 @@ nothing is downloaded."""
 import importlib.util
 import json
 import os
+import sqlite3
 import sys
 import unittest
 
@@ -194,16 +195,22 @@ class ResNet18(PublicModel, unittest.TestCase):
 
 
 class ResNet50(unittest.TestCase):
-    """torchvision ResNet-50 (BatchNorm, in-place ReLU), 192 px, batch 8: its
-    blocks are the units; its default plans at 75% and 90% verify with the
-    gradient and buffer gates (they failed "peak prediction" by exactly the
-    checkpointed blocks' outputs until the replay kept the output of a block
-    that ends in an in-place ReLU); and 60% says what limits it: parameters,
-    their gradients and the process heap (~240 MiB) stay, and checkpointing
-    every bottleneck block keeps ~47% of the activations (their inputs are as
-    large as their outputs); 60% would need ~15 images at 224 px a step
-    (bench/RESULTS.md)."""
-    flags = ("--image", "192", "--batch", "8")
+    """torchvision ResNet-50 (BatchNorm, in-place ReLU), 224 px, batch 13, two
+    steps: its blocks are the units and its default plans at 60%, 75% and 90%
+    verify with the gradient and buffer gates. 75% and 90% failed "peak
+    prediction" by exactly the checkpointed blocks' outputs until the replay
+    kept the output of a block that ends in an in-place ReLU.
+
+    60% needs this size on a host run. Parameters and the process heap
+    (~153 MiB) and the gradients made before the peak (~88 MiB) stay under
+    every plan, and so do the stem's activations and the inputs each block's
+    checkpoint keeps: at 192 px x 8 (the size before) checkpointing every
+    block peaks at 66% of the recorded peak (458 of 692 MiB) and no plan of
+    module checkpoints reaches the 403 MiB that 60% less headroom leaves
+    (bench/RESULTS.md has the breakdown). The share that stays falls as the
+    activations grow; from about 1.8x those activations 60% is reachable.
+    Two steps (step 1 is the steady one) keep the four runs affordable."""
+    flags = ("--image", "224", "--batch", "13", "--steps", "2")
 
     @classmethod
     def setUpClass(cls):
@@ -214,21 +221,35 @@ class ResNet50(unittest.TestCase):
         cls.dir = os.path.dirname(cls.db)
         p.record(cls.db, public("resnet50", *cls.flags))
         cls.recorded = p.show(cls.db)["runs"][0]
-        cls.sixty = p.gcprof("advise", cls.db, "--budget", "60%", "--no-store", check=False)
-        cls.ladder_problems = p.ladder_problems(cls.db, cls.dir, ("75%", "90%"),
+        cls.ladder_problems = p.ladder_problems(cls.db, cls.dir, ("60%", "75%", "90%"),
                                                 ("gradients match", "buffers match"))
 
     def test_units_are_the_bottleneck_blocks(self):
         names = self.recorded["auto_units"]["names"]
         self.assertEqual((len(names), names[0], names[-1]), (16, "layer1.0", "layer4.2"))
 
-    def test_default_plans_at_75_and_90_percent_verify(self):
+    def test_default_plans_at_60_75_and_90_percent_verify(self):
         self.assertEqual(self.ladder_problems, [])
 
-    def test_sixty_percent_says_what_limits_it(self):
-        self.assertEqual(self.sixty.returncode, 1, self.sixty.stdout + self.sixty.stderr)
-        self.assertIn("cannot be met", self.sixty.stderr)
-        self.assertIn("made before the first step (parameters", self.sixty.stderr)
+    def test_in_place_outputs_are_marked_by_address(self):
+        # Every call of an in-place ReLU names the storage it returned
+        # (docs/plan.md, "The replay simulator"): the stem's relu and three
+        # per block, in each of the two steps; each names an allocation live
+        # when the call ended.
+        with sqlite3.connect(self.db) as db:
+            marks = db.execute(
+                "SELECT r.name, c.name, c.end_ns FROM ranges r JOIN ranges c "
+                "ON c.run = r.run AND c.id = r.parent WHERE r.run = 1 "
+                "AND r.name LIKE 'inplace output 0x%'").fetchall()
+            unmatched = [
+                (mark, call) for mark, call, end in marks
+                if db.execute("SELECT count(*) FROM allocations WHERE run = 1 AND addr = ? AND "
+                              "alloc_ns <= ? AND (free_ns = -1 OR free_ns > ?)",
+                              (int(mark.rsplit("0x", 1)[1], 16), end, end)).fetchone()[0] != 1]
+        self.assertGreaterEqual(len(marks), 2 * (1 + 3 * 16))
+        self.assertTrue(all(call == "relu" or call.endswith(".relu") for _, call, _ in marks))
+        self.assertEqual(unmatched, [])
+
 
 if __name__ == "__main__":
     unittest.main()

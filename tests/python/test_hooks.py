@@ -81,6 +81,26 @@ def test_hooks_do_not_change_what_autograd_saves_or_keeps_alive():
     assert all(r() is None for r in alive), "the shim kept a module output alive"
 
 
+def test_each_inplace_call_names_the_storage_it_returned():
+    # The replay finds a unit's in-place output by this address (issue 15).
+    REC.events.clear()
+    model = inplace_model()
+    returned = {}
+    for i in (1, 3):
+        model[i].register_forward_hook(
+            lambda m, a, out, i=i: returned.__setitem__(
+                str(i), getattr(out, "untyped_storage", out.storage)().data_ptr()))
+    model(torch.randn(3, 8, requires_grad=True)).sum().backward()
+    rs = ranges(REC.events)
+    fwd = {r["name"]: r for r in rs if r["phase"] == 1}
+    marks = [r for r in rs if r["name"].startswith("inplace output 0x")]
+    assert len(marks) == 2, [r["name"] for r in rs]
+    for name, mark in zip(("1", "3"), marks):
+        assert fwd[name]["start"] < mark["start"] < mark["end"] < fwd[name]["end"], (name, mark)
+        assert int(mark["name"].rsplit("0x", 1)[1], 16) == returned[name], (mark, returned)
+        assert mark["phase"] == 0
+
+
 def test_backward_range_follows_forward_and_layers_run_in_reverse():
     REC.events.clear()
     model = inplace_model()

@@ -25,7 +25,10 @@ forward rebinds them) and their version counters; the post-hook reports
 input/output tensor bytes, ends the range and arms the module's backward range
 (backward_ranges.py). A module that changed an input in place (ReLU(inplace=True),
 `x += ...`) is reported once as the scalar `inplace <name>`: checkpointing it
-would recompute from the changed input, so the advisor leaves it out.
+would recompute from the changed input, so the advisor leaves it out. Each
+such call also leaves a user range `inplace output 0x<address>` inside its
+own range: the storage address of the tensor it returned, which the replay
+uses to find that tensor's allocation exactly.
 
 The hooks time themselves: a unit's recorded forward includes the hooks of
 every module called inside it, which its recomputation (unrecorded) does not
@@ -41,10 +44,11 @@ from time import perf_counter_ns as _clock
 from . import checkpointing, failsafe
 from .backward_ranges import BackwardRanges
 from .native import FORWARD, USER
-from .tensors import grad_nodes, tensor_bytes
+from .tensors import grad_nodes, storage_address, tensor_bytes
 
 _SKIP = None  # stack entry of a call that is not recorded
 COMPILED_MARK = "torch.compile"  # + " <class>"; read by the advisor (docs/python-shim.md)
+INPLACE_OUTPUT = "inplace output "  # + "0x<address>"; read by the advisor (docs/python-shim.md)
 
 
 class _Frame:
@@ -198,10 +202,17 @@ class ModuleRanges:
         """The model: the first root module called (None before, or once it is gone)."""
         return self._primary() if self._primary is not None else None
 
-    def _note_inplace(self, name):
+    def _note_inplace(self, name, output):
         if name not in self._inplace:
             self._inplace.add(name)
             self._rec.scalar("inplace " + name, 1.0)
+        # Which allocation this call returns: a checkpointed unit ending in this
+        # call hands it to the next unit, so the replay keeps it (issue 15). Its
+        # storage's address names it in the allocation trace exactly; the range
+        # nests in this call's range (its parent) and is closed at once.
+        address = storage_address(output, self._torch.Tensor)
+        if address:
+            self._rec.range_end(self._rec.range_start("%s%#x" % (INPLACE_OUTPUT, address), USER))
 
     def _root_call(self, module):
         self._name_tree(module)
@@ -256,7 +267,7 @@ class ModuleRanges:
         kwargs, output = rest if len(rest) == 2 else (None, rest[0])
         for t, version in frame.versions:
             if t._version != version:
-                self._note_inplace(frame.name)
+                self._note_inplace(frame.name, output)
                 break
         frame.versions = ()  # hold no tensor past the call
         tensor = self._tensor

@@ -52,3 +52,20 @@ def grad_nodes(value, tensor_type):
             seen.add(id(node))
             nodes.append(node)
     return nodes
+
+
+def storage_address(value, tensor_type):
+    """The address of the memory behind `value` when it is one tensor, else 0.
+
+    The storage's address (not the view's data pointer) is what the
+    allocator returned, so it equals the recorded allocation's address.
+    """
+    if type(value) is tuple and len(value) == 1:
+        value = value[0]
+    if not isinstance(value, tensor_type):
+        return 0
+    try:
+        storage = value.untyped_storage() if hasattr(value, "untyped_storage") else value.storage()
+        return storage.data_ptr()
+    except Exception:  # tensors without storage (sparse, meta, functional wrappers)
+        return 0
