@@ -314,7 +314,7 @@ void addAdvise(CLI::App& app, int& exit_code) {
   sub->add_option("--headroom", args->headroom,
                   "Margin kept free below the budget: bytes (16MiB) or % of the budget; 0 for none "
                   "(default: 3% on host, 5% on CUDA, plus the measured step-to-step peak jitter)");
-  sub->add_option("--strategy", args->strategy, "optimal | uniform | every | matmuls | none (matmuls: every unit keeping its matrix products, needs record --ops)")
+  sub->add_option("--strategy", args->strategy, "optimal | uniform | every | matmuls | none (matmuls: every unit checkpointed with torchtitan's selective rule, matrix products and attention kept, every second mm recomputed; needs record --ops)")
       ->capture_default_str();
   sub->add_option("--max-slowdown", args->max_slowdown,
                   "Extra step time allowed (30%); alone: the least peak within it");
