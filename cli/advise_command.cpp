@@ -123,7 +123,8 @@ void printUnits(const Advice& a) {
     const Segment* seg = segment_of[k] < 0 ? nullptr : &a.chosen.segments[segment_of[k]];
     if (seg && seg->selective()) {
       const SelectiveOption& opt = c.selective[k][seg->option - 1];
-      mark = "selective (" + opt.label + ", keeps " + formatBytes(opt.kept) + ", " +
+      mark = "selective (" + opt.label + ", keeps " + formatBytes(opt.kept) +
+             (opt.lingers() ? " + holds " + formatBytes(opt.lingering) + " to the replay" : "") + ", " +
              formatNs(opt.saved_ns) + " less recompute)";
     } else if (seg) {
       std::string module = a.tree_plan ? a.tree.moduleOf(*seg) : c.names[seg->first];

@@ -89,6 +89,7 @@ nlohmann::json planJson(const Advice& a) {
       segment["save"] = s.save;
       segment["save_rule"] = opt.label;
       segment["kept_bytes"] = opt.kept;
+      if (opt.lingers()) segment["held_bytes"] = opt.lingering;  // outputs autograd does not keep
     }
     segment["recompute_ns"] = e.recompute_ns;
     segment["dropped_bytes"] = e.dropped;

@@ -27,11 +27,15 @@ import tempfile
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CLOCK = os.path.join(HERE, "step_clock.py")
+# Per job its script and the transformer blocks as units (`--units`): the
+# unit torchtitan checkpoints, and the one selective options are offered for
+# (over the module tree's default sub-module units a block is not).
 JOBS = {
-    "gpt": [os.path.join(ROOT, "samples", "python", "train_gpt.py"), "--layers", "4", "--hidden", "64",
-            "--heads", "4", "--seq", "128", "--batch", "8", "--vocab", "256", "--steps", "4",
-            "--dropout", "0.1"],
-    "hf-gpt2": [os.path.join(ROOT, "tests", "e2e", "public_model_job.py"), "gpt2", "--steps", "4"],
+    "gpt": ([os.path.join(ROOT, "samples", "python", "train_gpt.py"), "--layers", "4", "--hidden", "64",
+             "--heads", "4", "--seq", "128", "--batch", "8", "--vocab", "256", "--steps", "4",
+             "--dropout", "0.1"], r"layers\.[0-9]+"),
+    "hf-gpt2": ([os.path.join(ROOT, "tests", "e2e", "public_model_job.py"), "gpt2", "--steps", "4"],
+                r"transformer\.h\.[0-9]+"),
 }
 ENV = dict(os.environ, OMP_NUM_THREADS="1")
 
@@ -51,7 +55,8 @@ def clocked(prefix, argv, out):
         return [s["cpu_ns"] for s in json.load(f)[1:]]
 
 
-def bench(build, name, argv, rounds, work):
+def bench(build, name, job, rounds, work):
+    argv, units = job
     db = os.path.join(work, name + ".db")
     if os.path.exists(db):
         os.remove(db)
@@ -60,7 +65,7 @@ def bench(build, name, argv, rounds, work):
 
     def advise(label, *extra):
         path = os.path.join(work, "%s-%s.json" % (name, label))
-        gcprof(build, "advise", db, "--run", "1", *extra, "-o", path)
+        gcprof(build, "advise", db, "--run", "1", "--units", units, *extra, "-o", path)
         with open(path) as f:
             plans[label] = (path, json.load(f))
 
