@@ -123,7 +123,8 @@ void printUnits(const Advice& a) {
     const Segment* seg = segment_of[k] < 0 ? nullptr : &a.chosen.segments[segment_of[k]];
     if (seg && seg->selective()) {
       const SelectiveOption& opt = c.selective[k][seg->option - 1];
-      mark = "selective (" + opt.label + ", keeps " + formatBytes(opt.kept) + ", " +
+      mark = "selective (" + opt.label + ", keeps " + formatBytes(opt.kept) +
+             (opt.lingers() ? " + holds " + formatBytes(opt.lingering) + " to the replay" : "") + ", " +
              formatNs(opt.saved_ns) + " less recompute)";
     } else if (seg) {
       std::string module = a.tree_plan ? a.tree.moduleOf(*seg) : c.names[seg->first];
@@ -314,7 +315,7 @@ void addAdvise(CLI::App& app, int& exit_code) {
   sub->add_option("--headroom", args->headroom,
                   "Margin kept free below the budget: bytes (16MiB) or % of the budget; 0 for none "
                   "(default: 3% on host, 5% on CUDA, plus the measured step-to-step peak jitter)");
-  sub->add_option("--strategy", args->strategy, "optimal | uniform | every | matmuls | none (matmuls: every unit keeping its matrix products, needs record --ops)")
+  sub->add_option("--strategy", args->strategy, "optimal | uniform | every | matmuls | none (matmuls: every unit checkpointed with torchtitan's selective rule, matrix products and attention kept, every second mm recomputed; needs record --ops)")
       ->capture_default_str();
   sub->add_option("--max-slowdown", args->max_slowdown,
                   "Extra step time allowed (30%); alone: the least peak within it");

@@ -33,10 +33,13 @@ Bytes SegmentSweep::recomputePeak() const {
   return sat::add(sat::sub(c_.before_backward[last_], dropped_), replay_peak_);
 }
 
-SegmentEffect selectiveEffect(const SegmentEffect& whole, const SelectiveOption& option) {
+SegmentEffect selectiveEffect(const UnitChain& c, int unit, const SegmentEffect& whole,
+                              const SelectiveOption& option) {
   SegmentEffect e;
-  e.dropped = whole.dropped - option.kept;
-  e.recompute_peak = whole.recompute_peak + option.kept;
+  e.dropped = whole.dropped - option.kept - option.lingering;
+  e.recompute_peak = option.replay_peak >= 0
+                         ? sat::add(sat::sub(c.before_backward[unit], e.dropped), option.replay_peak)
+                         : sat::add(whole.recompute_peak, option.kept);
   e.recompute_ns = std::max<Ns>(0, whole.recompute_ns - option.saved_ns);
   return e;
 }
@@ -89,7 +92,7 @@ ChainPeak evaluateChain(const UnitChain& c, const Segments& plan) {
         if (m < s.last) consider(sat::sub(c.gap_peak[m], dropped_before), Moment::Gap, m, m);
       }
       SegmentEffect e{sweep.dropped(), sweep.recomputePeak(), sweep.recomputeNs()};
-      if (s.selective()) e = selectiveEffect(e, c.selective.at(k).at(s.option - 1));
+      if (s.selective()) e = selectiveEffect(c, k, e, c.selective.at(k).at(s.option - 1));
       consider(sat::sub(e.recompute_peak, dropped_before), Moment::Recompute, s.first, s.last);
       sat::addTo(dropped_before, e.dropped);
       consider(sat::sub(c.gap_peak[s.last], dropped_before), Moment::Gap, s.last, s.last);

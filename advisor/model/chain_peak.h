@@ -28,15 +28,23 @@ struct Segment {
   bool selective() const { return option > 0; }
 };
 
-// A selective option's effect on a single-unit segment's numbers: `kept`
-// bytes fewer dropped, `saved_ns` less recompute, and (an upper bound) the
-// kept bytes on top of the whole replay's live bytes.
+// A selective option's effect on unit `unit`'s single-unit segment: `kept`
+// bytes fewer dropped and `saved_ns` less recompute. During its replay the
+// kept bytes are alive anyway (never dropped), and the replay re-makes all
+// but the saved calls' memory, so its live bytes are exactly
+//   before_backward - dropped + option.replay_peak
+// as the simulator replays it. An option without a measured replay_peak is
+// bounded by the whole replay's live bytes plus the kept ones. Lingering
+// saved outputs (selective_options.h) count as bytes not dropped; the unit's
+// own forward after their recorded free is not priced, so such options are
+// approximate here (the solver does not use them; the simulator is exact).
 struct SegmentEffect {
   Bytes dropped = 0;
   Bytes recompute_peak = 0;  // before subtracting other segments' drops
   Ns recompute_ns = 0;
 };
-SegmentEffect selectiveEffect(const SegmentEffect& whole, const SelectiveOption& option);
+SegmentEffect selectiveEffect(const UnitChain& chain, int unit, const SegmentEffect& whole,
+                              const SelectiveOption& option);
 using Segments = std::vector<Segment>;  // ordered, disjoint
 
 struct ChainPeak {

@@ -2,7 +2,18 @@
 
 #include <algorithm>
 
+#include "saturating.h"
+
 namespace gcprof::advisor {
+
+namespace {
+
+bool earlier(const MemoryEvent& x, const MemoryEvent& y) {
+  if (x.time != y.time) return x.time < y.time;
+  return x.delta < y.delta;  // frees (negative) first
+}
+
+}  // namespace
 
 std::vector<MemoryEvent> memoryEvents(const std::vector<Allocation>& allocations,
                                       const AllocationFilter& filter) {
@@ -14,11 +25,18 @@ std::vector<MemoryEvent> memoryEvents(const std::vector<Allocation>& allocations
     events.push_back({a.alloc, a.bytes});
     if (a.freed()) events.push_back({a.free, -a.bytes});
   }
-  std::sort(events.begin(), events.end(), [](const MemoryEvent& x, const MemoryEvent& y) {
-    if (x.time != y.time) return x.time < y.time;
-    return x.delta < y.delta;  // frees (negative) first
-  });
+  std::sort(events.begin(), events.end(), earlier);
   return events;
+}
+
+Bytes eventsPeak(std::vector<MemoryEvent>& events) {
+  std::sort(events.begin(), events.end(), earlier);
+  Bytes live = 0, peak = 0;
+  for (size_t i = 0; i < events.size(); ++i) {
+    sat::addTo(live, events[i].delta);
+    if (i + 1 == events.size() || events[i + 1].time != events[i].time) peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 }  // namespace gcprof::advisor

@@ -20,4 +20,8 @@ struct MemoryEvent {
 std::vector<MemoryEvent> memoryEvents(const std::vector<Allocation>& allocations,
                                       const AllocationFilter& filter);
 
+// The most bytes `events` (in any order; sorted here as above) hold at once,
+// counted at the end of each instant, starting from nothing.
+Bytes eventsPeak(std::vector<MemoryEvent>& events);
+
 }  // namespace gcprof::advisor

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <unordered_set>
 
 #include "model/median.h"
 #include "model/step_regions.h"
@@ -36,6 +37,30 @@ std::vector<OpCall> OpIndex::within(Ns from, Ns to) const {
   return out;
 }
 
+std::vector<OpCall> savedCalls(const std::vector<OpCall>& calls, const std::vector<std::string>& save) {
+  std::unordered_set<std::string> names(save.begin(), save.end());
+  std::vector<OpCall> out;
+  for (const OpCall& c : calls)
+    if (names.count(c.key)) out.push_back(c);
+  return out;
+}
+
+const OpCall* callAt(const std::vector<OpCall>& calls, Ns t) {
+  auto c = std::upper_bound(calls.begin(), calls.end(), t,
+                            [](Ns v, const OpCall& call) { return v < call.start; });
+  if (c == calls.begin() || t > std::prev(c)->end) return nullptr;
+  return &*std::prev(c);
+}
+
+OutputFate outputFate(const Allocation& a, const OpCall& call, const StepRegions& reg, int unit) {
+  if (a.freed() && a.free <= call.end) return OutputFate::Workspace;
+  int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
+  int back = reg.backward(unit);
+  if (freed == back) return OutputFate::Kept;
+  if (freed != StepRegions::kOutside && freed < back) return OutputFate::Lingering;
+  return OutputFate::Other;
+}
+
 std::vector<std::vector<UnitOp>> unitOps(const Trace& trace, const AllocationFilter& filter,
                                          const RunLayout& layout) {
   size_t n = 0;
@@ -61,18 +86,16 @@ std::vector<std::vector<UnitOp>> unitOps(const Trace& trace, const AllocationFil
       for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
         const Allocation& a = *it;
         if (!filter.matches(a) || a.bytes <= 0) continue;
-        // The call that was running when it was made: the last one started by then.
-        auto c = std::upper_bound(calls.begin(), calls.end(), a.alloc,
-                                  [](Ns t, const OpCall& call) { return t < call.start; });
-        if (c == calls.begin()) continue;
-        --c;
-        if (a.alloc > c->end) continue;  // between calls (the shim, python)
-        size_t ci = static_cast<size_t>(c - calls.begin());
-        if (a.freed() && a.free <= c->end) continue;  // the call's own workspace
-        int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
-        int back = reg.backward(static_cast<int>(k));
-        if (freed == back) kept[ci] += a.bytes;
-        else if (freed != StepRegions::kOutside && freed < back) lingering[ci] += a.bytes;
+        // The call that was running when it was made (none: between calls,
+        // the shim, python).
+        const OpCall* c = callAt(calls, a.alloc);
+        if (!c) continue;
+        size_t ci = static_cast<size_t>(c - calls.data());
+        switch (outputFate(a, *c, reg, static_cast<int>(k))) {
+          case OutputFate::Kept: kept[ci] += a.bytes; break;
+          case OutputFate::Lingering: lingering[ci] += a.bytes; break;
+          default: break;
+        }
       }
       for (size_t ci = 0; ci < calls.size(); ++ci) {
         auto [p, fresh] = pos[k].emplace(calls[ci].key, out[k].size());

@@ -47,6 +47,21 @@ class OpIndex {
   std::vector<const Range*> ops_;
 };
 
+// The calls of `calls` that a save-list names, in their order.
+std::vector<OpCall> savedCalls(const std::vector<OpCall>& calls, const std::vector<std::string>& save);
+
+// The call of `calls` (sorted by start, not overlapping) that `t` falls
+// inside, or null: memory born there belongs to that call.
+const OpCall* callAt(const std::vector<OpCall>& calls, Ns t);
+
+// What became of memory born inside `call` in unit `unit`'s forward (op
+// table's terms above): freed within the call, kept to the unit's backward,
+// lingering (freed after the call, before that backward), or other (never
+// freed, freed after the backward or outside the steps).
+enum class OutputFate { Workspace, Kept, Lingering, Other };
+class StepRegions;
+OutputFate outputFate(const Allocation& a, const OpCall& call, const StepRegions& reg, int unit);
+
 // Whether a range is an operator range of `record --ops`.
 bool isOpRange(const Range& r);
 

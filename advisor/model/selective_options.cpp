@@ -17,6 +17,7 @@ SelectiveOption optionOf(const std::string& label, const std::vector<const UnitO
     if (!chosen.count(&op)) continue;
     o.save.push_back(op.key);
     o.kept += op.kept;
+    o.lingering += op.lingering;
     o.saved_ns += op.ns;
   }
   return o;
@@ -31,35 +32,43 @@ std::string baseName(const std::string& key) {
 
 bool contains(const std::string& s, const char* part) { return s.find(part) != std::string::npos; }
 
+// In-place operators and the factories whose outputs are then filled in
+// place (dropout's empty_like + bernoulli_): a cached output mutated later
+// fails PyTorch's version check. Random operators must run again in the
+// recomputation, or the ones after them would draw other numbers.
+bool mutatedOrRandom(const std::string& key) {
+  std::string name = baseName(key);
+  if (name.empty() || name.back() == '_') return true;
+  for (const char* p : {"empty", "zeros", "ones", "full", "rand", "bernoulli", "dropout", "normal",
+                        "uniform", "multinomial", "poisson", "exponential", "geometric", "cauchy",
+                        "log_normal"})
+    if (contains(name, p)) return true;
+  return false;
+}
+
 }  // namespace
 
 bool isSaveable(const UnitOp& op, Bytes dropped) {
   if (op.kept <= 0 || op.lingering > 0 || op.ns <= 0 || op.kept >= dropped) return false;
-  std::string name = baseName(op.key);
-  // In-place operators and the factories whose outputs are then filled in
-  // place (dropout's empty_like + bernoulli_): a cached output mutated later
-  // fails PyTorch's version check. Random operators must run again in the
-  // recomputation, or the ones after them would draw other numbers.
-  if (name.empty() || name.back() == '_') return false;
-  for (const char* p : {"empty", "zeros", "ones", "full", "rand", "bernoulli", "dropout", "normal",
-                        "uniform", "multinomial", "poisson", "exponential", "geometric", "cauchy",
-                        "log_normal"})
-    if (contains(name, p)) return false;
-  return true;
+  return !mutatedOrRandom(op.key);
 }
 
-bool isMatmulOp(const std::string& key) {
+bool isTorchtitanSaved(const std::string& key) {
+  // torchtitan's SAC list (torch._functorch's compute-intensive operators
+  // plus its own additions), by base name.
   static const std::set<std::string> names = {
-      "mm", "addmm", "bmm", "baddbmm", "linear", "matmul", "convolution", "_convolution",
-      "_scaled_dot_product_attention_math", "_scaled_dot_product_flash_attention",
-      "_scaled_dot_product_efficient_attention", "_scaled_dot_product_cudnn_attention",
-      "_scaled_dot_product_flash_attention_for_cpu", "_flash_attention_forward",
-      "_efficient_attention_forward"};
-  std::string name = opName(key);  // "aten.mm.default"
-  if (name.compare(0, 5, "aten.") != 0) return false;
-  name = name.substr(5);
-  name = name.substr(0, name.find('.'));
-  return names.count(name) > 0;
+      "mm", "addmm", "bmm", "linear", "convolution", "_scaled_mm",
+      "_scaled_dot_product_flash_attention", "_scaled_dot_product_efficient_attention",
+      "_scaled_dot_product_cudnn_attention", "_scaled_dot_product_attention_math",
+      "_scaled_dot_product_fused_attention_overrideable", "_flash_attention_forward",
+      "_efficient_attention_forward", "_scaled_dot_product_flash_attention_for_cpu", "max", "topk"};
+  if (opName(key).compare(0, 5, "aten.") != 0) return false;
+  return names.count(baseName(key)) > 0;
+}
+
+bool isCountedMatmul(const std::string& key) {
+  std::string name = baseName(key);
+  return opName(key).compare(0, 5, "aten.") == 0 && (name == "mm" || name == "linear");
 }
 
 std::vector<SelectiveOption> selectiveOptions(const std::vector<UnitOp>& ops, Bytes dropped) {
@@ -73,9 +82,16 @@ std::vector<SelectiveOption> selectiveOptions(const std::vector<UnitOp>& ops, By
       if (have.save == o.save) return;
     out.push_back(std::move(o));
   };
+  // torchtitan's rule: its list, outputs kept by autograd or not, but every
+  // second mm/linear recomputed.
   std::vector<const UnitOp*> matmuls;
-  for (const UnitOp* op : saveable)
-    if (isMatmulOp(op->key)) matmuls.push_back(op);
+  int counted = 0;
+  for (const UnitOp& op : ops) {
+    if (!isTorchtitanSaved(op.key)) continue;
+    if (isCountedMatmul(op.key) && ++counted % 2 == 0) continue;
+    if ((op.kept <= 0 && op.lingering <= 0) || mutatedOrRandom(op.key)) continue;
+    matmuls.push_back(&op);
+  }
   add(optionOf("matmuls", matmuls, ops));
   // Fewest kept bytes per ns saved first (ties: the longer call first).
   std::stable_sort(saveable.begin(), saveable.end(), [](const UnitOp* a, const UnitOp* b) {

@@ -8,14 +8,22 @@
 //   - prefixes of the saveable calls sorted by the bytes they keep per ns of
 //     recompute they save (cheapest first), at most kMaxPrefixes of them
 //     spread over the list;
-//   - "matmuls": the saveable matrix products and attention kernels, the
-//     hand-written rule of torchtitan and Megatron's selective recompute.
+//   - "matmuls": torchtitan's selective checkpointing rule, for comparison
+//     (isTorchtitanSaved): every call of its save list (matrix products,
+//     attention kernels, convolutions, max and topk), except every second
+//     mm/linear of the forward, which it recomputes. Like torchtitan it also
+//     saves outputs autograd does not keep (an addmm whose output the next
+//     operator consumes): PyTorch's selective checkpointing holds them until
+//     the recomputation, so they linger to the unit's backward. The replay
+//     simulator prices that exactly; the chain model only approximately (the
+//     unit's own forward after the output's recorded free is not priced), so
+//     the solver never picks an option with lingering outputs (`lingers`).
 // A call is saveable when it made an output that autograd keeps (kept > 0:
 // views make none, and saving a view would keep its base alive, unpriced),
-// saving it keeps nothing the trace does not price (op_table.h: no lingering
-// bytes), it took time, and it is neither in-place, a factory filled in
-// place afterwards, nor random (isSaveable). Lists that keep all the unit's
-// dropped bytes are no use (they drop nothing) and are left out.
+// it lingers nothing (op_table.h), it took time, and it is neither in-place,
+// a factory filled in place afterwards, nor random (isSaveable). Lists that
+// keep all the unit's dropped bytes are no use (they drop nothing) and are
+// left out.
 #pragma once
 
 #include <string>
@@ -30,13 +38,24 @@ struct SelectiveOption {
   std::vector<std::string> save;   // operator calls kept ("aten.mm.default#0"), forward order
   Bytes kept = 0;                  // bytes not dropped
   Ns saved_ns = 0;                 // recompute not done
+  // Bytes of saved outputs autograd does not keep: held from the forward
+  // until the replay re-makes them (only "matmuls", torchtitan's rule).
+  Bytes lingering = 0;
+  bool lingers() const { return lingering > 0; }
+  // The most bytes its replay makes alive at once, the saved calls' memory
+  // left out (selective_replay_peak.h); -1 when not measured.
+  Bytes replay_peak = -1;
 };
 
 constexpr size_t kMaxPrefixes = 6;
 
-// Matrix products and attention kernels (mm, addmm, bmm, baddbmm, linear,
-// convolution, scaled-dot-product attention).
-bool isMatmulOp(const std::string& key);
+// Whether torchtitan's selective checkpointing list names the call's
+// operator: mm, addmm, bmm, linear, convolution, _scaled_mm, the
+// scaled-dot-product attention kernels (the CPU flash kernel included: the
+// CPU's counterpart of the CUDA ones), max and topk.
+bool isTorchtitanSaved(const std::string& key);
+// The mm/linear calls torchtitan counts to recompute every second one.
+bool isCountedMatmul(const std::string& key);
 
 bool isSaveable(const UnitOp& op, Bytes dropped);
 

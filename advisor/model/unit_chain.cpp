@@ -8,6 +8,7 @@
 #include "model/median.h"
 #include "model/memory_events.h"
 #include "model/op_table.h"
+#include "model/selective_replay_peak.h"
 #include "model/step_regions.h"
 #include "saturating.h"
 
@@ -119,17 +120,7 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
     int lo = std::min(p, q), hi = std::max(p, q);
     sat::addTo(b.buckets[{lo / 2, (hi + 1) / 2}], a.bytes);
   }
-  for (size_t p = 0; p < local.size(); ++p) {
-    std::vector<MemoryEvent>& ev = local[p];
-    std::sort(ev.begin(), ev.end(), [](const MemoryEvent& x, const MemoryEvent& y) {
-      return x.time != y.time ? x.time < y.time : x.delta < y.delta;
-    });
-    Bytes live = 0;
-    for (size_t i = 0; i < ev.size(); ++i) {
-      sat::addTo(live, ev[i].delta);
-      if (i + 1 == ev.size() || ev[i + 1].time != ev[i].time) b.peak[p] = std::max(b.peak[p], live);
-    }
-  }
+  for (size_t p = 0; p < local.size(); ++p) b.peak[p] = eventsPeak(local[p]);
   return b;
 }
 
@@ -256,6 +247,7 @@ void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationF
     any = any || !chain.selective[k].empty();
   }
   if (!any) chain.selective.clear();
+  else measureReplayPeaks(chain.selective, trace, filter, layout);
 }
 
 }  // namespace gcprof::advisor

@@ -85,10 +85,11 @@ nlohmann::json planJson(const Advice& a) {
     segment["policy"] = s.selective() ? "selective" : "whole";
     if (s.selective()) {
       const SelectiveOption& opt = c.selective.at(s.first).at(s.option - 1);
-      e = selectiveEffect(e, opt);
+      e = selectiveEffect(c, s.first, e, opt);
       segment["save"] = s.save;
       segment["save_rule"] = opt.label;
       segment["kept_bytes"] = opt.kept;
+      if (opt.lingers()) segment["held_bytes"] = opt.lingering;  // outputs autograd does not keep
     }
     segment["recompute_ns"] = e.recompute_ns;
     segment["dropped_bytes"] = e.dropped;

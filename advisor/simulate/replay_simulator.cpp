@@ -44,21 +44,11 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
 }
 
 // A selective segment's kept operator calls in this step, as time windows:
-// what is born inside them stays as recorded (it is not dropped and not
-// replayed), and their time is not recomputed.
+// what is born inside them is not dropped and not replayed, and their time
+// is not recomputed.
 std::vector<OpCall> keptCalls(const OpIndex& ops, const UnitWindow& unit, const Segment& seg) {
-  std::vector<OpCall> kept;
-  if (!seg.selective()) return kept;
-  std::unordered_set<std::string> save(seg.save.begin(), seg.save.end());
-  for (OpCall& c : ops.within(unit.fwd_start, unit.fwd_end))
-    if (save.count(c.key)) kept.push_back(std::move(c));
-  return kept;
-}
-
-bool insideAny(const std::vector<OpCall>& calls, Ns t) {
-  auto c = std::upper_bound(calls.begin(), calls.end(), t,
-                            [](Ns v, const OpCall& call) { return v < call.start; });
-  return c != calls.begin() && t <= std::prev(c)->end;
+  if (!seg.selective()) return {};
+  return savedCalls(ops.within(unit.fwd_start, unit.fwd_end), seg.save);
 }
 
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
@@ -93,7 +83,19 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
     int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
     Ns rel = sat::sub(a.alloc, first.fwd_start);
     if (gathers.count(a.range)) continue;
-    if (!kept.empty() && insideAny(kept, a.alloc)) continue;
+    if (const OpCall* call = kept.empty() ? nullptr : callAt(kept, a.alloc)) {
+      if (outputFate(a, *call, reg, seg.last) == OutputFate::Lingering) {
+        // An output autograd does not keep, saved anyway (torchtitan's
+        // rule): the checkpoint's cache holds it from the forward until the
+        // replay, which uses it where the forward did. Its recorded free is
+        // cancelled; it is freed in the replay where it was in the forward,
+        // or when the replay ends.
+        ev.push_back({a.free, 0, a.bytes, 0, 1});
+        ev.push_back({anchor, freed <= hi ? sat::sub(a.free, first.fwd_start) : replay_end, -a.bytes, 0,
+                      replay_phase});
+      }
+      continue;  // otherwise carried as recorded: kept to the backward, not re-made
+    }
     ev.push_back({anchor, rel, a.bytes, 0, replay_phase});
     if (freed >= born && freed <= hi) {  // transient: same lifetime in the replay
       ev.push_back({anchor, sat::sub(a.free, first.fwd_start), -a.bytes, 0, replay_phase});

@@ -121,7 +121,8 @@ struct RemainingCost {
         one.extend();
         SegmentEffect whole{one.dropped(), one.recomputePeak(), one.recomputeNs()};
         for (const SelectiveOption& opt : c.selective[k]) {
-          SegmentEffect e = selectiveEffect(whole, opt);
+          if (opt.lingers()) continue;
+          SegmentEffect e = selectiveEffect(c, k, whole, opt);
           if (e.dropped > 0)
             best = std::min(best, static_cast<double>(e.recompute_ns) / static_cast<double>(e.dropped));
         }
@@ -196,7 +197,8 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
         cache.upTo(1);
         SegmentEffect whole{cache.dropped[0], cache.recompute_peak[0], cache.cost[0]};
         for (size_t opt = 0; opt < c.selective[k].size(); ++opt) {
-          SegmentEffect e = selectiveEffect(whole, c.selective[k][opt]);
+          if (c.selective[k][opt].lingers()) continue;  // priced by the simulator only
+          SegmentEffect e = selectiveEffect(c, k, whole, c.selective[k][opt]);
           Ns cost = st.cost + e.recompute_ns;
           if (cost > o.cost_limit || e.recompute_peak - D > budget ||
               c.gap_peak[k] - (D + e.dropped) > budget || hopeless(cost, k + 1, D + e.dropped))

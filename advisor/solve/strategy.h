@@ -7,9 +7,10 @@
 
 namespace gcprof::advisor {
 
-// Matmuls: every unit checkpointed, keeping its saveable matrix products
-// (the hand-written "save matmuls" rule of torchtitan; whole where a unit has
-// none, or without operator ranges). For comparisons: budget-blind.
+// Matmuls: every unit checkpointed with torchtitan's selective rule (its
+// matrix products and attention kernels saved, every second mm recomputed:
+// model/selective_options.h; whole where a unit has none, or without
+// operator ranges). For comparisons: budget-blind.
 enum class Strategy { None, Every, Uniform, Optimal, Matmuls };
 enum class SegmentKind { Module, Region };
 

@@ -1,17 +1,22 @@
 #!/usr/bin/env python3
-"""Selective checkpoints against `every` and the hand-written "save matmuls"
-rule, on one recording (issue 10; results in bench/RESULTS.md).
+"""Selective checkpoints against `every` and torchtitan's selective rule
+(`--strategy matmuls`), on one recording (issue 10; results in
+bench/RESULTS.md).
 
-    python3 bench/plan/selective_bench.py build [--jobs gpt,hf-gpt2]
+    python3 bench/plan/selective_bench.py BUILD [--jobs gpt,hf-gpt2] [--rounds 3] [--out DIR]
 
-Per job: record once with --ops (what advise plans from) and once without
-(the baseline step time the verification runs compare with: they record
-without --ops); then the plans `every`, `matmuls` (every unit keeping its
-matrix products, torchtitan's rule) and `optimal` at the peak `every` is
-predicted to reach (--headroom 0), each verified by a re-run. Prints one
-Markdown row per plan: predicted and measured peak, predicted recompute,
-measured step time and its overhead over the plain baseline.
+Per job: record once with --ops (what advise plans from); advise `every`,
+`matmuls`, and `optimal` at the peak `every` is predicted to reach and at
+the one `matmuls` is predicted to reach (`--budget <peak> --headroom 0`);
+verify each plan by a re-run (measured peak, verdict). Then ROUNDS rounds
+of the job without the profiler, alternating plain and every plan applied
+(`gcprof apply`), each run under step_clock.py (one intra-op thread, process
+CPU time per optimizer step; the first step is dropped): the step time
+overhead over plain is the ratio of the medians. CPU time is the less noisy
+measure on a shared machine (another process's work does not count in it).
+Prints one Markdown row per plan.
 """
+import argparse
 import json
 import os
 import statistics
@@ -19,69 +24,96 @@ import subprocess
 import sys
 import tempfile
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CLOCK = os.path.join(HERE, "step_clock.py")
+# Per job its script and the transformer blocks as units (`--units`): the
+# unit torchtitan checkpoints, and the one selective options are offered for
+# (over the module tree's default sub-module units a block is not).
 JOBS = {
-    "gpt": [sys.executable, os.path.join(ROOT, "samples", "python", "train_gpt.py"), "--layers", "4",
-            "--hidden", "64", "--heads", "4", "--seq", "128", "--batch", "8", "--vocab", "256",
-            "--steps", "4", "--dropout", "0.1"],
-    "hf-gpt2": [sys.executable, os.path.join(ROOT, "tests", "e2e", "public_model_job.py"), "gpt2",
-                "--steps", "4"],
+    "gpt": ([os.path.join(ROOT, "samples", "python", "train_gpt.py"), "--layers", "4", "--hidden", "64",
+             "--heads", "4", "--seq", "128", "--batch", "8", "--vocab", "256", "--steps", "4",
+             "--dropout", "0.1"], r"layers\.[0-9]+"),
+    "hf-gpt2": ([os.path.join(ROOT, "tests", "e2e", "public_model_job.py"), "gpt2", "--steps", "4"],
+                r"transformer\.h\.[0-9]+"),
 }
+ENV = dict(os.environ, OMP_NUM_THREADS="1")
 
 
 def gcprof(build, *args):
-    p = subprocess.run([os.path.join(build, "bin", "gcprof"), *args], capture_output=True, text=True)
+    p = subprocess.run([os.path.join(build, "bin", "gcprof"), *args], capture_output=True, text=True, env=ENV)
     if p.returncode not in (0, 1):
-        raise SystemExit("gcprof %s exited %d\n%s\n%s" % (" ".join(args), p.returncode, p.stdout, p.stderr))
+        sys.exit("gcprof %s exited %d\n%s\n%s" % (" ".join(args), p.returncode, p.stdout, p.stderr))
     return p
 
 
-def step_ms(db, run):
-    import sqlite3
-    con = sqlite3.connect(db)
-    rows = [e - s for s, e in con.execute("SELECT start_ns, end_ns FROM steps WHERE run = ? ORDER BY step",
-                                          (run,))]
-    con.close()
-    return statistics.median(rows[1:] if len(rows) > 1 else rows) / 1e6
+def clocked(prefix, argv, out):
+    """Runs argv under step_clock.py; returns the CPU ns of its steps after the first."""
+    subprocess.run([*prefix, sys.executable, CLOCK, out, *argv], env=ENV, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        return [s["cpu_ns"] for s in json.load(f)[1:]]
 
 
-def bench(build, name, argv):
-    d = tempfile.mkdtemp(prefix="gcprof-selective-bench-")
-    db = os.path.join(d, "trace.db")
-    gcprof(build, "record", "-o", db, "--ops", "--", *argv)
-    gcprof(build, "record", "-o", db, "--", *argv)  # run 2: plain baseline
-    plain = step_ms(db, 2)
-    every = json.loads(gcprof(build, "advise", db, "--run", "1", "--strategy", "every", "--json",
-                              "--no-store").stdout)
-    budget = every["predicted"]["peak_bytes"]
-    rows = []
-    for strategy, extra in (("every", []), ("matmuls", []),
-                            ("optimal", ["--budget", "%dB" % budget, "--headroom", "0"])):
-        plan = os.path.join(d, strategy + ".json")
-        gcprof(build, "advise", db, "--run", "1", "--strategy", strategy, *extra, "-o", plan)
-        p = json.load(open(plan))
-        v = gcprof(build, "verify", db, "--plan", plan)
+def bench(build, name, job, rounds, work):
+    argv, units = job
+    db = os.path.join(work, name + ".db")
+    if os.path.exists(db):
+        os.remove(db)
+    gcprof(build, "record", "-o", db, "--ops", "--", sys.executable, *argv)
+    plans = {}
+
+    def advise(label, *extra):
+        path = os.path.join(work, "%s-%s.json" % (name, label))
+        gcprof(build, "advise", db, "--run", "1", "--units", units, *extra, "-o", path)
+        with open(path) as f:
+            plans[label] = (path, json.load(f))
+
+    advise("every", "--strategy", "every")
+    advise("matmuls", "--strategy", "matmuls")
+    for base in ("every", "matmuls"):
+        peak = plans[base][1]["predicted"]["peak_bytes"]
+        advise("optimal at %s's peak" % base, "--budget", "%dB" % peak, "--headroom", "0")
+    measured = {}
+    for label, (path, plan) in plans.items():
+        gcprof(build, "verify", db, "--plan", path)
         rep = json.loads(gcprof(build, "report", db, "--format", "json").stdout)
-        selective = sum(1 for s in p["segments"] if s.get("policy") == "selective")
-        measured = rep["measured"]["step_ns"] / 1e6
-        rows.append("| %s | %s | %d (%d selective) | %.2f | %.2f | %.0f | %.0f | %+.1f%% | %s |" % (
-            name, strategy, len(p["segments"]), selective, p["predicted"]["peak_bytes"] / 2**20,
-            rep["measured"]["peak_bytes"] / 2**20, p["predicted"]["recompute_ns"] / 1e6, measured,
-            (measured / plain - 1) * 100, rep["verdict"]))
-        print(rows[-1], flush=True)
-    print("| %s | recorded (no --ops) | | | %.2f (--ops run) | | | %.0f | | |"
-          % (name, every["baseline"]["peak_bytes"] / 2**20, plain), flush=True)
-    return rows
+        measured[label] = (rep["measured"]["peak_bytes"], rep["verdict"])
+    cpu = {label: [] for label in ["plain", *plans]}
+    for r in range(rounds):
+        cpu["plain"] += clocked([], argv, os.path.join(work, "%s-plain-%d.json" % (name, r)))
+        for i, (label, (path, _)) in enumerate(plans.items()):
+            cpu[label] += clocked([os.path.join(build, "bin", "gcprof"), "apply", path, "--"], argv,
+                                  os.path.join(work, "%s-%d-%d.json" % (name, i, r)))
+    plain = statistics.median(cpu["plain"])
+    for label, (path, plan) in plans.items():
+        segs = plan["segments"]
+        selective = sum(1 for s in segs if s.get("policy") == "selective")
+        kept = sum(s.get("kept_bytes", 0) for s in segs)
+        step = statistics.median(cpu[label])
+        print("| %s | %s | %d (%d selective, keeps %.2f MiB) | %.2f | %.2f | %.0f | %.1f | %+.1f%% | %s |" % (
+            name, label, len(segs), selective, kept / 2**20, plan["predicted"]["peak_bytes"] / 2**20,
+            measured[label][0] / 2**20, plan["predicted"]["recompute_ns"] / 1e6, step / 1e6,
+            (step / plain - 1) * 100, measured[label][1]), flush=True)
+    print("| %s | plain (no profiler) | | | | | %.1f | | |" % (name, plain / 1e6), flush=True)
 
 
 def main():
-    build = sys.argv[1] if len(sys.argv) > 1 else "build"
-    names = sys.argv[3].split(",") if len(sys.argv) > 3 and sys.argv[2] == "--jobs" else list(JOBS)
+    ap = argparse.ArgumentParser()
+    ap.add_argument("build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--jobs", default=",".join(JOBS))
+    ap.add_argument("--out", help="keep the traces, plans and step times here (default: a temporary folder)")
+    a = ap.parse_args()
+    work = a.out or tempfile.mkdtemp(prefix="gcprof-selective-bench-")
+    os.makedirs(work, exist_ok=True)
+    print("selective_bench: OMP_NUM_THREADS=1, %d rounds, load average %.1f at start" % (a.rounds, os.getloadavg()[0]))
     print("| job | plan | segments | predicted peak MiB | measured peak MiB | predicted recompute ms/step "
-          "| measured step ms | over plain baseline | verdict |")
+          "| CPU ms/step (median) | over plain | verdict |")
     print("|---|---|---|---:|---:|---:|---:|---:|---|")
-    for name in names:
-        bench(build, name, JOBS[name])
+    for name in a.jobs.split(","):
+        bench(a.build, name, JOBS[name], a.rounds, work)
+    print("load average %.1f at the end" % os.getloadavg()[0])
 
 
 if __name__ == "__main__":

@@ -31,36 +31,85 @@ TEST(SelectiveOptions, SaveOnlyPricedOutputsCheapestBytesFirst) {
       op("aten.gelu.default#0", 10, 200)};
   std::vector<SelectiveOption> options = selectiveOptions(ops, 2000);
   ASSERT_FALSE(options.empty());
+  // torchtitan's rule saves both addmm calls, the one whose output autograd
+  // does not keep included (held until the recomputation: lingering).
   EXPECT_EQ(options[0].label, "matmuls");
-  EXPECT_EQ(options[0].save, std::vector<std::string>{"aten.addmm.default#1"});
+  EXPECT_EQ(options[0].save, (std::vector<std::string>{"aten.addmm.default#0", "aten.addmm.default#1"}));
   EXPECT_EQ(options[0].kept, 200);
-  EXPECT_EQ(options[0].saved_ns, 80);
+  EXPECT_EQ(options[0].lingering, 300);
+  EXPECT_TRUE(options[0].lingers());
+  EXPECT_EQ(options[0].saved_ns, 130);
   // Saveable: layer_norm (10 B/ns), softmax (20), addmm#1 (2.5), gelu (20).
   // Prefixes by bytes per ns: addmm#1, then layer_norm, then softmax/gelu.
   std::vector<std::vector<std::string>> lists;
-  for (size_t i = 1; i < options.size(); ++i) lists.push_back(options[i].save);
-  ASSERT_EQ(lists.size(), 3u);  // 1 and 2 calls ({addmm#1} is the matmul list already), 3, 4
-  EXPECT_EQ(lists[0], (std::vector<std::string>{"aten.native_layer_norm.default#0", "aten.addmm.default#1"}));
+  for (size_t i = 1; i < options.size(); ++i) {
+    lists.push_back(options[i].save);
+    EXPECT_FALSE(options[i].lingers());
+  }
+  ASSERT_EQ(lists.size(), 4u);  // 1, 2, 3 and 4 calls
+  EXPECT_EQ(lists[0], std::vector<std::string>{"aten.addmm.default#1"});
+  EXPECT_EQ(lists[1], (std::vector<std::string>{"aten.native_layer_norm.default#0", "aten.addmm.default#1"}));
   EXPECT_EQ(options.back().kept, 900);
   EXPECT_EQ(options.back().saved_ns, 120);
   for (const SelectiveOption& o : options)
     for (const std::string& k : o.save) {
       EXPECT_NE(k, "aten.view.default#0");
-      EXPECT_NE(k, "aten.addmm.default#0");
       EXPECT_NE(k, "aten.empty_like.default#0");
       EXPECT_NE(k, "aten.bernoulli_.float#0");
     }
+  for (size_t i = 1; i < options.size(); ++i)
+    for (const std::string& k : options[i].save) EXPECT_NE(k, "aten.addmm.default#0");  // lingering
   // A list keeping everything the unit drops is no option.
   EXPECT_TRUE(selectiveOptions({op("aten.mm.default#0", 10, 500)}, 500).empty());
 }
 
+TEST(SelectiveOptions, MatmulsFollowTorchtitanRecomputingEverySecondMm) {
+  std::vector<UnitOp> ops = {
+      op("aten.mm.default#0", 10, 100),
+      op("aten._softmax.default#0", 10, 100),
+      op("aten.mm.default#1", 10, 100),          // the second mm: recomputed
+      op("aten.bmm.default#0", 10, 0, 100),      // consumed by the next call: held anyway
+      op("aten.mm.default#2", 10, 0, 100),
+      op("aten.mm.default#3", 10, 100),          // the fourth: recomputed
+      op("aten.addmm.default#0", 10, 100),       // addmm is not counted
+      op("aten.addmm.default#1", 10, 100),
+      op("aten.view.default#0", 1, 0),
+      op("aten._scaled_dot_product_flash_attention_for_cpu.default#0", 30, 100),
+      op("aten.max.default#0", 5, 8)};
+  std::vector<SelectiveOption> options = selectiveOptions(ops, 10000);
+  ASSERT_FALSE(options.empty());
+  EXPECT_EQ(options[0].label, "matmuls");
+  EXPECT_EQ(options[0].save,
+            (std::vector<std::string>{"aten.mm.default#0", "aten.bmm.default#0", "aten.mm.default#2",
+                                      "aten.addmm.default#0", "aten.addmm.default#1",
+                                      "aten._scaled_dot_product_flash_attention_for_cpu.default#0",
+                                      "aten.max.default#0"}));
+  EXPECT_EQ(options[0].kept, 408);
+  EXPECT_EQ(options[0].lingering, 200);
+  EXPECT_TRUE(isTorchtitanSaved("aten.linear.default#0"));
+  EXPECT_TRUE(isCountedMatmul("aten.linear.default#3"));
+  EXPECT_FALSE(isCountedMatmul("aten.addmm.default#0"));
+  EXPECT_FALSE(isTorchtitanSaved("aten.gelu.default#0"));
+  EXPECT_FALSE(isTorchtitanSaved("mm#0"));
+}
+
 TEST(SelectiveOptions, EffectKeepsBytesAndSavesTime) {
+  UnitChain c;
+  c.before_backward = {9000, 7000};
   SegmentEffect whole{1000, 5000, 300};
   SelectiveOption o{"x", {"aten.mm.default#0"}, 400, 120};
-  SegmentEffect e = selectiveEffect(whole, o);
+  // Not measured: the kept bytes on top of the whole replay (a bound).
+  SegmentEffect e = selectiveEffect(c, 1, whole, o);
   EXPECT_EQ(e.dropped, 600);
   EXPECT_EQ(e.recompute_ns, 180);
-  EXPECT_EQ(e.recompute_peak, 5400);  // the kept bytes stay on top of the replay (bound)
+  EXPECT_EQ(e.recompute_peak, 5400);
+  // Measured: live when the backward begins, less what is dropped, plus what
+  // the replay re-makes (the saved calls' memory is not re-made).
+  o.replay_peak = 700;
+  e = selectiveEffect(c, 1, whole, o);
+  EXPECT_EQ(e.dropped, 600);
+  EXPECT_EQ(e.recompute_peak, 7000 - 600 + 700);
+  EXPECT_EQ(selectiveEffect(c, 0, whole, o).recompute_peak, 9000 - 600 + 700);
 }
 
 // Random options for every unit of a random chain.
@@ -74,6 +123,8 @@ void addRandomOptions(UnitChain& c, std::mt19937_64& rng) {
       o.save = {"aten.mm.default#" + std::to_string(i)};
       o.kept = static_cast<Bytes>(rng() % static_cast<uint64_t>(c.saved[k]));
       o.saved_ns = static_cast<Ns>(rng() % static_cast<uint64_t>(c.forward_ns[k] + 1));
+      // Half measured (the exact replay), half not (the bound).
+      if (rng() % 2) o.replay_peak = static_cast<Bytes>(rng() % static_cast<uint64_t>(c.born_peak[2 * k] + 1));
       c.selective[k].push_back(o);
     }
   }

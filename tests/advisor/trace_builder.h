@@ -32,6 +32,18 @@ class TraceBuilder {
     trace_.ranges.push_back(r);
     return r.id;
   }
+  // An operator range of `record --ops` ("op aten.mm.default").
+  void op(const std::string& overload, Ns start, Ns end, int64_t step = 0) {
+    Range r;
+    r.id = static_cast<int64_t>(trace_.ranges.size()) + 1;
+    r.name = "op " + overload;
+    r.domain = RangeDomain::User;
+    r.phase = Phase::User;
+    r.start = start;
+    r.end = end;
+    r.step = step;
+    trace_.ranges.push_back(r);
+  }
   // free = -1: never freed.
   void alloc(Ns at, Ns free, Bytes bytes, int device = -1, int64_t step = 0,
              AllocKind kind = AllocKind::Tensor) {

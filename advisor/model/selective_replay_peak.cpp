@@ -1,0 +1,62 @@
+#include "model/selective_replay_peak.h"
+
+#include <algorithm>
+
+#include "model/memory_events.h"
+#include "model/op_table.h"
+#include "model/step_regions.h"
+
+namespace gcprof::advisor {
+namespace {
+
+struct Born {
+  const Allocation* a;
+  bool freed_inside;  // freed within the same forward: the replay frees it there too
+};
+
+}  // namespace
+
+void measureReplayPeaks(std::vector<std::vector<SelectiveOption>>& options, const Trace& trace,
+                        const AllocationFilter& filter, const RunLayout& layout) {
+  for (std::vector<SelectiveOption>& unit : options)
+    for (SelectiveOption& o : unit) o.replay_peak = 0;
+  OpIndex index(trace);
+  for (const StepLayout& step : layout.steps) {
+    if (!step.complete) continue;
+    StepRegions reg(step);
+    for (size_t k = 0; k < step.units.size() && k < options.size(); ++k) {
+      if (options[k].empty()) continue;
+      const UnitWindow& u = step.units[k];
+      int p = StepRegions::forward(static_cast<int>(k));
+      // F_k's allocations, with the same filter the chain's born_peak uses.
+      std::vector<Born> born;
+      auto it = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), u.fwd_start,
+                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
+      for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
+        const Allocation& a = *it;
+        if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+        if (reg.regionOf(a.alloc) != p) continue;
+        born.push_back({&a, a.freed() && reg.regionOf(a.free) == p});
+      }
+      std::vector<OpCall> calls = index.within(u.fwd_start, u.fwd_end);
+      for (SelectiveOption& o : options[k]) {
+        std::vector<OpCall> kept = savedCalls(calls, o.save);
+        std::vector<MemoryEvent> ev;
+        for (const Born& b : born) {
+          if (const OpCall* call = callAt(kept, b.a->alloc)) {
+            // A saved output that lingers is alive when the replay begins
+            // (selectiveEffect counts it) and freed where it was in F_k.
+            if (b.freed_inside && outputFate(*b.a, *call, reg, static_cast<int>(k)) == OutputFate::Lingering)
+              ev.push_back({b.a->free, -b.a->bytes});
+            continue;
+          }
+          ev.push_back({b.a->alloc, b.a->bytes});
+          if (b.freed_inside) ev.push_back({b.a->free, -b.a->bytes});
+        }
+        o.replay_peak = std::max(o.replay_peak, eventsPeak(ev));
+      }
+    }
+  }
+}
+
+}  // namespace gcprof::advisor
