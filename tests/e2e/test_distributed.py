@@ -117,6 +117,9 @@ class DistributedJob:
         self.assertEqual(len(launcher), 1)
         self.assertEqual(sorted(r[0] for r in rows if r[0] >= 0), [0, 1])
         self.assertEqual({r[2] for r in rows}, {1})
+        # The ranks applied the plan: torchrun's launcher, which runs no
+        # forward itself, must not say that nothing was checkpointed.
+        self.assertNotIn("nothing was checkpointed", self.verify.stderr)
 
     def test_losses_identical_per_rank(self):
         base, again = rank_losses(self.baseline.stdout), rank_losses(self.verify.stdout)
@@ -211,6 +214,7 @@ class DistributedRankFailure(unittest.TestCase):
         self.assertGreaterEqual(took, timeout, out)
         self.assertIn(f"the job ran past {timeout} s", v.stderr)
         self.assertIn("verdict: FAIL", v.stdout)
+        self.assertNotIn("nothing was checkpointed", v.stderr)  # rank 1 applied it, then hung
         self.assertRegex(v.stdout, r"\[FAIL\] job completed +the launcher exited with \d+ after the verify timeout")
         self.assertRegex(v.stdout, r"cause: rank \d \(run \d+\) .*; the job was ended by the verify timeout")
         for rank in (0, 1):
