@@ -13,6 +13,18 @@
 namespace gcprof::cli {
 namespace {
 
+// The state letter and parent pid of /proc/PID/stat; false when the
+// process is gone.
+bool readStat(const std::string& pid, char& state, long& ppid) {
+  std::ifstream in("/proc/" + pid + "/stat");
+  std::string line;
+  if (!std::getline(in, line)) return false;
+  // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
+  size_t close = line.rfind(')');
+  if (close == std::string::npos) return false;
+  return std::sscanf(line.c_str() + close + 1, " %c %ld", &state, &ppid) == 2;
+}
+
 // pid -> parent pid of every process we can see.
 std::multimap<pid_t, pid_t> childrenByParent() {
   std::multimap<pid_t, pid_t> out;
@@ -22,15 +34,9 @@ std::multimap<pid_t, pid_t> childrenByParent() {
     char* end = nullptr;
     long pid = std::strtol(e->d_name, &end, 10);
     if (pid <= 0 || *end) continue;
-    std::ifstream in(std::string("/proc/") + e->d_name + "/stat");
-    std::string line;
-    if (!std::getline(in, line)) continue;
-    // "pid (comm) state ppid ...": comm may hold spaces and parentheses.
-    size_t close = line.rfind(')');
-    if (close == std::string::npos) continue;
     char state = 0;
     long ppid = 0;
-    if (std::sscanf(line.c_str() + close + 1, " %c %ld", &state, &ppid) != 2) continue;
+    if (!readStat(e->d_name, state, ppid)) continue;
     if (state == 'Z') continue;  // already dead, waiting for its parent
     out.emplace(static_cast<pid_t>(ppid), static_cast<pid_t>(pid));
   }
@@ -38,7 +44,13 @@ std::multimap<pid_t, pid_t> childrenByParent() {
   return out;
 }
 
-bool alive(pid_t pid) { return kill(pid, 0) == 0; }
+// Not yet dead. A zombie is dead: the job's top process stays one until the
+// caller of terminateTree reaps it, so kill(pid, 0) alone cannot tell.
+bool running(pid_t pid) {
+  char state = 0;
+  long ppid = 0;
+  return kill(pid, 0) == 0 && readStat(std::to_string(pid), state, ppid) && state != 'Z';
+}
 
 }  // namespace
 
@@ -63,15 +75,17 @@ void terminateTree(pid_t root, int grace_ms) {
   std::vector<pid_t> tree = descendantsOf(root);
   kill(root, SIGTERM);
   for (pid_t p : tree) kill(p, SIGTERM);
+  // The grace covers the top process too: a job of one process (no
+  // launcher) also gets its --flush-wait before SIGKILL.
   for (int waited = 0; waited < grace_ms; waited += 100) {
-    bool any = false;
-    for (pid_t p : tree) any = any || alive(p);
+    bool any = running(root);
+    for (pid_t p : tree) any = any || running(p);
     if (!any) break;
     timespec ts{0, 100 * 1000000L};
     nanosleep(&ts, nullptr);
   }
   for (pid_t p : tree)
-    if (alive(p)) kill(p, SIGKILL);
+    if (running(p)) kill(p, SIGKILL);
   kill(root, SIGKILL);  // harmless when it already exited (a zombie until reaped)
 }
 

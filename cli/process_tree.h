@@ -12,8 +12,9 @@ namespace gcprof::cli {
 // Every live descendant of `root` (not root itself), parents before children.
 std::vector<pid_t> descendantsOf(pid_t root);
 
-// SIGTERM to `root` and its descendants; after `grace_ms`, SIGKILL to what
-// is left of them. Does not reap `root` (its parent, the caller, does).
+// SIGTERM to `root` and its descendants; once all of them (root included)
+// are dead, or after `grace_ms`, SIGKILL to what is left of them. Does not
+// reap `root` (its parent, the caller, does).
 void terminateTree(pid_t root, int grace_ms);
 
 }  // namespace gcprof::cli

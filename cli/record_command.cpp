@@ -26,20 +26,6 @@ struct RecordArgs {
   std::vector<std::string> command;
 };
 
-// --flush-wait: seconds, 0..3600 (a job that was asked to stop must stop).
-int parseFlushWait(const std::string& text) {
-  size_t used = 0;
-  double s = -1;
-  try {
-    s = std::stod(text, &used);
-  } catch (const std::exception&) {
-    used = 0;
-  }
-  if (used != text.size() || !(s >= 0 && s <= 3600))
-    throw std::invalid_argument("--flush-wait '" + text + "': want seconds from 0 to 3600");
-  return static_cast<int>(s * 1000);
-}
-
 int runRecord(const RecordArgs& a) {
   LaunchOptions o;
   o.trace = absolutePath(a.output);
@@ -52,7 +38,7 @@ int runRecord(const RecordArgs& a) {
   }
   if (!a.steps.empty()) parseStepWindow(a.steps);  // the injector reads the text; reject it here
   o.steps = a.steps;
-  o.flush_wait_ms = parseFlushWait(a.flush_wait);
+  o.flush_wait_ms = parseFlushWaitMs(a.flush_wait);
   o.name = a.name;
   o.paused = a.paused;
   if (a.ops) o.extra_env["GCPROF_OPS"] = "1";

@@ -11,6 +11,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
@@ -235,7 +236,9 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
         std::fprintf(stderr, "gcprof: the job ran past %d s; ending it and its processes\n",
                      o.timeout_s);
         timed_out = true;
-        terminateTree(pid, 10000);
+        // SIGKILL only after the processes had their --flush-wait to write
+        // what they recorded, and a little more.
+        terminateTree(pid, std::max(10000, o.flush_wait_ms + 5000));
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
         }
         break;

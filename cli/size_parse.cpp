@@ -80,4 +80,17 @@ StepWindow parseStepWindow(const std::string& text) {
   return w;
 }
 
+int parseFlushWaitMs(const std::string& text) {
+  size_t used = 0;
+  double s = -1;
+  try {
+    s = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !(s >= 0 && s <= 3600))
+    throw std::invalid_argument("--flush-wait '" + text + "': want seconds from 0 to 3600");
+  return static_cast<int>(s * 1000);
+}
+
 }  // namespace gcprof::cli

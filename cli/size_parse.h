@@ -1,5 +1,5 @@
 // Sizes, percentages and step windows as users write them on the command
-// line: 1.5GiB, 512MiB, 4096, 60%, 10:12.
+// line: 1.5GiB, 512MiB, 4096, 60%, 10:12, and the seconds of --flush-wait.
 #pragma once
 
 #include <string>
@@ -23,5 +23,10 @@ struct StepWindow {
 };
 // Throws std::invalid_argument naming the text and what is wrong.
 StepWindow parseStepWindow(const std::string& text);
+
+// `record --flush-wait` and `verify --flush-wait`: seconds from 0 to 3600 (a
+// job that was asked to stop must stop), returned in milliseconds. Throws
+// std::invalid_argument naming the option and the text.
+int parseFlushWaitMs(const std::string& text);
 
 }  // namespace gcprof::cli

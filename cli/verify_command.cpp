@@ -35,6 +35,7 @@ struct VerifyArgs {
   std::string step_tolerance;  // off unless given
   int timeout_s = -1;  // -1: from the baseline's duration
   std::string size_arg;  // "--batch {size}": how the job takes the plan's size
+  std::string flush_wait = "5";  // as `record --flush-wait`
   std::vector<std::string> command;
 };
 
@@ -186,6 +187,7 @@ int runVerify(const VerifyArgs& a) {
       throw StoreError(std::string("--step-tolerance: ") + e.what());
     }
   }
+  int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
   PlanFile plan = advisor::readPlanFile(a.plan);
   // ReadWrite would create a missing file: an empty trace has no baseline.
   if (access(a.trace.c_str(), R_OK | W_OK) != 0)
@@ -237,6 +239,7 @@ int runVerify(const VerifyArgs& a) {
     }
   }
   o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(baseline);
+  o.flush_wait_ms = flush_wait_ms;
   Job job = jobOf(store, baseline_id);
   // One rank's command alone would wait for a rendezvous that never comes.
   if (job.distributed() && job.launcher.id != baseline_id && baseline.rank >= 0 && a.command.empty())
@@ -285,6 +288,11 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_option("--timeout", args->timeout_s,
                   "End the re-run (and every process it started) after this many seconds "
                   "(default: 10x the baseline's duration, at least 120)");
+  sub->add_option("--flush-wait", args->flush_wait,
+                  "Seconds a process of the re-run that is told to stop (by --timeout, SIGTERM, "
+                  "SIGINT) waits for its events to reach the trace before it dies (0..3600), as "
+                  "for record")
+      ->capture_default_str();
   sub->add_option("--size-arg", args->size_arg,
                   "For a plan made for a size (advise --what-if --size N): how the job takes it, e.g.\n"
                   "\"--batch {size}\"; the recorded command's argument is changed to the plan's size");

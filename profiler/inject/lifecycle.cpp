@@ -8,6 +8,8 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "config.h"
@@ -57,10 +59,32 @@ void onTerminatingSignal(int sig) {
 // thread's native stack goes to stderr, because a rank that aborts at exit
 // under load is otherwise unexplained (docs/distributed.md). Then the job
 // dies of SIGABRT as it would have without us.
-void onAbort(int sig) {
-  static const char kSays[] = "gcprof: this process aborted (SIGABRT); its native stack:\n";
-  ssize_t ignored = write(STDERR_FILENO, kSays, sizeof kSays - 1);
+void writeText(const char* text) {
+  ssize_t ignored = write(STDERR_FILENO, text, strlen(text));
   (void)ignored;
+}
+
+void writeNumber(long n) {  // no printf in a signal handler
+  char digits[24];
+  int i = sizeof digits;
+  digits[--i] = '\0';
+  do {
+    digits[--i] = static_cast<char>('0' + n % 10);
+    n /= 10;
+  } while (n > 0 && i > 0);
+  writeText(digits + i);
+}
+
+void onAbort(int sig) {
+  // Which thread aborted tells most of the story (a gloo worker, an autograd
+  // thread, the main thread in static destructors): its name and tid first.
+  char name[17] = {};
+  prctl(PR_GET_NAME, name);
+  writeText("gcprof: this process aborted (SIGABRT) in thread '");
+  writeText(name);
+  writeText("' (tid ");
+  writeNumber(static_cast<long>(syscall(SYS_gettid)));
+  writeText("); its native stack:\n");
   void* frames[64];
   backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);
   stopWriter("failed", 5000, 128 + sig);

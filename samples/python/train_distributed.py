@@ -88,10 +88,10 @@ def main(argv=None):
             while True:
                 time.sleep(3600)
     del extra
-    # Every rank's collectives are done before the group goes: a rank that
-    # destroyed it while its peer's last work was still pending once aborted
-    # at exit ("terminate called without an active exception", exit 134;
-    # docs/distributed.md, "A rank that aborts").
+    # Every rank's collectives are done before the group goes. (It does not
+    # stop gloo's worker threads: their late release of a tensor's Python
+    # object can still abort a rank at exit, rarely; torch's, see
+    # docs/distributed.md, "Known issue".)
     dist.barrier()
     dist.destroy_process_group()
     return 0

@@ -333,35 +333,52 @@ class ConcurrentRecords(unittest.TestCase):
         self.assertIn("run 2 (complete", err2)
 
 
+# A job that allocates 2000 blocks of 3334 bytes (bytearray(3333): a size
+# nothing else in it uses) once it reads a line, then waits to be stopped.
+LOCKED_TRACE_JOB = [sys.executable, "-c",
+                    "import sys, time\nprint('started', flush=True)\nsys.stdin.readline()\n"
+                    "x = [bytearray(3333) for _ in range(2000)]\n"
+                    "print('ready', flush=True)\ntime.sleep(60)"]
+
+
+def stop_while_locked(db, gcprof_args, stop):
+    """Runs `gcprof GCPROF_ARGS -- LOCKED_TRACE_JOB` on the trace DB that another
+    connection locks from before the job allocates until 3 s after `stop(job)`
+    told it to stop; returns how many of its 2000 blocks reached its run (the
+    newest in DB)."""
+    import sqlite3
+    job = subprocess.Popen([p.GCPROF, *gcprof_args, "--", *LOCKED_TRACE_JOB],
+                           stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True)
+    assert job.stdout.readline().strip() == "started"
+    con = sqlite3.connect(db, isolation_level=None, timeout=30)
+    con.execute("BEGIN EXCLUSIVE")  # from here on the job's writer cannot commit
+    job.stdin.write("go\n")
+    job.stdin.flush()
+    assert job.stdout.readline().strip() == "ready"
+    stop(job)
+    time.sleep(3)
+    con.execute("ROLLBACK")
+    con.close()
+    out, err = job.communicate(timeout=120)
+    rows = p.query(db, "SELECT count(*) FROM allocations WHERE bytes = 3334 "
+                       "AND run = (SELECT max(id) FROM runs)")[0][0]
+    return job, out + err, rows
+
+
 class FlushWait(unittest.TestCase):
     """SIGTERM: the job waits at most --flush-wait for its events to reach the
     trace. Here the trace is locked for 3 s when the job is told to stop."""
 
     def stop_while_locked(self, flush_wait):
-        import sqlite3
+        def sigterm_the_job(job):
+            kids = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True)
+            os.kill(int(kids.stdout.split()[0]), signal.SIGTERM)
         db = p.tempdb("flush-wait")
-        job = subprocess.Popen([p.GCPROF, "record", "-o", db, "--flush-wait", flush_wait, "--",
-                                sys.executable, "-c",
-                                "import sys, time\nprint('started', flush=True)\nsys.stdin.readline()\n"
-                                "x = [bytearray(3333) for _ in range(2000)]\n"
-                                "print('ready', flush=True)\ntime.sleep(60)"],
-                               stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
-        self.assertEqual(job.stdout.readline().strip(), "started")
-        con = sqlite3.connect(db, isolation_level=None, timeout=30)
-        con.execute("BEGIN EXCLUSIVE")  # from here on the job's writer cannot commit
-        job.stdin.write("go\n")
-        job.stdin.flush()
-        self.assertEqual(job.stdout.readline().strip(), "ready")
-        kids = subprocess.run(["pgrep", "-P", str(job.pid)], capture_output=True, text=True)
-        os.kill(int(kids.stdout.split()[0]), signal.SIGTERM)
-        time.sleep(3)
-        con.execute("ROLLBACK")
-        con.close()
-        job.communicate(timeout=60)
-        self.assertEqual(job.returncode, 128 + signal.SIGTERM)
-        # bytearray(3333) mallocs 3334 bytes: a size nothing else in the job uses.
-        return p.query(db, "SELECT count(*) FROM allocations WHERE bytes = 3334")[0][0]
+        job, out, rows = stop_while_locked(db, ["record", "-o", db, "--flush-wait", flush_wait],
+                                           sigterm_the_job)
+        self.assertEqual(job.returncode, 128 + signal.SIGTERM, out)
+        return rows
 
     def test_a_long_flush_wait_outlasts_the_lock(self):
         self.assertGreaterEqual(self.stop_while_locked("30"), 2000)
@@ -375,3 +392,34 @@ class FlushWait(unittest.TestCase):
                          check=False)
             self.assertEqual(r.returncode, 2, v)
             self.assertIn("--flush-wait", r.stderr)
+
+
+class VerifyFlushWait(unittest.TestCase):
+    """verify --flush-wait, as record's: the re-run's processes, stopped by
+    --timeout, wait that long for their events (and are not SIGKILLed before)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = p.tempdb("verify-flush")
+        p.record(cls.db, p.sample("cpp"))
+        cls.plan = os.path.join(os.path.dirname(cls.db), "plan.json")
+        p.gcprof("advise", cls.db, "--budget", "90%", "-o", cls.plan)
+
+    def stopped_by_the_timeout(self, flush_wait):
+        job, out, rows = stop_while_locked(
+            self.db, ["verify", self.db, "--plan", self.plan, "--timeout", "4", "--flush-wait", flush_wait],
+            lambda job: time.sleep(4))  # the job is ended by the verify timeout meanwhile
+        self.assertEqual(job.returncode, 1, out)
+        self.assertIn("the job ran past 4 s", out)
+        return rows
+
+    def test_a_long_flush_wait_outlasts_the_lock(self):
+        self.assertGreaterEqual(self.stopped_by_the_timeout("30"), 2000)
+
+    def test_a_short_flush_wait_lets_the_job_die_first(self):
+        self.assertLess(self.stopped_by_the_timeout("0.2"), 1000)
+
+    def test_bad_flush_waits_are_refused(self):
+        r = p.gcprof("verify", self.db, "--plan", self.plan, "--flush-wait", "soon", check=False)
+        self.assertEqual(r.returncode, 2)
+        self.assertIn("--flush-wait 'soon'", r.stderr)

@@ -1,6 +1,7 @@
 // A small program run under `gcprof record` by injector_test.cpp. Each mode
 // exercises one promise of the injector; sizes are distinctive so the test
 // can find exactly these allocations in the trace.
+#include <pthread.h>
 #include <malloc.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -138,11 +139,20 @@ int abortingChild(const char* self) {
   return WIFSIGNALED(status) && WTERMSIG(status) == SIGABRT ? 0 : 1;
 }
 
+// The abort comes from a named thread, as from a library's worker thread.
+void* abortInNamedThread(void*) {
+  pthread_setname_np(pthread_self(), "probe-aborter");
+  abort();
+}
+
 int markAndAbort() {
   gcprof_step_begin(0);
   keep(malloc(99999));
   gcprof_step_end();
-  abort();
+  pthread_t t;
+  pthread_create(&t, nullptr, abortInNamedThread, nullptr);
+  pthread_join(t, nullptr);
+  return 1;  // not reached: the process dies of SIGABRT
 }
 
 // A realloc that fails leaves the old block live (C says so): it must stay

@@ -160,6 +160,45 @@ def test_plan_never_applied_says_so_at_exit():
     assert "nothing was checkpointed" not in proc.stderr, proc.stderr
 
 
+# A launcher like torchrun: it runs no forward itself; the child it starts does.
+LAUNCHER = """import os, subprocess, sys
+print("marker", os.environ.get("GCPROF_PLAN_APPLIED"))
+subprocess.run([sys.executable] + sys.argv[1:], check=True)
+"""
+
+
+def test_a_launcher_whose_child_applied_the_plan_does_not_warn():
+    path = plan_file([["layers.0"]], "launched.json")
+    proc, _ = run_python(["-c", LAUNCHER, TINY, "--steps", "1"], GCPROF_PLAN=path)
+    assert proc.returncode == 0, proc.stderr
+    assert "checkpointing 1 module: layers.0" in proc.stderr, proc.stderr
+    assert "nothing was checkpointed" not in proc.stderr, proc.stderr
+    marker = proc.stdout.split("marker ", 1)[1].split()[0]
+    assert marker.endswith(".applied") and not os.path.exists(marker), "the owner removes its file"
+
+
+def test_a_job_of_several_processes_that_never_trained_warns_once():
+    path = plan_file([["layers.0"]], "launched-unused.json")
+    proc, _ = run_python(["-c", LAUNCHER, "-c", "import torch"], GCPROF_PLAN=path)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stderr.count("nothing was checkpointed") == 1, proc.stderr
+
+
+def test_a_job_stopped_by_a_signal_before_training_does_not_warn():
+    # torchrun turns SIGTERM (verify --timeout) into an exception that ends it;
+    # the job did not end of its own accord, so the plan was not "unapplied".
+    path = plan_file([["layers.0"]], "stopped.json")
+    job = ("import os, signal\n"
+           "class Stopped(Exception): pass\n"
+           "def stop(sig, frame): raise Stopped('got SIGTERM')\n"
+           "signal.signal(signal.SIGTERM, stop)\n"
+           "os.kill(os.getpid(), signal.SIGTERM)\n"
+           "import time; time.sleep(30)\n")
+    proc, _ = run_python(["-c", job], GCPROF_PLAN=path)
+    assert proc.returncode == 1 and "Stopped: got SIGTERM" in proc.stderr, proc.stderr
+    assert "nothing was checkpointed" not in proc.stderr, proc.stderr
+
+
 def _selective_available():
     import torch.utils.checkpoint as cp
     if not hasattr(cp, "create_selective_checkpoint_contexts"):

@@ -10,21 +10,80 @@ verification measure the wrong thing.
 A job that ends without ever running such a forward (it never imported
 torch, or only evaluated) says so on stderr at exit: a plan is never left
 silently unapplied.
+
+"The job" is every process under the first one that armed the plan: a
+torchrun launcher runs no forward itself, its ranks do. That first process
+(the job's *owner*) makes a small file and names it in GCPROF_PLAN_APPLIED,
+which its descendants inherit; a process that applies the plan appends its
+pid there. Only the owner warns, at exit, when nobody wrote to the file and
+the owner ended of its own accord: a job stopped by a signal that Python
+turned into an exception (torchrun's SIGTERM handling, `verify --timeout`) or
+ended by an uncaught exception already says why it did not train.
 """
+import os
 import sys
+import tempfile
 
 from .plan import PlanError, apply_plan, exit_with
 
+APPLIED_ENV = "GCPROF_PLAN_APPLIED"
 
 _applied = []  # the plan paths applied in this process
 
 
+def arm_job(path):
+    """At start-up with GCPROF_PLAN set: makes this process the job's owner
+    (returns True) unless an ancestor already is."""
+    marker = os.environ.get(APPLIED_ENV)
+    if marker and os.path.exists(marker):
+        return False
+    try:
+        fd, marker = tempfile.mkstemp(prefix="gcprof-plan-", suffix=".applied")
+        os.close(fd)
+    except OSError:
+        marker = ""  # no file: this process still speaks for itself
+    os.environ[APPLIED_ENV] = marker
+    return True
+
+
+def _note_applied():
+    marker = os.environ.get(APPLIED_ENV)
+    if not marker:
+        return
+    try:
+        with open(marker, "a") as f:
+            f.write("%d\n" % os.getpid())
+    except OSError:
+        pass  # the owner is gone or its file too; nobody is left to warn
+
+
+def _applied_in_job(path):
+    if path in _applied:
+        return True
+    marker = os.environ.get(APPLIED_ENV)
+    try:
+        return bool(marker) and os.path.getsize(marker) > 0
+    except OSError:
+        return False
+
+
 def warn_if_unapplied(path):
-    """At exit: one line when GCPROF_PLAN was set but nothing applied it."""
-    if path not in _applied:
-        sys.stderr.write("gcprof: warning: GCPROF_PLAN=%s was set but the job ran no training forward "
-                         "(a module call with grad enabled), so nothing was checkpointed\n" % path)
-        sys.stderr.flush()
+    """At the owner's exit: one line when no process of the job applied the
+    plan and the job ended by itself."""
+    try:
+        ended_by_exception = getattr(sys, "last_value", None) is not None
+        if not ended_by_exception and not _applied_in_job(path):
+            sys.stderr.write("gcprof: warning: GCPROF_PLAN=%s was set but the job ran no training "
+                             "forward (a module call with grad enabled), so nothing was "
+                             "checkpointed\n" % path)
+            sys.stderr.flush()
+    finally:
+        marker = os.environ.get(APPLIED_ENV)
+        if marker:
+            try:
+                os.unlink(marker)
+            except OSError:
+                pass
 
 
 class PlanOnFirstForward:
@@ -50,6 +109,7 @@ class PlanOnFirstForward:
             exit_with("%s: could not apply the plan to %s (%s: %s)"
                       % (self._path, type(module).__name__, type(exc).__name__, exc))
         _applied.append(self._path)
+        _note_applied()
         sys.stderr.write("gcprof: %s: checkpointing %d module%s: %s\n"
                          % (self._path, len(names), "" if len(names) == 1 else "s",
                             ", ".join(names) if names else "(none)"))

@@ -27,9 +27,10 @@ def start():
         TorchImportWatcher(on_torch_loaded).install()
     plan_path = os.environ.get("GCPROF_PLAN")
     if plan_path:
-        import atexit
-        from .env_plan import warn_if_unapplied
-        atexit.register(warn_if_unapplied, plan_path)
+        from .env_plan import arm_job, warn_if_unapplied
+        if arm_job(plan_path):  # only the job's first process speaks for the job
+            import atexit
+            atexit.register(warn_if_unapplied, plan_path)
 
 
 def on_torch_loaded(torch):
