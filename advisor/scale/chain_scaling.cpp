@@ -66,7 +66,7 @@ std::vector<SizePoint> pointsOf(const std::vector<SizedChain>& runs,
 
 int64_t predicted(const std::vector<SizedChain>& runs, GrowthForm form, double size,
                   const std::function<double(const UnitChain&)>& value) {
-  double v = fitGrowth(pointsOf(runs, value), form).at(size);
+  double v = fitBytes(pointsOf(runs, value), form).at(size);
   return v <= 0 ? 0 : static_cast<int64_t>(std::llround(v));
 }
 
@@ -76,7 +76,7 @@ int64_t predictedLive(const std::vector<SizedChain>& runs, GrowthForm form, doub
                       const std::optional<PersistentModel>& persistent,
                       const std::function<double(const UnitChain&)>& value) {
   if (!persistent) return predicted(runs, form, size, value);
-  double above = fitGrowth(pointsOf(runs, [&](const UnitChain& c) {
+  double above = fitBytes(pointsOf(runs, [&](const UnitChain& c) {
                              return value(c) - static_cast<double>(c.persistent);
                            }), form).at(size);
   return std::max<int64_t>(0, std::llround(above) + persistent->at(size));

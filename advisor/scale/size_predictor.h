@@ -55,7 +55,7 @@ class SizePredictor {
 
  private:
   Bytes simulatedMinusChain(const SizedAdvice& run, const Segments& plan);
-  double correction(const Segments& plan, int64_t size);
+  double correction(const Segments& plan, int64_t size, const ChainPeak& at_size);
 
   const std::vector<SizedAdvice>& runs_;
   ChainScaling scaling_;
