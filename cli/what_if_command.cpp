@@ -38,6 +38,28 @@ std::string cell(const StrategyAtSize& s) {
   return formatBytes(s.prediction.peak) + (s.fits ? "  " : " *");
 }
 
+// How far the model can be trusted: its miss at the recorded sizes, and a
+// size asked about too far beyond them.
+void printFitNotes(const WhatIf& w) {
+  const FitCheck& c = w.fit_check;
+  const char* name = w.size_name.c_str();
+  if (w.runs.size() < 3) {
+    std::printf("  fit check: none (the line goes through both sizes); record a third size to check it\n");
+  } else if (c.miss > 0) {
+    std::printf("  fit check: at %s=%lld%s the model misses the %s by %s (%.2f%% of that run's peak)\n", name,
+                static_cast<long long>(c.size), c.independent ? " (not fitted)" : "", c.number.c_str(),
+                formatBytes(c.miss).c_str(), c.peak > 0 ? 100.0 * c.miss / c.peak : 0.0);
+  } else {
+    std::printf("  fit check: the model reproduces every recorded size exactly\n");
+  }
+  if (const auto& e = w.extrapolation)
+    std::printf("  note: %s=%lld is %.1f times the recorded range (%lld..%lld) past the largest recorded size; "
+                "predictions that far can be off by a size or two at the budget's edge: also record "
+                "%s=%lld (docs/plan.md, \"What fits\")\n",
+                name, static_cast<long long>(e->size), e->spans, static_cast<long long>(w.runs.front().second),
+                static_cast<long long>(w.runs.back().second), name, static_cast<long long>(e->suggest));
+}
+
 void printWhatIf(const WhatIf& w, const std::string& trace) {
   std::printf("gcprof advise --what-if %s: %s, runs", w.size_name.c_str(), trace.c_str());
   for (const auto& [run, size] : w.runs)
@@ -47,6 +69,7 @@ void printWhatIf(const WhatIf& w, const std::string& trace) {
   if (w.headroom.bytes > 0)
     std::printf("  headroom %s (%s): sizes fit %s\n", formatBytes(w.headroom.bytes).c_str(),
                 w.headroom.rule.c_str(), formatBytes(w.budget - w.headroom.bytes).c_str());
+  printFitNotes(w);
   std::printf("\n  largest %s that fits:\n  %-10s %10s %12s %12s %7s\n", w.size_name.c_str(), "strategy",
               w.size_name.c_str(), "peak", "step time", "units");
   for (const LargestSize& l : w.largest) {

@@ -42,6 +42,7 @@ class SizePredictor {
   SizePredictor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form);
 
   GrowthForm form() const { return scaling_.form(); }
+  const ChainScaling& scaling() const { return scaling_; }
   SegmentKind kind() const { return kind_; }
   int units() const { return runs_.front().advice.chain.size(); }
   const UnitChain& chainAt(int64_t size);

@@ -59,7 +59,7 @@ def bench(gcprof, name, argv, percent, sizes, budget_of):
     runs = json.loads(run(gcprof, "show", db, "--json").stdout)["runs"]
     base = next(r["peak_bytes"] for r in runs if r["name"] == f"batch={budget_of}")
     budget_bytes = int(base * float(percent.rstrip("%")) / 100)
-    budget = str(budget_bytes)
+    budget = f"{budget_bytes}B"
     # No headroom: the question is whether the prediction is exact at the
     # budget's edge, not whether a safety margin hides its error.
     w = json.loads(run(gcprof, "advise", db, "--what-if", "batch", "--budget", budget, "--headroom", "0",
