@@ -6,6 +6,7 @@
 
 #include "model/advice_error.h"
 #include "plan_store.h"
+#include "report/what_if_table.h"
 #include "scale/run_size.h"
 #include "scale/what_if.h"
 #include "text_format.h"
@@ -38,26 +39,9 @@ std::string cell(const StrategyAtSize& s) {
   return formatBytes(s.prediction.peak) + (s.fits ? "  " : " *");
 }
 
-// How far the model can be trusted: its miss at the recorded sizes, and a
-// size asked about too far beyond them.
+// How far the model can be trusted (the same sentences as the reports').
 void printFitNotes(const WhatIf& w) {
-  const FitCheck& c = w.fit_check;
-  const char* name = w.size_name.c_str();
-  if (w.runs.size() < 3) {
-    std::printf("  fit check: none (the line goes through both sizes); record a third size to check it\n");
-  } else if (c.miss > 0) {
-    std::printf("  fit check: at %s=%lld%s the model misses the %s by %s (%.2f%% of that run's peak)\n", name,
-                static_cast<long long>(c.size), c.independent ? " (not fitted)" : "", c.number.c_str(),
-                formatBytes(c.miss).c_str(), c.peak > 0 ? 100.0 * c.miss / c.peak : 0.0);
-  } else {
-    std::printf("  fit check: the model reproduces every recorded size exactly\n");
-  }
-  if (const auto& e = w.extrapolation)
-    std::printf("  note: %s=%lld is %.1f times the recorded range (%lld..%lld) past the largest recorded size; "
-                "predictions that far can be off by a size or two at the budget's edge: also record "
-                "%s=%lld (docs/plan.md, \"What fits\")\n",
-                name, static_cast<long long>(e->size), e->spans, static_cast<long long>(w.runs.front().second),
-                static_cast<long long>(w.runs.back().second), name, static_cast<long long>(e->suggest));
+  for (const std::string& n : whatIfNotes(whatIfJson(w))) std::printf("  %s\n", n.c_str());
 }
 
 void printWhatIf(const WhatIf& w, const std::string& trace) {

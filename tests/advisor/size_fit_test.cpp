@@ -299,6 +299,19 @@ TEST(WhatIf, SaysWhenTheAskedSizeIsTooFarPastTheRecordedOnes) {
   for (size_t k = 0; k < w.largest.size(); ++k) EXPECT_EQ(three.largest[k].size, w.largest[k].size);
   EXPECT_EQ(three.fit_check.miss, 0);
   EXPECT_FALSE(whatIfJson(three).contains("extrapolation"));
+  // The same sentences in the terminal and the reports.
+  std::vector<std::string> notes = whatIfNotes(doc);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("Fit check: none"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("also record batch=" + std::to_string(s)), std::string::npos) << notes[1];
+  std::vector<std::string> checked = whatIfNotes(whatIfJson(three));
+  ASSERT_EQ(checked.size(), 1u);
+  EXPECT_NE(checked[0].find("reproduces every recorded size exactly"), std::string::npos) << checked[0];
+  WhatIfRequest sized = req;
+  sized.size = 8;
+  nlohmann::json plan = sizedPlanJson(whatIf({{2, &a}, {4, &b}}, sized));
+  EXPECT_NE(whatIfMarkdown(plan).find("also record batch=" + std::to_string(s)), std::string::npos);
+  EXPECT_NE(whatIfHtml(plan).find("<p>Fit check: none"), std::string::npos);
   // A requested size counts as asked.
   WhatIfRequest far = req;
   far.size = 100 * s;

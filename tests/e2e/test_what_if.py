@@ -54,7 +54,7 @@ class WhatIfPython(unittest.TestCase):
     def test_says_what_checks_the_fit_and_when_the_answer_is_too_far(self):
         check = self.answer["fit_check"]
         self.assertFalse(check["independent"])  # two sizes: the line goes through both
-        self.assertIn("fit check: none", self.advise.stdout)
+        self.assertIn("Fit check: none", self.advise.stdout)
         farthest = max(l["size"] for l in self.answer["largest"] if not l["capped"])
         far = self.answer.get("extrapolation")
         if (farthest - 4) / 2 > far_limit(far):
