@@ -6,6 +6,7 @@
 
 #include "model/advice_error.h"
 #include "plan_store.h"
+#include "report/what_if_table.h"
 #include "scale/run_size.h"
 #include "scale/what_if.h"
 #include "text_format.h"
@@ -38,6 +39,11 @@ std::string cell(const StrategyAtSize& s) {
   return formatBytes(s.prediction.peak) + (s.fits ? "  " : " *");
 }
 
+// How far the model can be trusted (the same sentences as the reports').
+void printFitNotes(const WhatIf& w) {
+  for (const std::string& n : whatIfNotes(whatIfJson(w))) std::printf("  %s\n", n.c_str());
+}
+
 void printWhatIf(const WhatIf& w, const std::string& trace) {
   std::printf("gcprof advise --what-if %s: %s, runs", w.size_name.c_str(), trace.c_str());
   for (const auto& [run, size] : w.runs)
@@ -47,6 +53,7 @@ void printWhatIf(const WhatIf& w, const std::string& trace) {
   if (w.headroom.bytes > 0)
     std::printf("  headroom %s (%s): sizes fit %s\n", formatBytes(w.headroom.bytes).c_str(),
                 w.headroom.rule.c_str(), formatBytes(w.budget - w.headroom.bytes).c_str());
+  printFitNotes(w);
   std::printf("\n  largest %s that fits:\n  %-10s %10s %12s %12s %7s\n", w.size_name.c_str(), "strategy",
               w.size_name.c_str(), "peak", "step time", "units");
   for (const LargestSize& l : w.largest) {

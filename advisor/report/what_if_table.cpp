@@ -1,5 +1,6 @@
 #include "report/what_if_table.h"
 
+#include <cstdio>
 #include <sstream>
 
 #include "report/text_escape.h"
@@ -13,6 +14,7 @@ struct Table {
   std::vector<std::string> header;
   std::vector<std::vector<std::string>> rows;
   std::vector<std::vector<bool>> over;  // cell above the budget
+  std::vector<std::string> notes;
 };
 
 Table tableOf(const nlohmann::json& plan) {
@@ -28,6 +30,7 @@ Table tableOf(const nlohmann::json& plan) {
         << (l.value("capped", false) ? "+" : "") << ",";
   t.caption = cap.str();
   t.caption.pop_back();
+  t.notes = whatIfNotes(w);
   t.header = {name};
   const nlohmann::json& table = w.value("table", nlohmann::json::array());
   if (!table.empty())
@@ -48,6 +51,35 @@ Table tableOf(const nlohmann::json& plan) {
 
 }  // namespace
 
+std::vector<std::string> whatIfNotes(const nlohmann::json& w) {
+  std::vector<std::string> notes;
+  std::string name = w.value("size_name", std::string("size"));
+  const nlohmann::json& runs = w.value("runs", nlohmann::json::array());
+  const nlohmann::json& check = w.value("fit_check", nlohmann::json::object());
+  char buf[512];
+  if (runs.size() < 3) {
+    notes.push_back("Fit check: none (the line goes through both sizes); record a third size to check it.");
+  } else if (check.value("miss_bytes", Bytes{0}) > 0) {
+    std::snprintf(buf, sizeof buf, "Fit check: at %s=%g%s the model misses the %s by %s (%.2f%% of that run's peak).",
+                  name.c_str(), check.value("size", 0.0), check.value("independent", false) ? " (not fitted)" : "",
+                  check.value("number", std::string()).c_str(), mib(check.value("miss_bytes", Bytes{0})).c_str(),
+                  100 * check.value("fraction", 0.0));
+    notes.push_back(buf);
+  } else if (check.contains("miss_bytes")) {
+    notes.push_back("Fit check: the model reproduces every recorded size exactly.");
+  }
+  if (w.contains("extrapolation") && !runs.empty()) {
+    const nlohmann::json& e = w["extrapolation"];
+    std::snprintf(buf, sizeof buf,
+                  "Note: %s=%lld is %.1f times the recorded range (%lld..%lld) past the largest recorded size; "
+                  "predictions that far can be off by a size or two at the budget's edge: also record %s=%lld.",
+                  name.c_str(), e.value("size", 0LL), e.value("spans", 0.0), runs.front().value("size", 0LL),
+                  runs.back().value("size", 0LL), name.c_str(), e.value("suggest_size", 0LL));
+    notes.push_back(buf);
+  }
+  return notes;
+}
+
 std::string whatIfMarkdown(const nlohmann::json& plan) {
   if (!plan.contains("what_if")) return "";
   Table t = tableOf(plan);
@@ -63,6 +95,8 @@ std::string whatIfMarkdown(const nlohmann::json& plan) {
       md << " " << (t.over[r][c] ? "**" + t.rows[r][c] + "**" : t.rows[r][c]) << " |";
     md << "\n";
   }
+  if (!t.notes.empty()) md << "\n";
+  for (const std::string& n : t.notes) md << markdownCell(n) << "\n";
   return md.str();
 }
 
@@ -80,6 +114,7 @@ std::string whatIfHtml(const nlohmann::json& plan) {
     h << "</tr>\n";
   }
   h << "</table>\n";
+  for (const std::string& n : t.notes) h << "<p>" << xmlEscape(n) << "</p>\n";
   return h.str();
 }
 

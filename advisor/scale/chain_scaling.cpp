@@ -66,7 +66,7 @@ std::vector<SizePoint> pointsOf(const std::vector<SizedChain>& runs,
 
 int64_t predicted(const std::vector<SizedChain>& runs, GrowthForm form, double size,
                   const std::function<double(const UnitChain&)>& value) {
-  double v = fitGrowth(pointsOf(runs, value), form).at(size);
+  double v = fitBytes(pointsOf(runs, value), form).at(size);
   return v <= 0 ? 0 : static_cast<int64_t>(std::llround(v));
 }
 
@@ -76,7 +76,7 @@ int64_t predictedLive(const std::vector<SizedChain>& runs, GrowthForm form, doub
                       const std::optional<PersistentModel>& persistent,
                       const std::function<double(const UnitChain&)>& value) {
   if (!persistent) return predicted(runs, form, size, value);
-  double above = fitGrowth(pointsOf(runs, [&](const UnitChain& c) {
+  double above = fitBytes(pointsOf(runs, [&](const UnitChain& c) {
                              return value(c) - static_cast<double>(c.persistent);
                            }), form).at(size);
   return std::max<int64_t>(0, std::llround(above) + persistent->at(size));
@@ -203,6 +203,38 @@ UnitChain ChainScaling::at(double size) const {
   c.steady_step = shape.steady_step;
   c.complete_steps = shape.complete_steps;
   return c;
+}
+
+FitCheck ChainScaling::check() const {
+  FitCheck worst;
+  // The sizes a line through the two largest is drawn through (fitBytes).
+  bool two_largest = form_ == GrowthForm::Affine && runs_.size() >= 3;
+  for (size_t r = 0; r < runs_.size(); ++r) {
+    const UnitChain& rec = runs_[r].chain;
+    UnitChain got = at(runs_[r].size);
+    auto consider = [&](Bytes predicted, Bytes recorded, const std::string& number) {
+      Bytes miss = std::llabs(predicted - recorded);
+      if (miss <= worst.miss) return;
+      worst = {runs_[r].size, miss, recorded, rec.baseline_peak, number,
+               two_largest && r + 2 < runs_.size()};
+    };
+    auto each = [&](const std::vector<Bytes>& p, const std::vector<Bytes>& q, auto name) {
+      for (size_t k = 0; k < p.size() && k < q.size(); ++k) consider(p[k], q[k], name(k));
+    };
+    auto unit = [&](size_t k) { return k < rec.names.size() ? rec.names[k] : std::to_string(k); };
+    each(got.unit_peak, rec.unit_peak, [&](size_t k) { return "peak in " + unit(k); });
+    each(got.gap_peak, rec.gap_peak, [&](size_t k) { return "peak after " + unit(k); });
+    each(got.before_backward, rec.before_backward,
+         [&](size_t k) { return "live before " + unit(k) + "'s backward"; });
+    // Forward positions: unit k's forward is 2k, the gap after it 2k+1.
+    auto position = [&](size_t k) { return (k % 2 ? "the gap after " : "") + unit(k / 2) + "'s forward"; };
+    each(got.born_kept, rec.born_kept, [&](size_t k) { return "bytes kept from " + position(k); });
+    each(got.born_peak, rec.born_peak, [&](size_t k) { return "most bytes of " + position(k); });
+    each(got.saved, rec.saved, [&](size_t k) { return "saved by " + unit(k); });
+    consider(got.outside, rec.outside, "memory no plan changes");
+    consider(got.baseline_peak, rec.baseline_peak, "the peak");
+  }
+  return worst;
 }
 
 }  // namespace gcprof::advisor

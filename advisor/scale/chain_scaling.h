@@ -29,6 +29,19 @@ struct SizedChain {
   std::vector<Bytes> persistent_allocations;
 };
 
+// How well the scaled chain reproduces a recorded run: the chain predicted
+// at the run's size against the chain recorded there, number by number.
+struct FitCheck {
+  double size = 0;        // the recorded size missed most
+  Bytes miss = 0;         // |predicted - recorded| of the number missed most
+  Bytes recorded = 0;     // that number as recorded
+  Bytes peak = 0;         // the run's recorded peak (miss / peak is the error)
+  std::string number;     // which number ("peak in layers.0", "live before layers.3's backward")
+  // The size is not one the line was drawn through (three or more sizes,
+  // affine): the miss checks the model instead of restating its input.
+  bool independent = false;
+};
+
 class ChainScaling {
  public:
   // Throws AdviceError when the runs cannot be runs of one job at different
@@ -41,6 +54,8 @@ class ChainScaling {
   // per sample).
   UnitChain at(double size) const;
   GrowthForm form() const { return form_; }
+  // The largest miss over the recorded runs (every number of the chain).
+  FitCheck check() const;
   const std::optional<PersistentModel>& persistent() const { return persistent_; }
   const std::vector<SizedChain>& runs() const { return runs_; }
 

@@ -73,6 +73,28 @@ SizeFit fitGrowth(const std::vector<SizePoint>& points, GrowthForm form) {
   return leastSquares(points, form == GrowthForm::Affine ? 2 : 3);
 }
 
+SizeFit fitBytes(const std::vector<SizePoint>& points, GrowthForm form) {
+  if (form != GrowthForm::Affine || distinctSizes(points) < 3) return fitGrowth(points, form);
+  // The two largest sizes (the mean of their values where a size repeats).
+  std::vector<double> sizes;
+  for (const SizePoint& p : points) sizes.push_back(p.size);
+  std::sort(sizes.begin(), sizes.end());
+  sizes.erase(std::unique(sizes.begin(), sizes.end()), sizes.end());
+  std::vector<SizePoint> largest;
+  for (const SizePoint& p : points)
+    if (p.size >= sizes[sizes.size() - 2]) largest.push_back(p);
+  return fitGrowth(largest, GrowthForm::Affine);
+}
+
+FitResidual fitResidual(const std::vector<SizePoint>& points, const SizeFit& fit) {
+  FitResidual r;
+  for (const SizePoint& p : points) {
+    double miss = std::fabs(fit.at(p.size) - p.value);
+    if (miss > r.miss) r = {miss, p.size, p.value};
+  }
+  return r;
+}
+
 double timeAt(const std::vector<SizePoint>& points, GrowthForm form, double size) {
   double v = fitGrowth(points, form).at(size);
   for (const SizePoint& p : points)

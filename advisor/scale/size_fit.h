@@ -34,6 +34,25 @@ struct SizeFit {
 // AdviceError otherwise.
 SizeFit fitGrowth(const std::vector<SizePoint>& points, GrowthForm form);
 
+// How bytes grow, for predicting other sizes: with two sizes (or a quadratic
+// form) fitGrowth; with three or more sizes and the affine form, the line
+// through the two largest. Memory that is not in proportion to the size
+// (fixed-size workspaces that a small batch fills differently, the warm-up
+// step's allocations) bends the line at the smallest sizes; the largest
+// sizes are the ones that look like the sizes asked about (on the python
+// sample, a least-squares line through batch 2, 4 and 8 was 0.35% high at
+// batch 32, the line through 4 and 8 exact). The smaller sizes then check
+// the line (fitResidual).
+SizeFit fitBytes(const std::vector<SizePoint>& points, GrowthForm form);
+
+// How far the points are from `fit`: the largest miss, and the size there.
+struct FitResidual {
+  double miss = 0;   // |fit - value|, the largest over the points
+  double size = 0;   // where it is
+  double value = 0;  // the recorded value there
+};
+FitResidual fitResidual(const std::vector<SizePoint>& points, const SizeFit& fit);
+
 // A time at `size`: the fit, but never below the time recorded at a smaller
 // size. Host timings on a busy machine are noisy enough to give a line
 // through two runs a negative slope; a step does not get faster with more

@@ -1,5 +1,6 @@
 #include "scale/size_predictor.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "solve/fixed_plans.h"
@@ -41,17 +42,28 @@ Bytes SizePredictor::simulatedMinusChain(const SizedAdvice& run, const Segments&
   return simulated - evaluateChain(a.chain, plan).peak;
 }
 
-double SizePredictor::correction(const Segments& plan, int64_t size) {
-  // The recorded run nearest in size (the larger one on a tie).
-  const SizedAdvice* nearest = &runs_.front();
-  for (const SizedAdvice& r : runs_)
-    if (std::llabs(r.size - size) <= std::llabs(nearest->size - size)) nearest = &r;
-  std::pair<std::vector<std::pair<int, int>>, int64_t> key;
-  for (const Segment& s : plan) key.first.push_back({s.first, s.last});
-  key.second = nearest->size;
-  auto it = corrections_.find(key);
-  if (it == corrections_.end()) it = corrections_.emplace(key, simulatedMinusChain(*nearest, plan)).first;
-  return static_cast<double>(it->second);
+double SizePredictor::correction(const Segments& plan, int64_t size, const ChainPeak& at_size) {
+  // The recorded runs nearest in size first (the larger one on a tie); the
+  // first whose chain peak for this plan is set by the same moment.
+  std::vector<const SizedAdvice*> order;
+  for (const SizedAdvice& r : runs_) order.push_back(&r);
+  std::stable_sort(order.begin(), order.end(), [&](const SizedAdvice* a, const SizedAdvice* b) {
+    int64_t da = std::llabs(a->size - size), db = std::llabs(b->size - size);
+    return da != db ? da < db : a->size > b->size;
+  });
+  for (const SizedAdvice* r : order) {
+    ChainPeak there = evaluateChain(r->advice.chain, plan);
+    if (there.where_kind != at_size.where_kind || there.where_first != at_size.where_first ||
+        there.where_last != at_size.where_last)
+      continue;
+    std::pair<std::vector<std::pair<int, int>>, int64_t> key;
+    for (const Segment& s : plan) key.first.push_back({s.first, s.last});
+    key.second = r->size;
+    auto it = corrections_.find(key);
+    if (it == corrections_.end()) it = corrections_.emplace(key, simulatedMinusChain(*r, plan)).first;
+    return static_cast<double>(it->second);
+  }
+  return 0;
 }
 
 SizePrediction SizePredictor::predict(const Segments& plan, int64_t size) {
@@ -59,7 +71,7 @@ SizePrediction SizePredictor::predict(const Segments& plan, int64_t size) {
   ChainPeak cp = evaluateChain(chain, plan);
   SizePrediction p;
   p.segments = plan;
-  p.peak = std::max<Bytes>(0, cp.peak + std::llround(correction(plan, size)));
+  p.peak = std::max<Bytes>(0, cp.peak + std::llround(correction(plan, size, cp)));
   p.chain_peak = cp.peak;
   p.recompute_ns = cp.recompute_ns;
   p.step_ns = std::llround(timeAt(step_times_, scaling_.form(), static_cast<double>(size))) + cp.recompute_ns;

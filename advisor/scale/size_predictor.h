@@ -3,11 +3,13 @@
 // The scaled chain (chain_scaling.h) gives the plan's chain peak at the
 // size. The chain is an envelope over the steps, a little above what the
 // replay simulator finds on a recorded run; that difference, for the same
-// plan on the recorded run nearest in size, is added. It is not fitted over
-// the sizes: it comes from which moment sets the peak, and that moment
-// moves as the size grows (for `every` on the python sample: recomputing
-// the first unit at batch 2 and 4, inside the last unit at batch 20), so a
-// line through it extrapolates the wrong moment's gap.
+// plan on the recorded run nearest in size whose chain peak is set by the
+// same moment as at the asked size, is added (nothing when no run's is). It
+// is not fitted over the sizes: it comes from which moment sets the peak,
+// and that moment moves as the size grows (for `every` on the python
+// sample: recomputing the first unit at batch 2 to 8, inside the last unit
+// at batch 32, where the chain is exact), so neither a line through it nor
+// the nearest run's value carries over to another moment.
 #pragma once
 
 #include <map>
@@ -42,6 +44,7 @@ class SizePredictor {
   SizePredictor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form);
 
   GrowthForm form() const { return scaling_.form(); }
+  const ChainScaling& scaling() const { return scaling_; }
   SegmentKind kind() const { return kind_; }
   int units() const { return runs_.front().advice.chain.size(); }
   const UnitChain& chainAt(int64_t size);
@@ -55,7 +58,7 @@ class SizePredictor {
 
  private:
   Bytes simulatedMinusChain(const SizedAdvice& run, const Segments& plan);
-  double correction(const Segments& plan, int64_t size);
+  double correction(const Segments& plan, int64_t size, const ChainPeak& at_size);
 
   const std::vector<SizedAdvice>& runs_;
   ChainScaling scaling_;

@@ -1,6 +1,7 @@
 #include "scale/what_if.h"
 
 #include <algorithm>
+#include <cmath>
 #include <functional>
 #include <set>
 
@@ -107,6 +108,22 @@ nlohmann::json strategyJson(const StrategyAtSize& s) {
           {"checkpointed_units", units}, {"fits_budget", s.fits}};
 }
 
+// The farthest size asked about, when it is too far past the recorded ones.
+std::optional<Extrapolation> extrapolationOf(const WhatIf& w, std::optional<int64_t> requested) {
+  int64_t smallest = w.runs.front().second, largest = w.runs.back().second;  // runs are by size
+  int64_t asked = requested.value_or(0);
+  for (const LargestSize& l : w.largest)
+    if (!l.capped) asked = std::max(asked, l.size);
+  Extrapolation e;
+  e.size = asked;
+  e.spans = static_cast<double>(asked - largest) / static_cast<double>(largest - smallest);
+  if (e.spans <= kMaxExtrapolationSpans) return std::nullopt;
+  // (asked - s) <= k (s - smallest)  <=>  s >= (asked + k smallest) / (k + 1)
+  double k = kMaxExtrapolationSpans;
+  e.suggest = std::max<int64_t>(largest + 1, static_cast<int64_t>(std::ceil((asked + k * smallest) / (k + 1))));
+  return e;
+}
+
 }  // namespace
 
 WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const WhatIfRequest& req) {
@@ -158,6 +175,8 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
     for (const char* name : kStrategies) row.plans.push_back(strategyAt(p, name, s, limit));
     w.table.push_back(row);
   }
+  w.fit_check = p.scaling().check();
+  w.extrapolation = extrapolationOf(w, req.size);
   if (req.size) {
     w.plan = adviceAtSize(p, sized.back(), *req.size, w, req.advice.strategy);
     w.plan_size = *req.size;
@@ -179,10 +198,18 @@ nlohmann::json whatIfJson(const WhatIf& w) {
     for (const StrategyAtSize& s : r.plans) plans.push_back(strategyJson(s));
     table.push_back({{"size", r.size}, {"recorded", r.recorded}, {"plans", plans}});
   }
-  return {{"size_name", w.size_name}, {"fit", toString(w.form)}, {"budget_bytes", w.budget},
-          {"headroom_bytes", w.headroom.bytes},
-          {"budget", w.budget_text},  {"runs", runs},            {"largest", largest},
-          {"table", table}};
+  const FitCheck& c = w.fit_check;
+  nlohmann::json check = {{"size", c.size},         {"miss_bytes", c.miss},     {"recorded_bytes", c.recorded},
+                          {"peak_bytes", c.peak},    {"number", c.number},       {"independent", c.independent},
+                          {"fraction", c.peak > 0 ? static_cast<double>(c.miss) / static_cast<double>(c.peak) : 0.0}};
+  nlohmann::json doc = {{"size_name", w.size_name}, {"fit", toString(w.form)}, {"budget_bytes", w.budget},
+                        {"headroom_bytes", w.headroom.bytes},
+                        {"budget", w.budget_text},  {"runs", runs},            {"largest", largest},
+                        {"table", table},           {"fit_check", check}};
+  if (w.extrapolation)
+    doc["extrapolation"] = {{"size", w.extrapolation->size}, {"spans", w.extrapolation->spans},
+                            {"max_spans", kMaxExtrapolationSpans}, {"suggest_size", w.extrapolation->suggest}};
+  return doc;
 }
 
 nlohmann::json sizedPlanJson(const WhatIf& w) {

@@ -39,6 +39,19 @@ struct WhatIfRow {
   std::vector<StrategyAtSize> plans;  // none, every, uniform, optimal
 };
 
+// A size asked about (the largest that fits, or --size) far beyond the
+// recorded ones: the error of a fit grows with the distance, in units of
+// the recorded span (largest - smallest recorded size).
+struct Extrapolation {
+  int64_t size = 0;     // the farthest size asked about
+  double spans = 0;     // (size - largest recorded) / (largest - smallest recorded)
+  int64_t suggest = 0;  // record this size too to bring `spans` to kMaxExtrapolationSpans
+};
+// Measured (bench/RESULTS.md, "What fits"): from batch 2, 4 and 8 the
+// python sample's peaks at batch 32 (4 spans) were exact; from 2 and 4
+// (14 spans) `every` was 1% high, enough to move the largest batch by two.
+constexpr double kMaxExtrapolationSpans = 4;
+
 struct WhatIf {
   std::string size_name;
   GrowthForm form = GrowthForm::Affine;
@@ -49,6 +62,8 @@ struct WhatIf {
   std::vector<std::pair<int64_t, int64_t>> runs;  // (run, size), by size
   std::vector<LargestSize> largest;              // none, every, uniform, optimal
   std::vector<WhatIfRow> table;                  // by size
+  FitCheck fit_check;                            // the model at the recorded sizes
+  std::optional<Extrapolation> extrapolation;    // set when beyond kMaxExtrapolationSpans
   std::optional<Advice> plan;                    // for request.size (request.advice.strategy)
   int64_t plan_size = 0;
 };

@@ -134,6 +134,7 @@ void TablesView::drawWhatFits(view::TraceDocument& doc, ImVec2 size) {
     ImGui::BulletText("%-8s %lld%s  %s", l.strategy.c_str(), static_cast<long long>(l.size), l.capped ? "+" : "",
                       l.peak >= 0 ? gcprof::formatBytes(l.peak).c_str() : "nothing fits");
   }
+  for (const std::string& n : w->notes) ImGui::TextWrapped("%s", n.c_str());
   const int columns = 1 + static_cast<int>(w->strategies.size());
   const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV | ImGuiTableFlags_ScrollY;
   float rest = ImGui::GetContentRegionAvail().y;

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "model/advice_error.h"
+#include "report/what_if_table.h"
 #include "scale/run_size.h"
 #include "scale/what_if.h"
 
@@ -45,6 +46,7 @@ WhatFits parse(const nlohmann::json& w) {
     if (names != out.strategies) throw std::runtime_error("the table's rows name different strategies");
     out.rows.push_back(std::move(row));
   }
+  out.notes = advisor::whatIfNotes(w);
   return out;
 }
 

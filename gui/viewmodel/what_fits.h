@@ -38,6 +38,9 @@ struct WhatFits {
   std::vector<Largest> largest;
   std::vector<Row> rows;
   std::string source;       // "plan 3" | "computed for runs 1, 2"
+  // How far to trust it: the fit check and a size to record too, as the
+  // terminal and the reports say them (advisor/report/what_if_table.h).
+  std::vector<std::string> notes;
 };
 
 // From a plan document with a `what_if` section, or a what-if document

@@ -44,6 +44,27 @@ TEST(SizeFit, QuadraticIsDetectedOnlyWhenTheDataNeedsIt) {
   EXPECT_EQ(growthFormOf({{2, 100}, {4, 180}}), GrowthForm::Affine);  // two sizes: a line
 }
 
+TEST(SizeFit, BytesFollowTheTwoLargestOfThreeSizesAndTheSmallestChecksThem) {
+  // 40 bytes per size from 4 on; the smallest size holds 30 bytes more (a
+  // workspace the larger sizes outgrow, the warm-up step's extras).
+  std::vector<SizePoint> bent = {{2, 130}, {4, 180}, {8, 340}};
+  SizeFit f = fitBytes(bent, GrowthForm::Affine);
+  EXPECT_NEAR(f.at(16), 660, 1e-9);
+  EXPECT_NEAR(f.at(32), 1300, 1e-9);
+  // Least squares through all three would bend the line: 621 at 16.
+  EXPECT_LT(fitGrowth(bent, GrowthForm::Affine).at(16), 640);
+  FitResidual r = fitResidual(bent, f);
+  EXPECT_DOUBLE_EQ(r.size, 2);
+  EXPECT_NEAR(r.miss, 30, 1e-9);
+  EXPECT_DOUBLE_EQ(r.value, 130);
+  // Two sizes: the line through both; a quadratic: every size.
+  EXPECT_NEAR(fitBytes({{2, 100}, {4, 180}}, GrowthForm::Affine).at(16), 660, 1e-9);
+  auto q = [](double s) { return 5 + 2 * s + 3 * s * s; };
+  std::vector<SizePoint> curved = {{2, q(2)}, {4, q(4)}, {8, q(8)}};
+  EXPECT_NEAR(fitBytes(curved, GrowthForm::Quadratic).at(32), q(32), 1e-6);
+  EXPECT_NEAR(fitResidual(curved, fitBytes(curved, GrowthForm::Quadratic)).miss, 0, 1e-6);
+}
+
 TEST(SizeFit, TimesNeverFallBelowASmallerRecordedSize) {
   std::vector<SizePoint> noisy = {{2, 900}, {4, 700}};  // a busy machine
   EXPECT_DOUBLE_EQ(timeAt(noisy, GrowthForm::Affine, 16), 900);
@@ -142,6 +163,35 @@ TEST(ChainScaling, FitsEachMomentAndTakesTheMaximumAtTheNewSize) {
   EXPECT_EQ(unpaired.at(16).unit_peak[0], 1160);
 }
 
+// One unit whose peak grows by 100 bytes per size, `bend` more at this size.
+SizedChain straightJob(double size, Bytes bend = 0) {
+  SizedChain s = crossingMoments(size);
+  Bytes v = 1000 + 100 * static_cast<Bytes>(size) + bend;
+  s.chain.unit_peak = {v};
+  s.chain.unit_peak_moments = {{v}};
+  s.chain.baseline_peak = v;
+  return s;
+}
+
+TEST(ChainScaling, CheckReportsTheMissAtASizeTheLineIsNotDrawnThrough) {
+  ChainScaling exact({straightJob(2), straightJob(4), straightJob(8)}, GrowthForm::Affine);
+  EXPECT_EQ(exact.check().miss, 0);
+  ChainScaling bent({straightJob(2, 15), straightJob(4), straightJob(8)}, GrowthForm::Affine);
+  FitCheck c = bent.check();
+  EXPECT_DOUBLE_EQ(c.size, 2);
+  EXPECT_EQ(c.miss, 15);
+  EXPECT_EQ(c.recorded, 1215);
+  EXPECT_EQ(c.peak, 1215);
+  EXPECT_EQ(c.number, "peak in layers.0");
+  EXPECT_TRUE(c.independent);
+  // The prediction follows the two largest sizes, not the bend.
+  EXPECT_EQ(bent.at(32).unit_peak[0], straightJob(32).chain.unit_peak[0]);
+  // With two sizes the line goes through both: nothing is checked.
+  ChainScaling two({straightJob(2, 15), straightJob(4)}, GrowthForm::Affine);
+  EXPECT_EQ(two.check().miss, 0);
+  EXPECT_FALSE(two.check().independent);
+}
+
 TEST(ChainScaling, RefusesRunsWithDifferentUnits) {
   Trace a = jobAt(2, 0, 6), b = jobAt(4, 0, 7);
   try {
@@ -221,6 +271,51 @@ TEST(WhatIf, LargestSizeIsTheTrueLargestForEachStrategy) {
   WhatIfRequest unbudgeted = req;
   unbudgeted.advice.budget.reset();
   EXPECT_THROW(whatIf({{2, &a}, {4, &b}}, unbudgeted), AdviceError);
+}
+
+TEST(WhatIf, SaysWhenTheAskedSizeIsTooFarPastTheRecordedOnes) {
+  Trace a = jobAt(2), b = jobAt(4);
+  WhatIfRequest req;
+  req.size_name = "batch";
+  req.advice.budget = bytes(60000);
+  WhatIf w = whatIf({{2, &a}, {4, &b}}, req);
+  int64_t farthest = 0;
+  for (const LargestSize& l : w.largest) farthest = std::max(farthest, l.size);
+  ASSERT_GT(farthest, 4 + 2 * kMaxExtrapolationSpans) << "the budget must make the largest size far";
+  ASSERT_TRUE(w.extrapolation.has_value());
+  EXPECT_EQ(w.extrapolation->size, farthest);
+  EXPECT_DOUBLE_EQ(w.extrapolation->spans, (farthest - 4) / 2.0);
+  // The suggested size is the smallest that brings the farthest within the limit.
+  int64_t s = w.extrapolation->suggest;
+  EXPECT_LE(farthest - s, kMaxExtrapolationSpans * (s - 2));
+  EXPECT_GT(farthest - (s - 1), kMaxExtrapolationSpans * (s - 1 - 2));
+  nlohmann::json doc = whatIfJson(w);
+  EXPECT_EQ(doc["extrapolation"]["suggest_size"], s);
+  EXPECT_FALSE(doc["fit_check"]["independent"]);
+  // Recording it answers the same (the job grows exactly affinely) without the note.
+  Trace c = jobAt(s);
+  WhatIf three = whatIf({{2, &a}, {4, &b}, {s, &c}}, req);
+  EXPECT_FALSE(three.extrapolation.has_value());
+  for (size_t k = 0; k < w.largest.size(); ++k) EXPECT_EQ(three.largest[k].size, w.largest[k].size);
+  EXPECT_EQ(three.fit_check.miss, 0);
+  EXPECT_FALSE(whatIfJson(three).contains("extrapolation"));
+  // The same sentences in the terminal and the reports.
+  std::vector<std::string> notes = whatIfNotes(doc);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[0].find("Fit check: none"), std::string::npos) << notes[0];
+  EXPECT_NE(notes[1].find("also record batch=" + std::to_string(s)), std::string::npos) << notes[1];
+  std::vector<std::string> checked = whatIfNotes(whatIfJson(three));
+  ASSERT_EQ(checked.size(), 1u);
+  EXPECT_NE(checked[0].find("reproduces every recorded size exactly"), std::string::npos) << checked[0];
+  WhatIfRequest sized = req;
+  sized.size = 8;
+  nlohmann::json plan = sizedPlanJson(whatIf({{2, &a}, {4, &b}}, sized));
+  EXPECT_NE(whatIfMarkdown(plan).find("also record batch=" + std::to_string(s)), std::string::npos);
+  EXPECT_NE(whatIfHtml(plan).find("<p>Fit check: none"), std::string::npos);
+  // A requested size counts as asked.
+  WhatIfRequest far = req;
+  far.size = 100 * s;
+  EXPECT_EQ(whatIf({{2, &a}, {4, &b}, {s, &c}}, far).extrapolation->size, 100 * s);
 }
 
 TEST(PersistentMemory, SplitsConstantPerSizeAndWorkspace) {

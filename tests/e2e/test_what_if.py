@@ -12,6 +12,11 @@ FLAGS = [f for i, f in enumerate(p.ACTIVATION_HEAVY)
          if f != "--batch" and (i == 0 or p.ACTIVATION_HEAVY[i - 1] != "--batch")]
 
 
+def far_limit(extrapolation):
+    """The most recorded spans past the largest size without a note (what_if.h)."""
+    return extrapolation["max_spans"] if extrapolation else 4
+
+
 def job(batch):
     return p.sample("py", flags=FLAGS + ["--batch", str(batch)])
 
@@ -45,6 +50,19 @@ class WhatIfPython(unittest.TestCase):
         self.assertGreaterEqual(self.largest["optimal"], self.largest["every"])
         self.assertEqual(self.answer["fit"], "affine")
         self.assertEqual(sorted(r["size"] for r in self.answer["runs"]), [2, 4])
+
+    def test_says_what_checks_the_fit_and_when_the_answer_is_too_far(self):
+        check = self.answer["fit_check"]
+        self.assertFalse(check["independent"])  # two sizes: the line goes through both
+        self.assertIn("Fit check: none", self.advise.stdout)
+        farthest = max(l["size"] for l in self.answer["largest"] if not l["capped"])
+        far = self.answer.get("extrapolation")
+        if (farthest - 4) / 2 > far_limit(far):
+            self.assertIsNotNone(far, self.answer)
+            self.assertEqual(far["size"], farthest)
+            self.assertGreater(far["suggest_size"], 4)
+        else:
+            self.assertIsNone(far, self.answer)
 
     def test_runs_can_be_given_with_their_sizes_instead_of_names(self):
         runs = {r["size"]: r["run"] for r in self.answer["runs"]}

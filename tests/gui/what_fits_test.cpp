@@ -60,6 +60,8 @@ TEST(WhatFitsView, ComputedForSizedRunsAgreesWithItsOwnTable) {
   ASSERT_NE(w, nullptr);
   EXPECT_EQ(w->size_name, "batch");
   EXPECT_EQ(w->budget_text, "150%");
+  ASSERT_FALSE(w->notes.empty());  // two sizes: nothing checks the line, and it says so
+  EXPECT_NE(w->notes[0].find("Fit check: none"), std::string::npos) << w->notes[0];
   EXPECT_EQ(w->strategies, (std::vector<std::string>{"none", "every", "uniform", "optimal"}));
   ASSERT_EQ(w->largest.size(), 4u);
   // Each strategy's largest size is the last row its column fits, and the
