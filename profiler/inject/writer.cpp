@@ -75,13 +75,21 @@ class ControlFile {
 void drainAll(std::vector<Stamped>& out) {
   static Event chunk[4096];
   for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
-    for (uint32_t n; (n = s->drain(chunk, 4096)) > 0;)
+    // Only what the ring holds now: a thread that the drain wakes refills its
+    // ring as fast as we empty it, and the round's events (held in memory
+    // until written) would grow without bound. What it pushes meanwhile is
+    // younger than the watermark below, so nothing is taken out of order.
+    uint32_t budget = static_cast<uint32_t>(s->head.load(std::memory_order_acquire) -
+                                            s->tail.load(std::memory_order_relaxed));
+    for (uint32_t n; budget > 0 && (n = s->drain(chunk, std::min<uint32_t>(budget, 4096))) > 0;) {
+      budget -= n;
       for (uint32_t i = 0; i < n; ++i) {
         // A buffer passes from an exited thread to the next one: a mark says whose
         // events follow (thread_state.h).
         if (chunk[i].type == EventType::Thread) s->drain_tid = static_cast<int64_t>(chunk[i].a);
         else out.push_back({chunk[i], s->drain_tid});
       }
+    }
   }
 }
 
