@@ -3,8 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -105,9 +104,14 @@ Counters sumCounters() {
 
 void* writerMain(void*) {
   t_in_gcprof = true;  // nothing this thread allocates is the job's
-  // Training threads come first: the writer only has to keep up on average,
-  // and every time it preempts one of them an OpenMP barrier waits for it.
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  // Not niced: at nice +10 a loaded machine gave the writer a tenth of a
+  // thread's share, so it fell seconds behind and a SIGTERM'd job's 5 s flush
+  // lost steps (bench/RESULTS.md, issue 14). SCHED_BATCH keeps what the nice
+  // was for: waking every round, the writer does not preempt a running
+  // training thread (whose OpenMP barrier would wait for it), it runs at the
+  // next scheduler tick or on an idle core; over time it gets a normal share.
+  sched_param batch{};
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);

@@ -194,6 +194,18 @@ int churn(int n) {
   return 0;
 }
 
+// Many blocks alive at once: `live N` allocates N blocks of 1 KiB, holds
+// them for 0.5 s (ten writer rounds: every one is in the writer's live map
+// and written as live), prints the peak RSS, then frees them.
+int live(int n) {
+  std::vector<void*> blocks(static_cast<size_t>(n));
+  for (void*& p : blocks) p = keep(malloc(1040));  // just above --min-bytes' default
+  usleep(500000);
+  std::printf("peak_rss_kib %ld\n", peakRssKib());
+  for (void* p : blocks) free(p);
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -213,6 +225,7 @@ int main(int argc, char** argv) {
   if (mode == "realloc_fails") return reallocFails();
   if (mode == "storm" && argc == 4) return storm(std::atoi(argv[2]), std::atoi(argv[3]));
   if (mode == "churn" && argc == 3) return churn(std::atoi(argv[2]));
-  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4|storm T N|churn N\n");
+  if (mode == "live" && argc == 3) return live(std::atoi(argv[2]));
+  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4|storm T N|churn N|live N\n");
   return 2;
 }
