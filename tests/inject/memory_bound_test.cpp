@@ -89,8 +89,8 @@ TEST(InjectorMemory, AllocationStormBeforeAnyMarkerHoldsABoundedBacklog) {
 }
 
 // 100,000 blocks of 1 KiB alive at once on one thread: the one-figure bound of
-// docs/recording.md, 36 MiB + 2.5 MiB x (T + 1) + 150 bytes per live block,
-// holds (here T = 1: 41 MiB + 14.6 MiB). The writer keeps an entry per live
+// docs/recording.md, 36 MiB + 2.5 MiB x (T + 1) + 200 bytes per live block,
+// holds (here T = 1: 41 MiB + 19.5 MiB; measured about 37 MiB). The writer keeps an entry per live
 // block; a heavier entry (or a bound that does not hold) fails here.
 TEST(InjectorMemory, LiveBlocksCostAFixedAmountEach) {
   const long blocks = 100000;
@@ -99,7 +99,7 @@ TEST(InjectorMemory, LiveBlocksCostAFixedAmountEach) {
   long recorded = peakRssKib("live " + std::to_string(blocks), db);
   ASSERT_GT(plain, 0);
   ASSERT_GT(recorded, 0);
-  const long bound_kib = 36 * 1024 + 2 * 2560 + 150 * blocks / 1024;  // KiB
+  const long bound_kib = 36 * 1024 + 2 * 2560 + 200 * blocks / 1024;  // KiB
   EXPECT_LT(recorded - plain, bound_kib) << "plain " << plain << " KiB, recorded " << recorded << " KiB";
   std::printf("live blocks: recorded - plain = %ld KiB for %ld blocks (bound %ld KiB)\n",
               recorded - plain, blocks, bound_kib);
