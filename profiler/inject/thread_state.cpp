@@ -10,6 +10,7 @@
 
 #include <new>
 
+#include "recorder.h"
 #include "writer.h"
 
 namespace gcprof::inject {
@@ -97,13 +98,7 @@ ThreadState* shared() {
 }
 
 // A full ring waits this long for the writer before its events are dropped.
-constexpr int64_t kFullWaitNs = 10000000000;
-
-int64_t monotonicNs() {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return ts.tv_sec * 1000000000L + ts.tv_nsec;
-}
+constexpr Ns kFullWaitNs = 10000000000;
 
 void futexWait(std::atomic<uint32_t>& word, uint32_t expected, long timeout_ns) {
   timespec ts{timeout_ns / 1000000000L, timeout_ns % 1000000000L};
@@ -157,9 +152,9 @@ bool ThreadState::pushOwned(const Event& e) {
 // context switches than the writer spent writing (bench/RESULTS.md).
 bool ThreadState::waitForRoom(uint64_t h) {
   wakeWriter();
-  int64_t deadline = monotonicNs() + kFullWaitNs;
+  Ns deadline = nowNs() + kFullWaitNs;
   while (h - tail.load(std::memory_order_seq_cst) >= kRingEvents) {
-    if (!writerRunning() || monotonicNs() > deadline) return false;
+    if (!writerRunning() || nowNs() > deadline) return false;
     // Announce, then look again: either drain() sees the 1 and wakes us, or
     // we see its new tail (both sides use sequentially consistent order).
     room_wanted.store(1, std::memory_order_seq_cst);
