@@ -112,6 +112,7 @@ void* writerMain(void*) {
   // next scheduler tick or on an idle core; over time it gets a normal share.
   sched_param batch{};
   pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+  pthread_setname_np(pthread_self(), "gcprof-writer");  // for top, perf and gdb (after the policy: tests read both)
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
@@ -187,7 +188,6 @@ bool startWriter() {
     std::fprintf(stderr, "gcprof: cannot start the writer thread; not recording\n");
     return false;
   }
-  pthread_setname_np(g_thread, "gcprof-writer");  // for top, perf and gdb
   return true;
 }
 
