@@ -54,6 +54,7 @@ bench: build
 	$(BUILD)/bin/gui_frame_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 	$(BUILD)/bin/advisor_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 	python3 bench/record/side_by_side.py --build $(BUILD) --short
+	python3 bench/record/storm.py --build $(BUILD) --rounds 1
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD) build-wheel

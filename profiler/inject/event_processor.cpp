@@ -72,7 +72,7 @@ void EventProcessor::writeLongLived() {
     // their blocks pending until they show they are training processes.
     if (!writer_ && root_) ensureRun();
     if (!writer_) continue;
-    a.id = writer_->add(a);
+    a.id = writer_->addLive(a);
   }
 }
 

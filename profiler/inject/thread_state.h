@@ -34,6 +34,9 @@ struct ThreadState {
   // out of order, so an end removes its id wherever it is.
   uint64_t ranges[kMaxRangeDepth];
   int depth = 0;
+  // 1 while the producer sleeps on a full ring (a futex word): the writer's
+  // drain wakes it, so a stalled thread costs no CPU while it waits.
+  std::atomic<uint32_t> room_wanted{0};
   std::atomic<bool> exited{false};  // its thread is gone: the next new thread takes it
   bool shared = false;              // the buffer of exited threads: producers take `lock`
   std::atomic<bool> lock{false};
@@ -49,6 +52,11 @@ struct ThreadState {
 
   // push() without the shared buffer's lock: for the owning thread.
   bool pushOwned(const Event& e);
+
+ private:
+  // The ring is full at `h`: sleeps until the writer drains some (true), or
+  // gives up when the writer is gone or stuck for kFullWaitNs (false).
+  bool waitForRoom(uint64_t h);
 };
 
 // The calling thread's state, created (or taken over from an exited thread)

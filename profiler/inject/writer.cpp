@@ -3,8 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
-#include <sys/resource.h>
-#include <sys/syscall.h>
+#include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -75,13 +74,21 @@ class ControlFile {
 void drainAll(std::vector<Stamped>& out) {
   static Event chunk[4096];
   for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
-    for (uint32_t n; (n = s->drain(chunk, 4096)) > 0;)
+    // Only what the ring holds now: a thread that the drain wakes refills its
+    // ring as fast as we empty it, and the round's events (held in memory
+    // until written) would grow without bound. What it pushes meanwhile is
+    // younger than the watermark below, so nothing is taken out of order.
+    uint32_t budget = static_cast<uint32_t>(s->head.load(std::memory_order_acquire) -
+                                            s->tail.load(std::memory_order_relaxed));
+    for (uint32_t n; budget > 0 && (n = s->drain(chunk, std::min<uint32_t>(budget, 4096))) > 0;) {
+      budget -= n;
       for (uint32_t i = 0; i < n; ++i) {
         // A buffer passes from an exited thread to the next one: a mark says whose
         // events follow (thread_state.h).
         if (chunk[i].type == EventType::Thread) s->drain_tid = static_cast<int64_t>(chunk[i].a);
         else out.push_back({chunk[i], s->drain_tid});
       }
+    }
   }
 }
 
@@ -97,9 +104,15 @@ Counters sumCounters() {
 
 void* writerMain(void*) {
   t_in_gcprof = true;  // nothing this thread allocates is the job's
-  // Training threads come first: the writer only has to keep up on average,
-  // and every time it preempts one of them an OpenMP barrier waits for it.
-  setpriority(PRIO_PROCESS, static_cast<id_t>(syscall(SYS_gettid)), 10);
+  // Not niced: at nice +10 a loaded machine gave the writer a tenth of a
+  // thread's share, so it fell seconds behind and a SIGTERM'd job's 5 s flush
+  // lost steps (bench/RESULTS.md, issue 14). SCHED_BATCH keeps what the nice
+  // was for: waking every round, the writer does not preempt a running
+  // training thread (whose OpenMP barrier would wait for it), it runs at the
+  // next scheduler tick or on an idle core; over time it gets a normal share.
+  sched_param batch{};
+  pthread_setschedparam(pthread_self(), SCHED_BATCH, &batch);
+  pthread_setname_np(pthread_self(), "gcprof-writer");  // for top, perf and gdb (after the policy: tests read both)
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
@@ -175,7 +188,6 @@ bool startWriter() {
     std::fprintf(stderr, "gcprof: cannot start the writer thread; not recording\n");
     return false;
   }
-  pthread_setname_np(g_thread, "gcprof-writer");  // for top, perf and gdb
   return true;
 }
 

@@ -7,7 +7,11 @@
 namespace gcprof {
 
 RunWriter::RunWriter(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE,
+  // A connection of its own, used by one thread (the injector's writer):
+  // SQLite need not lock its own mutexes on every call (NOMUTEX); other
+  // processes and connections are still kept out by the file locks.
+  if (sqlite3_open_v2(path.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
                       nullptr) != SQLITE_OK) {
     std::string msg = path + ": cannot open for writing (" + sqlite3_errmsg(db_) + ")";
     sqlite3_close(db_);
@@ -30,9 +34,15 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   range_ = prepare(
       "INSERT INTO ranges (run, id, name, domain, phase, thread, depth, parent, start_ns,"
       " end_ns, step, device_ns, input_bytes, output_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  alloc_ = prepare(
+  const std::string insert_allocations =
       "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns,"
-      " free_ns, range, step, kind) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)");
+      " free_ns, range, step, kind) VALUES ";
+  const std::string row = "(?,?,?,?,?,?,?,?,?,?,?,?)";
+  alloc_ = prepare((insert_allocations + row).c_str());
+  std::string rows = row;
+  for (int i = 1; i < kAllocationBatch; ++i) rows += "," + row;
+  alloc_batch_ = prepare((insert_allocations + rows).c_str());
+  batch_.reserve(kAllocationBatch);
   set_free_ = prepare("UPDATE allocations SET free_ns=? WHERE rowid=?");
   step_ = prepare(
       "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
@@ -43,8 +53,16 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
 }
 
 RunWriter::~RunWriter() {
-  if (in_tx_) sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
-  for (sqlite3_stmt* st : {range_, alloc_, set_free_, step_, scalar_, kernel_}) sqlite3_finalize(st);
+  if (in_tx_) {
+    try {
+      flushAllocations();
+    } catch (const StoreError&) {
+      // A destructor cannot report it; what was written before is committed below.
+    }
+    sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
+  }
+  for (sqlite3_stmt* st : {range_, alloc_, alloc_batch_, set_free_, step_, scalar_, kernel_})
+    sqlite3_finalize(st);
   sqlite3_close(db_);
 }
 
@@ -56,9 +74,9 @@ sqlite3_stmt* RunWriter::prepare(const char* sql) {
 }
 
 void RunWriter::done(sqlite3_stmt* st) {
+  // Every statement binds all its parameters each time: no clear_bindings.
   int rc = sqlite3_step(st);
   sqlite3_reset(st);
-  sqlite3_clear_bindings(st);
   if (rc != SQLITE_DONE) throw StoreError(path_ + ": write failed: " + sqlite3_errmsg(db_));
 }
 
@@ -75,6 +93,7 @@ void RunWriter::begin() {
 
 void RunWriter::commit() {
   if (!in_tx_) return;
+  flushAllocations();
   in_tx_ = false;
   exec(db_, path_, "COMMIT");
 }
@@ -100,20 +119,55 @@ void RunWriter::add(const Range& r) {
   done(range_);
 }
 
-int64_t RunWriter::add(const Allocation& a) {
+namespace {
+
+// Binds one allocation row at parameters first .. first + 11.
+void bindAllocation(sqlite3_stmt* st, int first, int64_t run, const Allocation& a) {
+  sqlite3_bind_int64(st, first, run);
+  sqlite3_bind_int64(st, first + 1, static_cast<int64_t>(a.addr));
+  sqlite3_bind_int64(st, first + 2, a.bytes);
+  sqlite3_bind_int(st, first + 3, a.device);
+  sqlite3_bind_int64(st, first + 4, a.stream);
+  sqlite3_bind_int64(st, first + 5, a.thread);
+  sqlite3_bind_int(st, first + 6, a.api);
+  sqlite3_bind_int64(st, first + 7, a.alloc);
+  sqlite3_bind_int64(st, first + 8, a.free);
+  sqlite3_bind_int64(st, first + 9, a.range);
+  sqlite3_bind_int64(st, first + 10, a.step);
+  sqlite3_bind_int(st, first + 11, a.kind);
+}
+
+constexpr int kAllocationColumns = 12;
+
+}  // namespace
+
+void RunWriter::add(const Allocation& a) {
   begin();
-  sqlite3_bind_int64(alloc_, 1, run_);
-  sqlite3_bind_int64(alloc_, 2, static_cast<int64_t>(a.addr));
-  sqlite3_bind_int64(alloc_, 3, a.bytes);
-  sqlite3_bind_int(alloc_, 4, a.device);
-  sqlite3_bind_int64(alloc_, 5, a.stream);
-  sqlite3_bind_int64(alloc_, 6, a.thread);
-  sqlite3_bind_int(alloc_, 7, a.api);
-  sqlite3_bind_int64(alloc_, 8, a.alloc);
-  sqlite3_bind_int64(alloc_, 9, a.free);
-  sqlite3_bind_int64(alloc_, 10, a.range);
-  sqlite3_bind_int64(alloc_, 11, a.step);
-  sqlite3_bind_int(alloc_, 12, a.kind);
+  batch_.push_back(a);
+  if (static_cast<int>(batch_.size()) < kAllocationBatch) return;
+  for (int i = 0; i < kAllocationBatch; ++i)
+    bindAllocation(alloc_batch_, 1 + i * kAllocationColumns, run_, batch_[i]);
+  batch_.clear();
+  done(alloc_batch_);
+}
+
+void RunWriter::flushAllocations() {
+  try {
+    for (const Allocation& a : batch_) {
+      bindAllocation(alloc_, 1, run_, a);
+      done(alloc_);
+    }
+  } catch (...) {
+    batch_.clear();  // not retried: the writer stops recording after a failed write
+    throw;
+  }
+  batch_.clear();
+}
+
+int64_t RunWriter::addLive(const Allocation& a) {
+  begin();
+  flushAllocations();
+  bindAllocation(alloc_, 1, run_, a);
   done(alloc_);
   return sqlite3_last_insert_rowid(db_);
 }

@@ -6,6 +6,7 @@
 #include <sqlite3.h>
 
 #include <string>
+#include <vector>
 
 #include "trace.h"
 
@@ -24,12 +25,17 @@ class RunWriter {
   int64_t run() const { return run_; }
 
   // Appends open a transaction when none is open; commit() ends it, so the
-  // write lock is held only while a batch is written.
+  // write lock is held only while a batch is written. Allocations are written
+  // kAllocationBatch rows per INSERT (an allocation storm spent half of the
+  // writer's time in per-statement overhead), the rest of a batch at commit();
+  // rows keep the order of the calls.
   void begin();
   void commit();
   void add(const Range& r);
-  // Returns the row, for setFree when the block is written while still live.
-  int64_t add(const Allocation& a);
+  void add(const Allocation& a);
+  // Writes the block now (after those added before it) and returns its row,
+  // for setFree: a block written while still live.
+  int64_t addLive(const Allocation& a);
   // The free time of an allocation written while it was live (free_ns -1).
   void setFree(int64_t row, Ns free);
   void add(const Step& s);
@@ -50,6 +56,9 @@ class RunWriter {
  private:
   sqlite3_stmt* prepare(const char* sql);
   void done(sqlite3_stmt* st);
+  void flushAllocations();
+
+  static constexpr int kAllocationBatch = 32;  // 384 parameters: below SQLite's 999 limit
 
   std::string path_;
   sqlite3* db_ = nullptr;
@@ -57,6 +66,8 @@ class RunWriter {
   bool in_tx_ = false;
   sqlite3_stmt* range_ = nullptr;
   sqlite3_stmt* alloc_ = nullptr;
+  sqlite3_stmt* alloc_batch_ = nullptr;  // kAllocationBatch rows
+  std::vector<Allocation> batch_;
   sqlite3_stmt* set_free_ = nullptr;
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;

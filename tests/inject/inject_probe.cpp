@@ -1,8 +1,10 @@
 // A small program run under `gcprof record` by injector_test.cpp. Each mode
 // exercises one promise of the injector; sizes are distinctive so the test
 // can find exactly these allocations in the trace.
+#include <dirent.h>
 #include <pthread.h>
 #include <malloc.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -10,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <cstring>
 #include <string>
 #include <thread>
 #include <vector>
@@ -204,6 +207,54 @@ int churn(int n) {
   return 0;
 }
 
+// Many blocks alive at once: `live N` allocates N blocks of 1 KiB, holds
+// them for 0.5 s (ten writer rounds: every one is in the writer's live map
+// and written as live), prints the peak RSS, then frees them.
+int live(int n) {
+  std::vector<void*> blocks(static_cast<size_t>(n));
+  for (void*& p : blocks) p = keep(malloc(1040));  // just above --min-bytes' default
+  usleep(500000);
+  std::printf("peak_rss_kib %ld\n", peakRssKib());
+  for (void* p : blocks) free(p);
+  return 0;
+}
+
+// The writer thread's scheduling (`writer_sched`): exit 0 when the thread
+// named gcprof-writer runs at nice 0 with SCHED_BATCH, 5 when it does not, 6
+// when there is no such thread (docs/recording.md, "Cost").
+int writerSched() {
+  for (int tries = 0; tries < 200; ++tries, usleep(10000)) {
+    DIR* dir = opendir("/proc/self/task");
+    if (!dir) return 6;
+    while (dirent* d = readdir(dir)) {
+      std::string task = std::string("/proc/self/task/") + d->d_name;
+      char comm[64] = "";
+      if (FILE* f = std::fopen((task + "/comm").c_str(), "r")) {
+        if (!std::fgets(comm, sizeof comm, f)) comm[0] = 0;
+        std::fclose(f);
+      }
+      if (std::string(comm) != "gcprof-writer\n") continue;
+      char stat[1024] = "";
+      if (FILE* f = std::fopen((task + "/stat").c_str(), "r")) {
+        if (!std::fgets(stat, sizeof stat, f)) stat[0] = 0;
+        std::fclose(f);
+      }
+      closedir(dir);
+      // Fields after the ")" that ends the name: 3 (state) ... 19 (nice) ... 41 (policy).
+      const char* p = std::strrchr(stat, ')');
+      long field[42] = {};
+      for (int i = 3; p && i <= 41; ++i) {
+        p = std::strchr(p + 1, ' ');
+        if (p) field[i] = std::strtol(p + 1, nullptr, 10);
+      }
+      std::printf("writer nice %ld policy %ld\n", field[19], field[41]);
+      return field[19] == 0 && field[41] == SCHED_BATCH ? 0 : 5;
+    }
+    closedir(dir);
+  }
+  return 6;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -223,6 +274,8 @@ int main(int argc, char** argv) {
   if (mode == "realloc_fails") return reallocFails();
   if (mode == "storm" && argc == 4) return storm(std::atoi(argv[2]), std::atoi(argv[3]));
   if (mode == "churn" && argc == 3) return churn(std::atoi(argv[2]));
-  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4|storm T N|churn N\n");
+  if (mode == "live" && argc == 3) return live(std::atoi(argv[2]));
+  if (mode == "writer_sched") return writerSched();
+  std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4|storm T N|churn N|live N|writer_sched\n");
   return 2;
 }

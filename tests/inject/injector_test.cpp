@@ -211,3 +211,11 @@ TEST(Injector, AllocationsMadeByGcprofItselfAreNotRecorded) {
   ASSERT_GE(t.allocations.size(), 3000u);
   for (const Allocation& a : t.allocations) EXPECT_EQ(a.thread, t.run.pid) << a.bytes;
 }
+
+// The writer is not niced (a loaded machine starved it at nice +10 and a
+// SIGTERM'd job's flush lost steps); SCHED_BATCH keeps its wake-ups from
+// preempting training threads (bench/RESULTS.md, issue 14).
+TEST(Injector, TheWriterRunsAtTheJobsPriorityAsABatchThread) {
+  Recorded r = record("writer_sched");
+  EXPECT_EQ(r.exit_code, 0) << "5: wrong nice or policy; 6: no gcprof-writer thread";
+}

@@ -287,3 +287,82 @@ TEST(TraceStore, BothWritePathsMakeTheSameRunRow) {
   }
   EXPECT_NE(a.cwd, info.cwd);
 }
+
+// Allocations go in 32 rows per INSERT (run_writer.h): a partial batch is
+// written at commit, a block written while live (addLive) comes after those
+// added before it and gets the row setFree needs, and every row keeps the
+// order of the calls (load() breaks ties of alloc_ns by row).
+TEST(TraceStore, BatchedAllocationsKeepTheirOrderAndEveryField) {
+  std::string path = tempPath("batched");
+  std::vector<Allocation> written;
+  int64_t live_row = 0;
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    for (int i = 0; i < 101; ++i) {
+      Allocation a;
+      a.addr = 0x1000 + 16 * i;
+      a.bytes = 4096 + i;
+      a.device = i % 3 - 1;
+      a.stream = i % 5;
+      a.thread = 100 + i % 4;
+      a.api = i % 8;
+      a.alloc = 1000 + i / 2;  // pairs with the same time: only the row orders them
+      a.free = a.alloc + 7;
+      a.range = i % 6;
+      a.step = i / 10;
+      a.kind = i % 2;
+      if (i == 45) {  // in the middle of the second batch
+        a.free = -1;
+        live_row = w.addLive(a);
+        a.free = 2000;
+        w.setFree(live_row, a.free);
+      } else {
+        w.add(a);
+      }
+      written.push_back(a);
+      if (i == 70) w.commit();  // a partial batch at a commit
+    }
+    w.finish(RunInfo{});
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  Trace t = s.load(s.lastRun());
+  ASSERT_EQ(t.allocations.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    const Allocation &got = t.allocations[i], &want = written[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got.id, static_cast<int64_t>(i + 1));
+    EXPECT_EQ(got.addr, want.addr);
+    EXPECT_EQ(got.bytes, want.bytes);
+    EXPECT_EQ(got.device, want.device);
+    EXPECT_EQ(got.stream, want.stream);
+    EXPECT_EQ(got.thread, want.thread);
+    EXPECT_EQ(got.api, want.api);
+    EXPECT_EQ(got.alloc, want.alloc);
+    EXPECT_EQ(got.free, want.free);
+    EXPECT_EQ(got.range, want.range);
+    EXPECT_EQ(got.step, want.step);
+    EXPECT_EQ(got.kind, want.kind);
+  }
+  EXPECT_EQ(live_row, 46);
+}
+
+// A writer destroyed with a batch not yet written (the injector's writer on
+// an exception path) still commits it.
+TEST(TraceStore, APartialBatchIsWrittenWhenTheWriterCloses) {
+  std::string path = tempPath("partial");
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    for (int i = 0; i < 5; ++i) {
+      Allocation a;
+      a.addr = 0x2000 + 16 * i;
+      a.bytes = 5000;
+      a.alloc = 10 + i;
+      a.free = 20 + i;
+      w.add(a);
+    }
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(s.load(s.lastRun()).allocations.size(), 5u);
+}
