@@ -84,13 +84,16 @@ struct EndsInPlace {
 
 TEST(InPlaceOutputs, TheMarkedAddressNamesTheOutputNotTheFirstFreedOfItsSize) {
   bool exact = false;
-  const Allocation* marked = EndsInPlace(true).output(0, &exact);
+  // The fixtures outlive the pointers they return (they point into their traces).
+  const EndsInPlace with_mark(true);
+  const Allocation* marked = with_mark.output(0, &exact);
   ASSERT_NE(marked, nullptr);
   EXPECT_TRUE(exact);
   EXPECT_EQ(marked->alloc, 140);
   // Without the mark (runs recorded before it) the guess by size takes the
   // decoy: that is the heuristic the mark replaces.
-  const Allocation* guessed = EndsInPlace(false).output(0, &exact);
+  const EndsInPlace without_mark(false);
+  const Allocation* guessed = without_mark.output(0, &exact);
   ASSERT_NE(guessed, nullptr);
   EXPECT_FALSE(exact);
   EXPECT_EQ(guessed->alloc, 120);
