@@ -9,10 +9,7 @@
 #include <functional>
 #include <random>
 
-#include "chain_traces.h"
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
-#include "simulate/replay_simulator.h"
+#include "chain_run.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -23,10 +20,10 @@ Trace messyTrace(int units, int steps, uint64_t seed) {
   spec.units = units;
   spec.steps = steps;
   Trace t = testing::chainTrace(spec);  // ranges, steps and a clean base load
-  Ns S = 200 * units + 400;
+  Ns S = testing::stepSpan(spec);
   std::uniform_int_distribution<int> bytes(1, 400), pct(0, 99);
   for (int s = 0; s < steps; ++s) {
-    Ns o = 100 + s * S;
+    Ns o = testing::stepStart(spec, s);
     std::uniform_int_distribution<Ns> when(o, o + S - 1);
     for (int i = 0; i < 80; ++i) {
       Allocation a;
@@ -40,28 +37,23 @@ Trace messyTrace(int units, int steps, uint64_t seed) {
       t.allocations.push_back(a);
     }
   }
-  std::stable_sort(t.allocations.begin(), t.allocations.end(),
-                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  testing::sortAsLoaded(t);
   return t;
 }
 
 TEST(ChainBound, ModelNeverPromisesLessThanTheSimulator) {
   int n = 5;
-  std::vector<std::string> names;
-  for (int k = 0; k < n; ++k) names.push_back(testing::unitName(k));
   int plans = 0;
   double worst_over = 0;
   for (uint64_t seed = 1; seed <= 25; ++seed) {
-    Trace t = messyTrace(n, 2, seed);
-    AllocationFilter f = primaryFilter(t);
-    RunLayout layout = stepLayouts(t, names);
-    UnitChain c = buildUnitChain(t, f, layout, names);
-    EXPECT_EQ(evaluateChain(c, {}).peak, memoryCurve(t).peak) << "seed " << seed;
+    testing::ChainRun run(messyTrace(n, 2, seed), n);
+    const UnitChain& c = run.chain;
+    EXPECT_EQ(evaluateChain(c, {}).peak, memoryCurve(run.trace).peak) << "seed " << seed;
     Segments plan;
     std::function<void(int)> each = [&](int k) {
       if (k == n) {
         Bytes model = evaluateChain(c, plan).peak;
-        Bytes sim = simulate(t, f, layout, plan).peak;
+        Bytes sim = run.simPeak(plan);
         EXPECT_GE(model, sim) << "seed " << seed << ", " << plan.size() << " segments";
         worst_over = std::max(worst_over, static_cast<double>(model - sim) / static_cast<double>(sim));
         ++plans;

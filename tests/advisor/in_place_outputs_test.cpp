@@ -5,76 +5,52 @@
 #include <cstdio>
 #include <stdexcept>
 
-#include "chain_traces.h"
-#include "model/unit_chain.h"
-#include "simulate/replay_simulator.h"
+#include "chain_run.h"
 
 namespace gcprof::advisor {
 namespace {
 
-using testing::chainTrace;
 using testing::ChainSpec;
-using testing::unitName;
-
-const Allocation& madeAt(const Trace& t, Ns at, Bytes bytes) {
-  for (const Allocation& a : t.allocations)
-    if (a.alloc == at && a.bytes == bytes) return a;
-  throw std::runtime_error("no such allocation");
-}
 
 // layers.0 (forward [110, 150], backward from 810) ends in an in-place
 // activation (ReLU(inplace=True) over its output, made at 140). A decoy of
 // the same size, made earlier (120) and freed first in the backward (810),
 // is what the old guess by size took; the shim's "inplace output 0x<addr>"
 // range inside the activation's call names the output itself.
-struct EndsInPlace {
-  Trace trace;
-  AllocationFilter filter;
-  RunLayout layout;
+constexpr int64_t kMarkId = 5000;
 
-  explicit EndsInPlace(bool address_marked) {
-    trace = chainTrace(ChainSpec{});
-    for (Allocation& a : trace.allocations)
-      if (a.alloc == 140 && a.bytes == 100) a.free = 811;
-    Allocation decoy = madeAt(trace, 140, 100);
-    decoy.id = 999;
-    decoy.addr = 0x999000;
-    decoy.alloc = 120;
-    decoy.free = 810;
-    trace.allocations.push_back(decoy);
-    Range act;
-    act.id = 1000;
-    act.name = "layers.0.act";
-    act.domain = RangeDomain::Module;
-    act.phase = Phase::Forward;
-    act.depth = 3;
-    act.start = 145;
-    act.end = 148;
-    act.input_bytes = act.output_bytes = 100;
-    trace.ranges.push_back(act);
-    if (address_marked) {
-      Range mark;
-      mark.id = 1001;
-      mark.name = "inplace output 0x" + hex(madeAt(trace, 140, 100).addr);
-      mark.domain = RangeDomain::User;
-      mark.phase = Phase::User;
-      mark.parent = act.id;
-      mark.start = mark.end = 147;
-      trace.ranges.push_back(mark);
-    }
-    std::stable_sort(trace.ranges.begin(), trace.ranges.end(),
-                     [](const Range& a, const Range& b) { return a.start < b.start; });
-    std::stable_sort(trace.allocations.begin(), trace.allocations.end(),
-                     [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
-    trace.scalars.push_back(Scalar{0, "inplace layers.0.act", 1.0});
-    filter = primaryFilter(trace);
-    layout = stepLayouts(trace, {unitName(0), unitName(1), unitName(2)});
+Trace endsInPlace(bool address_marked) {
+  Trace trace = testing::chainTrace(ChainSpec{});
+  testing::InPlaceActivation act = testing::inPlaceActivation(trace, ChainSpec{}, 0);
+  const Allocation* out = nullptr;
+  for (const Allocation& a : trace.allocations)
+    if (a.id == act.output_id) out = &a;
+  if (!out) throw std::runtime_error("the in-place activation found no output");
+  Allocation decoy = *out;
+  decoy.id = 999;
+  decoy.addr = 0x999000;
+  decoy.alloc = 120;
+  decoy.free = 810;
+  if (address_marked) {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%llx", static_cast<unsigned long long>(out->addr));
+    Range mark;
+    mark.id = kMarkId;
+    mark.name = std::string("inplace output 0x") + addr;
+    mark.domain = RangeDomain::User;
+    mark.phase = Phase::User;
+    mark.parent = act.range_id;
+    mark.start = mark.end = 147;
+    trace.ranges.push_back(mark);
   }
-  static std::string hex(uint64_t v) {
-    char buf[32];
-    std::snprintf(buf, sizeof buf, "%llx", static_cast<unsigned long long>(v));
-    return buf;
-  }
+  trace.allocations.push_back(decoy);
+  testing::sortAsLoaded(trace);
+  return trace;
+}
+
+// The fixtures outlive the pointers they return (they point into their traces).
+struct EndsInPlace : testing::ChainRun {
+  explicit EndsInPlace(bool address_marked) : ChainRun(endsInPlace(address_marked), 3) {}
   const Allocation* output(int k, bool* exact) const {
     InPlaceOutputs outputs(trace, filter);
     StepRegions reg(layout.steps[0]);
@@ -84,7 +60,6 @@ struct EndsInPlace {
 
 TEST(InPlaceOutputs, TheMarkedAddressNamesTheOutputNotTheFirstFreedOfItsSize) {
   bool exact = false;
-  // The fixtures outlive the pointers they return (they point into their traces).
   const EndsInPlace with_mark(true);
   const Allocation* marked = with_mark.output(0, &exact);
   ASSERT_NE(marked, nullptr);
@@ -109,7 +84,7 @@ TEST(InPlaceOutputs, UnitsThatDoNotEndInPlaceHaveNone) {
 TEST(InPlaceOutputs, AMarkedAddressWithNothingLiveThereKeepsNothing) {
   EndsInPlace f(true);
   for (Range& r : f.trace.ranges)
-    if (r.id == 1001) r.name = "inplace output 0xdead0";
+    if (r.id == kMarkId) r.name = "inplace output 0xdead0";
   bool exact = false;
   EXPECT_EQ(f.output(0, &exact), nullptr);
   EXPECT_TRUE(exact);  // the mark is trusted: no guess by size
@@ -128,9 +103,9 @@ TEST(InPlaceOutputs, ReadsOnlyWellFormedMarks) {
 TEST(InPlaceOutputs, TheReplayKeepsTheMarkedOutput) {
   EndsInPlace f(true);
   // Baseline: parameters + 3 x (saved + output) + the decoy at the forward's end.
-  EXPECT_EQ(simulate(f.trace, f.filter, f.layout, {}).peak, 2000);
+  EXPECT_EQ(f.simPeak({}), 2000);
   // Checkpointing layers.0 frees its 200 saved bytes and the decoy; the output stays.
-  EXPECT_EQ(simulate(f.trace, f.filter, f.layout, {{0, 0}}).peak, 1700);
+  EXPECT_EQ(f.simPeak({{0, 0}}), 1700);
 }
 
 }  // namespace

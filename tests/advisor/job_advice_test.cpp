@@ -184,9 +184,7 @@ Trace withGather(const std::string& range_name, Bytes bytes) {
     a.step = f.step;
     t.allocations.push_back(a);
   }
-  std::stable_sort(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) { return a.start < b.start; });
-  std::stable_sort(t.allocations.begin(), t.allocations.end(),
-                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  gcprof::testing::sortAsLoaded(t);
   return t;
 }
 

@@ -2,9 +2,7 @@
 
 #include <gtest/gtest.h>
 
-#include "chain_traces.h"
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
+#include "chain_run.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -12,21 +10,7 @@ namespace {
 using testing::chainTrace;
 using testing::ChainSpec;
 using testing::unitName;
-
-struct Fixture {
-  Trace trace;
-  AllocationFilter filter;
-  RunLayout layout;
-  UnitChain chain;
-  explicit Fixture(const ChainSpec& spec) : trace(chainTrace(spec)) {
-    filter = primaryFilter(trace);
-    std::vector<std::string> names;
-    for (int k = 0; k < spec.units; ++k) names.push_back(unitName(k));
-    layout = stepLayouts(trace, names);
-    chain = buildUnitChain(trace, filter, layout, names);
-  }
-  Bytes simPeak(const Segments& plan) { return simulate(trace, filter, layout, plan).peak; }
-};
+using Fixture = testing::ChainRun;
 
 // Three units of 50 transient + 200 saved + 100 output bytes over 1000 bytes
 // of parameters. Worked out by hand in the comments below.
@@ -137,26 +121,9 @@ TEST(UnitChain, AgreesWithTheSimulatorOnEveryPlan) {
 // plans measured exactly their blocks' outputs over the prediction).
 TEST(ReplaySimulator, AnOutputSavedInPlaceIsKeptByItsConsumer) {
   auto endsInPlace = [](bool marked) {
-    Fixture f(ChainSpec{});
-    // layers.0's forward is [110, 150], its output (100 B) made at 140; its
-    // backward starts at 810. An in-place activation ends the forward and
-    // saves the output, which is freed as its backward runs first.
-    for (Allocation& a : f.trace.allocations)
-      if (a.alloc == 140 && a.bytes == 100) a.free = 811;
-    Range act;
-    act.id = 1000;
-    act.name = "layers.0.act";
-    act.domain = RangeDomain::Module;
-    act.phase = Phase::Forward;
-    act.depth = 3;
-    act.start = 145;
-    act.end = 148;
-    act.input_bytes = act.output_bytes = 100;
-    f.trace.ranges.push_back(act);
-    std::stable_sort(f.trace.ranges.begin(), f.trace.ranges.end(),
-                     [](const Range& a, const Range& b) { return a.start < b.start; });
-    if (marked) f.trace.scalars.push_back(Scalar{0, "inplace layers.0.act", 1.0});
-    return f;
+    Trace t = chainTrace(ChainSpec{});
+    testing::inPlaceActivation(t, ChainSpec{}, 0, marked);
+    return Fixture(std::move(t), 3);
   };
   Fixture kept = endsInPlace(true);
   // Baseline unchanged: parameters + 3 x (saved + output) at the forward's end.

@@ -11,13 +11,10 @@
 // only and are left out (selective_replay_test.cpp checks them by hand).
 #include <gtest/gtest.h>
 
-#include <functional>
 #include <random>
 
-#include "chain_traces.h"
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
-#include "simulate/replay_simulator.h"
+#include "chain_run.h"
+#include "unit_plans.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -31,7 +28,6 @@ Trace selectiveTrace(int units, int steps, uint64_t seed) {
   spec.transient = 0;
   spec.saved = 0;
   spec.forward = 80;
-  Ns S = 200 * units + 400;
   const char* names[] = {"aten.addmm.default", "aten.gelu.default", "aten._softmax.default",
                          "aten.mm.default", "aten.native_layer_norm.default"};
   // One step's forward contents, relative to the forward's start, repeated
@@ -62,10 +58,8 @@ Trace selectiveTrace(int units, int steps, uint64_t seed) {
   Trace base = testing::chainTrace(spec);
   testing::TraceBuilder b;
   for (int s = 0; s < steps; ++s) {
-    Ns o = 100 + s * S;
-    Ns bwd0 = o + 100 * (units + 2);
     for (int k = 0; k < units; ++k) {
-      Ns f = o + 100 * k + 10, bw = bwd0 + 100 * (units - 1 - k) + 10;
+      Ns f = testing::forwardStart(spec, s, k), bw = testing::backwardStart(spec, s, k);
       for (const Call& c : calls[k]) b.op(c.name, f + c.start, f + c.end, s);
       for (const Mem& m : mem[k]) b.alloc(f + m.at, m.fate == 1 ? bw + m.free_at : f + m.free_at, m.bytes, -1, s);
     }
@@ -81,46 +75,22 @@ Trace selectiveTrace(int units, int steps, uint64_t seed) {
     a.addr += 0x100000000ull;
     t.allocations.push_back(a);
   }
-  std::stable_sort(t.ranges.begin(), t.ranges.end(), [](const Range& x, const Range& y) { return x.start < y.start; });
-  std::stable_sort(t.allocations.begin(), t.allocations.end(),
-                   [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
+  testing::sortAsLoaded(t);
   return t;
-}
-
-// Every assignment of: left alone, whole, or one of the unit's options.
-void forEachPlan(const UnitChain& c, const std::function<void(const Segments&)>& visit) {
-  Segments plan;
-  std::function<void(int)> rec = [&](int k) {
-    if (k == c.size()) {
-      visit(plan);
-      return;
-    }
-    rec(k + 1);
-    int options = k < static_cast<int>(c.selective.size()) ? static_cast<int>(c.selective[k].size()) : 0;
-    for (int o = 0; o <= options; ++o) {
-      if (o > 0 && c.selective[k][o - 1].lingers()) continue;  // torchtitan's rule: simulator only
-      plan.push_back({k, k, o, o > 0 ? c.selective[k][o - 1].save : std::vector<std::string>{}});
-      rec(k + 1);
-      plan.pop_back();
-    }
-  };
-  rec(0);
 }
 
 TEST(SelectiveChainExact, ChainPeakEqualsTheSimulatorForEveryPlan) {
   int n = 3, plans = 0, selective_plans = 0, tighter = 0;
-  std::vector<std::string> names;
-  for (int k = 0; k < n; ++k) names.push_back(testing::unitName(k));
+  // torchtitan's rule (outputs held to the replay) is priced by the simulator only.
+  auto exactlyPriced = [](const SelectiveOption& o) { return !o.lingers(); };
   for (int steps : {1, 2})
     for (uint64_t seed = 1; seed <= 20; ++seed) {
-      Trace t = selectiveTrace(n, steps, seed);
-      AllocationFilter f = primaryFilter(t);
-      RunLayout layout = stepLayouts(t, names);
-      UnitChain c = buildUnitChain(t, f, layout, names);
-      addSelectiveOptions(c, t, f, layout);
-      forEachPlan(c, [&](const Segments& plan) {
+      testing::ChainRun run(selectiveTrace(n, steps, seed), n);
+      UnitChain& c = run.chain;
+      addSelectiveOptions(c, run.trace, run.filter, run.layout);
+      testing::forEachUnitPlan(c, [&](const Segments& plan) {
         ChainPeak model = evaluateChain(c, plan);
-        Simulation sim = simulate(t, f, layout, plan);
+        Simulation sim = run.simulate(plan);
         SCOPED_TRACE("steps " + std::to_string(steps) + " seed " + std::to_string(seed) + ", " +
                      std::to_string(plan.size()) + " segments");
         EXPECT_EQ(model.peak, sim.peak);
@@ -137,7 +107,7 @@ TEST(SelectiveChainExact, ChainPeakEqualsTheSimulatorForEveryPlan) {
         Bytes bound = evaluateChain(unmeasured, plan).peak;
         EXPECT_LE(model.peak, bound);
         if (model.peak < bound) ++tighter;
-      });
+      }, exactlyPriced);
     }
   EXPECT_GT(selective_plans, 200);  // the traces do give units save-lists
   EXPECT_GT(tighter, 0);            // and the exact peak is below the old bound on some

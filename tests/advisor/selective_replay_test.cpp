@@ -51,9 +51,7 @@ Trace opTrace(const std::string& third = "aten.add.Tensor") {
   alloc(120, 450, 1000);
   alloc(150, 460, 500);
   alloc(180, 195, 300);
-  std::stable_sort(t.ranges.begin(), t.ranges.end(), [](const Range& x, const Range& y) { return x.start < y.start; });
-  std::stable_sort(t.allocations.begin(), t.allocations.end(),
-                   [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
+  testing::sortAsLoaded(t);
   return t;
 }
 

@@ -4,11 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <climits>
-#include <functional>
 
 #include "model/chain_peak.h"
 #include "model/selective_options.h"
 #include "random_chain.h"
+#include "unit_plans.h"
 #include "solve/fixed_plans.h"
 #include "solve/optimal_solver.h"
 
@@ -130,24 +130,6 @@ void addRandomOptions(UnitChain& c, std::mt19937_64& rng) {
   }
 }
 
-// Every assignment: unit k left alone, whole, or one of its options.
-void forEachPlan(const UnitChain& c, const std::function<void(const Segments&)>& visit) {
-  Segments plan;
-  std::function<void(int)> rec = [&](int k) {
-    if (k == c.size()) {
-      visit(plan);
-      return;
-    }
-    rec(k + 1);
-    for (int o = 0; o <= static_cast<int>(c.selective[k].size()); ++o) {
-      plan.push_back({k, k, o, o > 0 ? c.selective[k][o - 1].save : std::vector<std::string>{}});
-      rec(k + 1);
-      plan.pop_back();
-    }
-  };
-  rec(0);
-}
-
 TEST(SelectiveSolver, EqualsBruteForceOverUnitOptions) {
   int checked_selective = 0;
   for (int n : {1, 2, 3, 5, 7})
@@ -162,7 +144,7 @@ TEST(SelectiveSolver, EqualsBruteForceOverUnitOptions) {
       for (double frac : {0.0, 0.2, 0.5, 0.8, 1.0}) {
         Bytes budget = minp.peak + static_cast<Bytes>(frac * (c.baseline_peak - minp.peak));
         Ns best = LLONG_MAX;
-        forEachPlan(c, [&](const Segments& plan) {
+        testing::forEachUnitPlan(c, [&](const Segments& plan) {
           ChainPeak p = evaluateChain(c, plan);
           if (p.peak <= budget) best = std::min(best, p.recompute_ns);
         });

@@ -7,10 +7,7 @@
 
 #include <cmath>
 
-#include "chain_traces.h"
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
-#include "simulate/replay_simulator.h"
+#include "chain_run.h"
 #include "solve/fixed_plans.h"
 #include "solve/optimal_solver.h"
 
@@ -25,19 +22,14 @@ TEST(TheoryCheck, UniformSegmentsFollowNOverKPlusK) {
   spec.output = 1000;
   spec.grad = 0;
   spec.params = 5000;
-  Trace trace = testing::chainTrace(spec);
-  std::vector<std::string> names;
-  for (int k = 0; k < spec.units; ++k) names.push_back(testing::unitName(k));
-  AllocationFilter filter = primaryFilter(trace);
-  RunLayout layout = stepLayouts(trace, names);
-  UnitChain chain = buildUnitChain(trace, filter, layout, names);
+  testing::ChainRun run(spec);
 
   int n = spec.units, best_k = 0;
   Bytes best = 0;
   for (int k = 1; k <= n; ++k) {
     Segments plan = uniformSegments(n, k, SegmentKind::Region);
-    Bytes peak = simulate(trace, filter, layout, plan).peak;
-    EXPECT_EQ(evaluateChain(chain, plan).peak, peak) << "k=" << k;
+    Bytes peak = run.simPeak(plan);
+    EXPECT_EQ(evaluateChain(run.chain, plan).peak, peak) << "k=" << k;
     if (n % k == 0) {
       // n/k segment outputs (one of them freed before the backward starts)
       // plus k outputs re-made by the replay: exactly Chen's n/k + k shape.
@@ -57,7 +49,7 @@ TEST(TheoryCheck, UniformSegmentsFollowNOverKPlusK) {
   // The optimum over all plans cannot be worse than the best uniform one,
   // and uniform's default length is round(sqrt(n)).
   SolverOptions o;
-  EXPECT_LE(minimumPeak(chain, o).peak, best);
+  EXPECT_LE(minimumPeak(run.chain, o).peak, best);
   EXPECT_EQ(uniformPlan(n, SegmentKind::Region).front().last, 5);
 }
 

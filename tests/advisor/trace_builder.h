@@ -10,6 +10,16 @@
 
 namespace gcprof::testing {
 
+// As TraceStore::load returns a trace: ranges by start, allocations by birth,
+// steps by index. Tests that edit a built trace call it again.
+inline void sortAsLoaded(Trace& t) {
+  std::stable_sort(t.ranges.begin(), t.ranges.end(),
+                   [](const Range& a, const Range& b) { return a.start < b.start; });
+  std::stable_sort(t.allocations.begin(), t.allocations.end(),
+                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  std::stable_sort(t.steps.begin(), t.steps.end(), [](const Step& a, const Step& b) { return a.index < b.index; });
+}
+
 class TraceBuilder {
  public:
   TraceBuilder() { trace_.run.id = 1; trace_.run.runtime = "native"; }
@@ -64,12 +74,7 @@ class TraceBuilder {
   // Sorted as TraceStore::load returns them.
   Trace build() const {
     Trace t = trace_;
-    std::stable_sort(t.ranges.begin(), t.ranges.end(),
-                     [](const Range& a, const Range& b) { return a.start < b.start; });
-    std::stable_sort(t.allocations.begin(), t.allocations.end(),
-                     [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
-    std::stable_sort(t.steps.begin(), t.steps.end(),
-                     [](const Step& a, const Step& b) { return a.index < b.index; });
+    sortAsLoaded(t);
     return t;
   }
 
