@@ -9,6 +9,7 @@
 #include "model/advice_error.h"
 #include "saturating.h"
 #include "model/resident_memory.h"
+#include "simulate/peak_moment.h"
 #include "solve/fixed_plans.h"
 #include "verify/verification.h"
 
@@ -24,9 +25,8 @@ PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name
   o.peak = sim.peak;
   o.recompute_ns = sim.recompute_ns;
   o.step_ns = sat::add(a.baseline.step_ns, sim.recompute_ns);
-  ChainPeak cp = evaluateChain(a.chain, segments);
-  o.chain_peak = cp.peak;
-  o.peak_where = whereOf(a.chain, cp);
+  o.chain_peak = evaluateChain(a.chain, segments).peak;
+  o.peak_where = peakMoment(a.layout, segments, sim).describe(a.chain.names);
   o.fits = !a.has_budget || o.peak <= a.limit();
   return o;
 }
@@ -260,7 +260,6 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   // share one definition; the plan adds its recompute per step.
   a.baseline.step_ns = trace.steps.empty() ? a.chain.step_ns : medianStepNs(trace);
   a.baseline.chain_peak = evaluateChain(a.chain, {}).peak;
-  a.baseline.peak_where = whereOf(a.chain, evaluateChain(a.chain, {}));
   a.baseline.fits = !a.has_budget || a.baseline.peak <= a.limit();
   // The budget-blind plans are simulated on other threads while the solver
   // runs: on large traces the simulations dominate the time of `advise`.
@@ -274,7 +273,12 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
                                       : uniformPlan(n, a.kind);
   auto every = std::async(std::launch::async, [&] { return measure(trace, ready, "every", every_plan); });
   auto uniform = std::async(std::launch::async, [&] { return measure(trace, ready, "uniform", uniform_plan); });
+  // The recorded run's peak moment, from the simulator like every plan's.
+  auto recorded = std::async(std::launch::async, [&] {
+    return peakMoment(ready.layout, {}, simulate(trace, ready.filter, ready.layout, {})).describe(ready.chain.names);
+  });
   auto fixedPlans = [&] {
+    if (recorded.valid()) a.baseline.peak_where = recorded.get();
     if (every.valid()) a.every = every.get();
     if (uniform.valid()) a.uniform = uniform.get();
   };

@@ -58,7 +58,10 @@ struct PlanOutcome {
   Ns recompute_ns = 0;     // per step
   Ns step_ns = 0;
   Bytes chain_peak = 0;    // the unit-chain model's bound, for diagnostics
-  std::string peak_where;  // the moment that sets the chain peak
+  // The moment that sets `peak`, from the simulator (simulate/peak_moment.h);
+  // what-if predictions at an unrecorded size have no trace to simulate and
+  // name the chain model's moment.
+  std::string peak_where;
   bool fits = true;        // peak <= budget - headroom (true without a budget)
 };
 

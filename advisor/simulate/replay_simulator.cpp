@@ -161,6 +161,8 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
     if (live > sim.peak) {
       sim.peak = live;
       sim.peak_time = t;
+      sim.peak_at = e.time;
+      sim.peak_replay_offset = e.phase == 1 ? -1 : e.rel;  // drops (phase 2) only lower it
     }
     if (options.want_curve) sim.curve.push_back({t, live});
   }

@@ -27,6 +27,12 @@ struct SimulationOptions {
 struct Simulation {
   Bytes peak = 0;
   Ns peak_time = 0;               // on the simulated timeline
+  // Where the peak is on the recorded timeline (simulate/peak_moment.h names
+  // it): the instant of the recorded events that set it, or when a replay
+  // sets it, the replay's anchor (its segment's backward start) and the
+  // offset into the forward it replays.
+  Ns peak_at = 0;
+  Ns peak_replay_offset = -1;     // -1: recorded events set the peak
   Ns recompute_ns = 0;            // per steady step (median)
   Ns step_ns = 0;                 // steady step time with recomputation (median)
   Ns total_recompute_ns = 0;      // over the whole run
