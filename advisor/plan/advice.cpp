@@ -195,6 +195,23 @@ bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
 
 }  // namespace
 
+Budget Budget::share(double fraction) {
+  Budget b;
+  b.percent = true;
+  b.fraction = fraction;
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", fraction * 100);
+  b.text = text;
+  return b;
+}
+
+Budget Budget::size(Bytes bytes) {
+  Budget b;
+  b.bytes = bytes;
+  b.text = formatBytes(bytes);
+  return b;
+}
+
 Bytes Budget::resolve(Bytes recorded_peak) const {
   if (!percent) return bytes;
   return static_cast<Bytes>(std::llround(fraction * static_cast<double>(recorded_peak)));

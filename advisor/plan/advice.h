@@ -30,6 +30,10 @@ struct Budget {
   Bytes bytes = 0;
   std::string text;     // as the user wrote it
   Bytes resolve(Bytes recorded_peak) const;
+
+  // A share of the recorded peak, written as "60%" (0.6); a size in bytes.
+  static Budget share(double fraction);
+  static Budget size(Bytes bytes);
 };
 
 struct AdviceRequest {

@@ -83,11 +83,7 @@ const Trace& millionEventRun() {
 void BM_AdviseMillionEvents(benchmark::State& state) {
   const Trace& t = millionEventRun();
   AdviceRequest r;
-  Budget b;
-  b.percent = true;
-  b.fraction = 0.6;
-  b.text = "60%";
-  r.budget = b;
+  r.budget = Budget::share(0.6);
   for (auto _ : state) benchmark::DoNotOptimize(advise(t, r).chosen.peak);
   state.counters["events"] = static_cast<double>(t.allocations.size() * 2);
 }

@@ -89,13 +89,7 @@ std::optional<WhatFits> computeWhatFits(const std::vector<std::pair<int64_t, int
   try {
     advisor::WhatIfRequest req;
     req.size_name = size_name;
-    advisor::Budget budget;
-    budget.percent = true;
-    budget.fraction = budget_percent / 100.0;
-    char text[32];
-    std::snprintf(text, sizeof text, "%g%%", budget_percent);
-    budget.text = text;
-    req.advice.budget = budget;
+    req.advice.budget = advisor::Budget::share(budget_percent / 100.0);
     std::vector<std::pair<int64_t, const Trace*>> runs;
     for (size_t i = 0; i < sized.size() && i < traces.size(); ++i) runs.emplace_back(sized[i].second, traces[i]);
     WhatFits w = parse(advisor::whatIfJson(advisor::whatIf(runs, req)));

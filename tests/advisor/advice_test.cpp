@@ -69,13 +69,7 @@ TEST(UnitSelection, BadChoicesAreClearErrors) {
   }
 }
 
-Budget percent(double f) {
-  Budget b;
-  b.percent = true;
-  b.fraction = f;
-  b.text = std::to_string(static_cast<int>(f * 100)) + "%";
-  return b;
-}
+Budget percent(double f) { return Budget::share(f); }
 
 ChainSpec eightUnits(const std::string& runtime) {
   ChainSpec spec;

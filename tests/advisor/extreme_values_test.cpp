@@ -87,11 +87,7 @@ void runEverything(const Trace& t, const std::string& tag) {
   EXPECT_FALSE(chromeTrace(t).dump().empty());
 
   AdviceRequest req;
-  Budget b;
-  b.percent = true;
-  b.fraction = 0.6;
-  b.text = "60%";
-  req.budget = b;
+  req.budget = Budget::share(0.6);
   for (Strategy s : {Strategy::Optimal, Strategy::Every, Strategy::Uniform}) {
     req.strategy = s;
     try {

@@ -31,10 +31,7 @@ Trace rankTrace(int rank, Bytes params, int units = 4) {
 
 AdviceRequest bytesBudget(Bytes b) {
   AdviceRequest r;
-  Budget budget;
-  budget.bytes = b;
-  budget.text = std::to_string(b);
-  r.budget = budget;
+  r.budget = Budget::size(b);
   return r;
 }
 
@@ -78,11 +75,7 @@ TEST(JobAdvice, APercentBudgetIsOfTheWorstRanksPeak) {
   std::vector<Trace> ranks = {rankTrace(0, 1000), rankTrace(1, 3000)};
   Bytes worst = advise(ranks[1], bytesBudget(1 << 30)).baseline.peak;
   AdviceRequest r;
-  Budget b;
-  b.percent = true;
-  b.fraction = 0.9;
-  b.text = "90%";
-  r.budget = b;
+  r.budget = Budget::share(0.9);
   JobAdvice job = adviseJob(launcher(), ranks, r);
   EXPECT_EQ(job.summary.budget, static_cast<Bytes>(std::llround(0.9 * worst)));
   EXPECT_EQ(job.summary.budget_text, "90%");

@@ -50,11 +50,7 @@ int main(int argc, char** argv) {
   int64_t base_run = testing::writeTrace(argv[1], stored_base);
 
   advisor::AdviceRequest req;
-  advisor::Budget b;
-  b.percent = true;
-  b.fraction = 0.6;
-  b.text = "60%";
-  req.budget = b;
+  req.budget = advisor::Budget::share(0.6);
   advisor::Advice a = advisor::advise(base, req);
   nlohmann::json plan = advisor::planJson(a);
   TraceStore store(argv[1], TraceStore::Mode::ReadWrite);

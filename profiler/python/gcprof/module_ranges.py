@@ -93,11 +93,12 @@ class ModuleRanges:
 
     def install(self):
         hooks = self._torch.nn.modules.module
-        pre = hooks.register_module_forward_pre_hook(self._pre)
         try:
             post = hooks.register_module_forward_hook(self._post, with_kwargs=True, always_call=True)
+            pre = hooks.register_module_forward_pre_hook(self._pre)
         except TypeError:  # PyTorch 1.13: no kwargs, not called when forward raises
             post = hooks.register_module_forward_hook(self._post)
+            pre = hooks.register_module_forward_pre_hook(self._pre_without_always_call)
         failsafe.on_failure(pre.remove)
         failsafe.on_failure(post.remove)
         checkpointing.recompute_context = self.recompute
@@ -162,6 +163,32 @@ class ModuleRanges:
         self._hook_calls += 1
         self._hook_ns += _clock() - start
         return None
+
+    def _pre_without_always_call(self, module, args):
+        # Without always_call (PyTorch 1.13) a call whose forward raised never
+        # reaches _post: its frames stay on the stack and every later call
+        # would nest inside them (no root call, no step). The model is never
+        # called inside itself, so frames left when it is called are stale.
+        stack = getattr(self._tls, "stack", None)
+        if stack and self._primary is not None and module is self._primary():
+            try:
+                self._close_stale(stack)
+            except Exception as exc:
+                failsafe.internal_error("closing the ranges of a forward that raised", exc)
+        return self._pre(module, args)
+
+    def _close_stale(self, stack):
+        while stack:
+            frame = stack.pop()
+            if frame is _SKIP:
+                continue
+            if frame.recompute:
+                self._tls.recomputing -= 1
+            else:
+                self._tls.scopes.pop()
+                if frame.ops:
+                    self.ops.end()
+            self._rec.range_end(frame.range_id)
 
     def _enter_in_backward(self, module, stack):
         if self._tls.recomputing or not self._recording:
