@@ -116,6 +116,17 @@ TEST(Advice, PythonRunsGetSingleModuleSegments) {
   for (const Segment& s : a.chosen.segments) EXPECT_EQ(s.first, s.last);
 }
 
+TEST(Budget, ASharePrintsAsAPercentAndResolvesAgainstThePeak) {
+  Budget b = Budget::share(0.6);
+  EXPECT_EQ(b.text, "60%");
+  EXPECT_EQ(b.resolve(1000), 600);
+  EXPECT_EQ(Budget::share(0.125).text, "12.5%");
+  Budget s = Budget::size(1 << 20);
+  EXPECT_FALSE(s.percent);
+  EXPECT_EQ(s.resolve(1000), 1 << 20);
+  EXPECT_EQ(s.text, "1.00 MiB");
+}
+
 TEST(Advice, InfeasibleBudgetNamesTheSmallestReachablePeak) {
   Trace t = chainTrace(eightUnits("native"));
   AdviceRequest r;
