@@ -2,7 +2,7 @@
 """The python shim's cost per module call, measured inside one recorded process.
 
     gcprof record -o /tmp/h.db -- python3 bench/record/hook_cost.py [--model linears|gpt]
-                                      [--pairs 15] [--count] [--compare DIR]
+                                      [--pairs 15] [--count] [--split] [--compare DIR]
 
 Side-by-side runs of whole processes cannot resolve a few percent on a shared
 machine. Here one recorded process alternates training steps with the shim's
@@ -20,6 +20,11 @@ no step marker); allocations are recorded either way.
 `git archive OLD profiler/python | tar -x -C /tmp/old`) in the same process;
 the rounds then rotate through this shim, that one and no hooks, so that two
 versions are compared step by step under the same load.
+
+--split adds a state with this shim's forward hooks but no backward ranges
+(its backward arming turned off): the difference to the full shim in the same
+round is what the backward node hooks cost (registration and dispatch). The
+end-of-step hook is timed as a whole and its fingerprints apart.
 
 --count runs one hooks-on step under cProfile and prints, per module call, the
 python-level calls (functions and builtins cProfile sees) and the calls into

@@ -59,6 +59,10 @@ JOBS = {
 }
 CPP_ARGS = ["--layers", "4", "--hidden", "128", "--heads", "4", "--batch", "8"]
 MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
+# Diagnostic, not run by default: `gcprof record` without the python shim (the
+# job's PYTHONPATH cleared, so sitecustomize is not found): allocations only,
+# no module ranges. gcprof - gcprof-alloc-only is what the shim costs.
+EXTRA_MODES = ("gcprof-alloc-only",)
 
 
 def tree_cpu_ns(pid):
@@ -171,9 +175,10 @@ def command(job, mode, build, steps, tmp, n):
     else:
         prof = ["--torch-profiler"] if mode == "torch.profiler" else []
         base = [sys.executable, JOB, *prof, *script, "--steps", str(steps)]
-    if mode == "gcprof":
+    if mode in ("gcprof", "gcprof-alloc-only"):
+        shim = [] if mode == "gcprof" else ["env", "PYTHONPATH="]
         return [os.path.join(build, "bin", "gcprof"), "record", "-o",
-                os.path.join(tmp, f"{job}-{n}.db"), "--", *base]
+                os.path.join(tmp, f"{job}-{n}.db"), "--", *shim, *base]
     if mode == "heaptrack":
         return ["heaptrack", "-o", os.path.join(tmp, f"{job}-{n}"), *base]
     return base
@@ -202,6 +207,9 @@ def main():
         a.rounds, a.steps, a.warmup, a.jobs = 1, 6, 2, "resnet18,gpt2"
     jobs = a.jobs.split(",")
     modes = [m for m in a.modes.split(",") if m]
+    for m in modes:
+        if m not in MODES + EXTRA_MODES:
+            sys.exit(f"side_by_side.py: unknown mode {m!r} (known: {', '.join(MODES + EXTRA_MODES)})")
     for j in jobs:
         if j not in JOBS:
             sys.exit(f"side_by_side.py: unknown job {j!r} (known: {', '.join(JOBS)})")
