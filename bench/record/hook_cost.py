@@ -2,7 +2,7 @@
 """The python shim's cost per module call, measured inside one recorded process.
 
     gcprof record -o /tmp/h.db -- python3 bench/record/hook_cost.py [--model linears|gpt]
-                                      [--pairs 15] [--count] [--compare DIR]
+                                      [--pairs 15] [--count] [--split] [--compare DIR]
 
 Side-by-side runs of whole processes cannot resolve a few percent on a shared
 machine. Here one recorded process alternates training steps with the shim's
@@ -20,6 +20,11 @@ no step marker); allocations are recorded either way.
 `git archive OLD profiler/python | tar -x -C /tmp/old`) in the same process;
 the rounds then rotate through this shim, that one and no hooks, so that two
 versions are compared step by step under the same load.
+
+--split adds a state with this shim's forward hooks but no backward ranges
+(its backward arming turned off): the difference to the full shim in the same
+round is what the backward node hooks cost (registration and dispatch). The
+end-of-step hook is timed as a whole and its fingerprints apart.
 
 --count runs one hooks-on step under cProfile and prints, per module call, the
 python-level calls (functions and builtins cProfile sees) and the calls into
@@ -47,6 +52,8 @@ _HOOK_DICTS = ("_global_forward_pre_hooks", "_global_forward_hooks",
                "_global_forward_hooks_always_called", "_global_forward_hooks_with_kwargs")
 
 
+FORWARD_ONLY = "forward-only"  # this shim's module hooks without arming backward ranges
+
 _PUBLIC = {
     "gpt2": ["--model", "gpt2", "--layers", "4", "--hidden", "128", "--seq", "256", "--batch", "8"],
     "vit": ["--model", "vit", "--layers", "4", "--image", "224", "--batch", "4", "--hidden", "128"],
@@ -64,9 +71,24 @@ class Hooks:
     cost.
     """
 
-    def __init__(self, sets):
+    def __init__(self, sets, ranges=None):
         self.sets = sets
         self.step_end_ns = 0
+        self.fingerprint_ns = 0
+        # This shim's ModuleRanges: the state "forward-only" turns its backward
+        # arming off, which splits the module hooks' cost into forward and backward.
+        self.ranges = ranges
+        if ranges is not None:
+            steps = ranges._steps
+            fingerprint = steps._fingerprint
+
+            def timed_fingerprint(*args):
+                start = time.thread_time_ns()
+                try:
+                    return fingerprint(*args)
+                finally:
+                    self.fingerprint_ns += time.thread_time_ns() - start
+            steps._fingerprint = timed_fingerprint
         import torch.optim.optimizer as optim
         posts = optim._global_optimizer_post_hooks
         for key, fn in list(posts.items()):
@@ -89,8 +111,15 @@ class Hooks:
         for n in _HOOK_DICTS:
             if hasattr(registry, n):
                 getattr(registry, n).clear()
-        for n, entries in self.sets.get(label, {}).items():
+        entries_of = self.sets.get("on" if label == FORWARD_ONLY else label, {})
+        for n, entries in entries_of.items():
             getattr(registry, n).update(entries)
+        if self.ranges is not None:
+            backward = self.ranges._backward
+            if label == FORWARD_ONLY:
+                backward.arm = lambda *args: None
+            else:
+                backward.__dict__.pop("arm", None)
 
 
 def load_other_shim(path):
@@ -223,6 +252,9 @@ def main():
     ap.add_argument("--model", choices=("linears", "gpt", "gpt2", "vit", "resnet18"), default="linears")
     ap.add_argument("--pairs", type=int, default=15)
     ap.add_argument("--count", action="store_true")
+    ap.add_argument("--split", action="store_true",
+                    help="also rotate in this shim's forward hooks alone (no backward ranges): "
+                         "splits the module hooks' cost into forward and backward")
     ap.add_argument("--compare", metavar="DIR",
                     help="another checkout's profiler/python: its hooks take turns with this one's")
     a = ap.parse_args()
@@ -234,7 +266,9 @@ def main():
         sys.exit("hook_cost.py: no global module hooks: run it under `gcprof record`")
     if a.compare:
         sets["compare"] = load_other_shim(a.compare)
-    hooks = Hooks(sets)
+    pre = next(iter(sets["on"]["_global_forward_pre_hooks"].values()))
+    ranges = getattr(pre, "__self__", None)  # this shim's ModuleRanges (its bound _pre)
+    hooks = Hooks(sets, ranges if hasattr(ranges, "_backward") else None)
     hooks.use("off")
     calls = module_calls(model, loss_fn)
     for label in sets:  # each shim names the tree at its first root call
@@ -244,38 +278,46 @@ def main():
     if a.count:
         count(model, opt, loss_fn, hooks, calls)
         return
-    states = list(sets) + ["off"]
+    labels = list(sets) + ([FORWARD_ONLY] if a.split and hooks.ranges is not None else [])
+    states = labels + ["off"]
     threads_before, main_before = threads_cpu_ns(), time.thread_time_ns()
-    per_call = {label: [] for label in sets}
-    ratio = {label: [] for label in sets}
-    step_end, off = [], []
+    per_call = {label: [] for label in labels}
+    ratio = {label: [] for label in labels}
+    step_end, fingerprint, off = [], [], []
     for i in range(a.pairs):
         order = states[i % len(states):] + states[:i % len(states)]
         if i // len(states) % 2:
             order.reverse()
-        t, end_ns = {}, {}
+        t, end_ns, fp_ns = {}, {}, {}
         for state in order:
             hooks.use(state)
-            hooks.step_end_ns = 0
+            hooks.step_end_ns = hooks.fingerprint_ns = 0
             t[state] = step(model, opt, loss_fn)
             end_ns[state] = hooks.step_end_ns
-        for label in sets:
+            fp_ns[state] = hooks.fingerprint_ns
+        for label in labels:
             per_call[label].append((t[label] - end_ns[label] - t["off"]) / calls / 1000)
             ratio[label].append((t[label] - end_ns[label]) / t["off"])
         step_end.append(end_ns["on"] / t["off"])
+        fingerprint.append(fp_ns["on"] / t["off"])
         off.append(t["off"] / 1e6)
     hooks.use("on")
     writer = threads_cpu_ns().get("gcprof-writer", 0) - threads_before.get("gcprof-writer", 0)
     main_ns = time.thread_time_ns() - main_before
     print(f"{a.model}: {calls} module calls per step, step without hooks "
           f"{statistics.median(off):.1f} ms (thread CPU, median of {a.pairs} rounds)")
-    for label in sets:
+    for label in labels:
         q = statistics.quantiles(per_call[label], n=4)
-        name = "this shim" if label == "on" else a.compare
+        name = {"on": "this shim", FORWARD_ONLY: "this shim's forward hooks alone"}.get(label, a.compare)
         print(f"  {name}: module hooks per module call (fwd+bwd): median "
               f"{statistics.median(per_call[label]):.1f} us (quartiles {q[0]:.1f}-{q[2]:.1f}); "
               f"step with them / without: {statistics.median(ratio[label]):.3f}")
-    print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.1f}% of a step")
+    if FORWARD_ONLY in labels:
+        both = [x - y for x, y in zip(per_call["on"], per_call[FORWARD_ONLY])]
+        print(f"  backward node hooks (arming + dispatch), per module call: median "
+              f"{statistics.median(both):.1f} us (this shim - its forward hooks alone, same round)")
+    print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step, "
+          f"of which fingerprints +{100 * statistics.median(fingerprint):.2f}%")
     print(f"  gcprof's writer thread: {writer / 1e6:.0f} ms of CPU over the rounds, "
           f"{100 * writer / main_ns:.1f}% of the training thread's {main_ns / 1e6:.0f} ms")
 

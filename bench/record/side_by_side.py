@@ -1,22 +1,28 @@
 #!/usr/bin/env python3
 """Recording overhead side by side: plain, gcprof record,
-torch.profiler(profile_memory=True) and heaptrack on the same jobs, in
-alternating rounds (issue 14).
+torch.profiler(profile_memory=True) and heaptrack on the same jobs (issue 14).
 
-    python3 bench/record/side_by_side.py [--build build] [--rounds 3] [--steps 8]
-                                         [--jobs resnet18,gpt2] [--short]
+    python3 bench/record/side_by_side.py [--build build] [--rounds 5] [--steps N]
+                                         [--jobs py-gpt,vit,gpt2,resnet18] [--raw FILE]
+                                         [--short]
 
-Each run's step times are taken from outside, without touching the job: every
+Each step's CPU time is taken from outside, without touching the job: every
 job prints `step <i> ...` once per step, and at each such line the harness
-reads the clock and the CPU time of the job's whole process tree (every thread
-of every descendant, from /proc/<pid>/task/<tid>/schedstat, in ns). So the
-writer thread of gcprof and heaptrack's separate interpreter process are
-counted, and a neighbour's load does not inflate CPU time the way it inflates
-wall time. The first --warmup steps of a run are dropped; a run's figure is
-the median of its remaining steps; ratios are per round (mode / plain of the
-same round) and overall (median of the run figures of a mode / those of plain).
-Rounds rotate the order of the modes so that a drift of the machine's load
-does not favour one.
+reads the CPU time of the job's whole process tree (every thread of every
+descendant, from /proc/<pid>/task/<tid>/schedstat, in ns). So the writer
+thread of gcprof and heaptrack's separate interpreter process are counted.
+
+In a round the modes of one job run side by side, taking turns step by step
+(run_lockstep): all four processes are alive, one runs one step while the
+others are stopped. The k-th steps of the four modes therefore run within a
+second or two of each other, and a round's ratio is the median over steps of
+mode / plain for the same k. Runs one after another (before: one whole run per
+mode) let the machine's load drift between the runs being compared: on a quiet
+machine one job's ratio spread 0.83-1.27 from round to round with 3 rounds x
+10 steps, on a loaded one 0.96-1.28 with 30 steps; side by side, at load 8,
+1.09-1.12 (bench/RESULTS.md). The first --warmup steps of a run are dropped;
+the overall ratio is the median of the rounds' ratios, with a 90% bootstrap
+interval over rounds. Wall time is not reported: a stopped job's clock runs on.
 
 Jobs run with one intra-op thread (job.py; OMP_NUM_THREADS=1 for LibTorch):
 the development machine has 2 cores shared by several engineers.
@@ -24,8 +30,11 @@ the development machine has 2 cores shared by several engineers.
 Prints Markdown tables (paste them into bench/RESULTS.md).
 """
 import argparse
+import json
 import os
+import random
 import shutil
+import signal
 import statistics
 import subprocess
 import sys
@@ -50,6 +59,10 @@ JOBS = {
 }
 CPP_ARGS = ["--layers", "4", "--hidden", "128", "--heads", "4", "--batch", "8"]
 MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
+# Diagnostic, not run by default: `gcprof record` without the python shim (the
+# job's PYTHONPATH cleared, so sitecustomize is not found): allocations only,
+# no module ranges. gcprof - gcprof-alloc-only is what the shim costs.
+EXTRA_MODES = ("gcprof-alloc-only",)
 
 
 def tree_cpu_ns(pid):
@@ -72,21 +85,85 @@ def tree_cpu_ns(pid):
     return total
 
 
-def run_once(argv, cwd, steps, warmup):
-    """(median wall s, median CPU s) per step after warm-up."""
-    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
-    proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
-                            stderr=subprocess.DEVNULL, text=True)
-    marks = []
-    for line in proc.stdout:
-        if line.startswith("step "):
-            marks.append((time.monotonic(), tree_cpu_ns(proc.pid)))
-    if proc.wait() != 0 or len(marks) < steps:
-        raise RuntimeError(f"{' '.join(argv)}: exit {proc.returncode}, {len(marks)} of {steps} steps")
-    marks = marks[warmup:]
-    walls = [b[0] - a[0] for a, b in zip(marks, marks[1:])]
-    cpus = [(b[1] - a[1]) / 1e9 for a, b in zip(marks, marks[1:])]
-    return statistics.median(walls), statistics.median(cpus)
+class Job:
+    """One running job of a round, in its own process group so that it can be
+    stopped and continued as a whole (gcprof's CLI and the job, heaptrack's
+    script, the job and its interpreter)."""
+
+    def __init__(self, argv, cwd):
+        env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+        self.argv = argv
+        self.proc = subprocess.Popen(argv, cwd=cwd, env=env, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True,
+                                     start_new_session=True)
+        self.marks = []  # (clock, tree CPU ns) at each `step` line
+
+    def signal(self, sig):
+        try:
+            os.killpg(self.proc.pid, sig)
+        except ProcessLookupError:
+            pass
+
+    def next_step(self):
+        """Lets the job run until it prints its next `step` line, then stops it."""
+        self.signal(signal.SIGCONT)
+        while True:
+            line = self.proc.stdout.readline()
+            if not line:
+                raise RuntimeError(f"{' '.join(self.argv)}: ended after {len(self.marks)} steps "
+                                   f"(exit {self.proc.wait()})")
+            if line.startswith("step "):
+                self.marks.append((time.monotonic(), tree_cpu_ns(self.proc.pid)))
+                self.signal(signal.SIGSTOP)
+                return
+
+    def finish(self, steps, warmup):
+        """([wall s], [CPU s]) of each step after the warm-up (wall includes the
+        time the job was stopped while the others ran: only CPU is comparable)."""
+        self.signal(signal.SIGCONT)
+        self.proc.stdout.read()
+        if self.proc.wait() != 0 or len(self.marks) < steps:
+            raise RuntimeError(f"{' '.join(self.argv)}: exit {self.proc.returncode}, "
+                               f"{len(self.marks)} of {steps} steps")
+        marks = self.marks[warmup:]
+        walls = [b[0] - a[0] for a, b in zip(marks, marks[1:])]
+        cpus = [(b[1] - a[1]) / 1e9 for a, b in zip(marks, marks[1:])]
+        return walls, cpus
+
+    def kill(self):
+        self.signal(signal.SIGCONT)
+        self.signal(signal.SIGKILL)
+        self.proc.wait()
+
+
+def run_lockstep(argvs, cwd, steps, warmup, log):
+    """Runs the modes of one job side by side, taking turns step by step.
+
+    Every mode's process is alive at once but only one runs: it is continued,
+    runs to the end of its next step and is stopped again (SIGSTOP on its
+    process group), then the next mode takes its turn, in an order that rotates
+    from step to step. The k-th steps of all modes thus run within about a
+    second of each other and see the same machine: a neighbour's burst of load
+    inflates them alike instead of one whole run. Start-ups run one at a time,
+    before the first turn. Returns {mode: ([wall s], [CPU s])} per step after
+    warm-up.
+    """
+    jobs = {}
+    try:
+        for mode, argv in argvs.items():
+            jobs[mode] = Job(argv, cwd)
+            jobs[mode].next_step()  # start-up and step 0, alone
+        modes = list(argvs)
+        for k in range(1, steps):
+            shift = k % len(modes)
+            for mode in modes[shift:] + modes[:shift]:
+                jobs[mode].next_step()
+            log(k)
+        return {mode: job.finish(steps, warmup) for mode, job in jobs.items()}
+    except BaseException:
+        for job in jobs.values():
+            job.kill()
+        raise
 
 
 def command(job, mode, build, steps, tmp, n):
@@ -98,29 +175,41 @@ def command(job, mode, build, steps, tmp, n):
     else:
         prof = ["--torch-profiler"] if mode == "torch.profiler" else []
         base = [sys.executable, JOB, *prof, *script, "--steps", str(steps)]
-    if mode == "gcprof":
+    if mode in ("gcprof", "gcprof-alloc-only"):
+        shim = [] if mode == "gcprof" else ["env", "PYTHONPATH="]
         return [os.path.join(build, "bin", "gcprof"), "record", "-o",
-                os.path.join(tmp, f"{job}-{n}.db"), "--", *base]
+                os.path.join(tmp, f"{job}-{n}.db"), "--", *shim, *base]
     if mode == "heaptrack":
         return ["heaptrack", "-o", os.path.join(tmp, f"{job}-{n}"), *base]
     return base
 
 
+# Steps per run by default: about 5 s of steps on a quiet 2-core machine (py-gpt
+# 0.17 s a step, gpt2 0.31, vit 0.64, resnet18 0.79), so that a run's median is
+# taken over enough steps while start-up (a few s per run) stays a fair share.
+DEFAULT_STEPS = {"cpp-gpt": 24, "py-gpt": 30, "gpt2": 16, "vit": 10, "resnet18": 9, "resnet50": 8}
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=8)
-    ap.add_argument("--warmup", type=int, default=2)
-    ap.add_argument("--jobs", default=",".join(JOBS))
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--steps", type=int, default=0,
+                    help="steps per run, warm-up included (default: per job, DEFAULT_STEPS)")
+    ap.add_argument("--warmup", type=int, default=3)
+    ap.add_argument("--jobs", default="py-gpt,vit,gpt2,resnet18")
     ap.add_argument("--modes", default=",".join(MODES))
+    ap.add_argument("--raw", metavar="FILE", help="also write every step's times as JSON")
     ap.add_argument("--short", action="store_true",
-                    help="one round of 5 steps of resnet18 and gpt2 (make bench)")
+                    help="one round of 6 steps of resnet18 and gpt2 (make bench)")
     a = ap.parse_args()
     if a.short:
-        a.rounds, a.steps, a.jobs = 1, 5, "resnet18,gpt2"
+        a.rounds, a.steps, a.warmup, a.jobs = 1, 6, 2, "resnet18,gpt2"
     jobs = a.jobs.split(",")
     modes = [m for m in a.modes.split(",") if m]
+    for m in modes:
+        if m not in MODES + EXTRA_MODES:
+            sys.exit(f"side_by_side.py: unknown mode {m!r} (known: {', '.join(MODES + EXTRA_MODES)})")
     for j in jobs:
         if j not in JOBS:
             sys.exit(f"side_by_side.py: unknown job {j!r} (known: {', '.join(JOBS)})")
@@ -129,45 +218,82 @@ def main():
         modes.remove("heaptrack")
     if "plain" not in modes:
         modes.insert(0, "plain")
+    steps = {j: a.steps or DEFAULT_STEPS[j] for j in jobs}
+    for j in jobs:
+        if steps[j] < a.warmup + 3:
+            sys.exit(f"side_by_side.py: {j}: --steps {steps[j]} leaves fewer than 2 timed steps "
+                     f"after --warmup {a.warmup}")
     tmp = tempfile.mkdtemp(prefix="gcprof-sbs-")
-    # results[job][mode] = [(wall, cpu) per round]
+    # results[job][mode] = [([wall s], [cpu s]) per round]
     results = {j: {m: [] for m in modes} for j in jobs}
     n = 0
+    started = time.monotonic()
     try:
         for r in range(a.rounds):
             for j in jobs:
-                order = modes[r % len(modes):] + modes[:r % len(modes)]
-                for m in order:
-                    argv = command(j, m, a.build, a.steps, tmp, n)
+                argvs = {}
+                for m in modes:
+                    argv = command(j, m, a.build, steps[j], tmp, n)
                     n += 1
-                    if argv is None:
-                        continue
-                    results[j][m].append(run_once(argv, tmp, a.steps, a.warmup))
-                    w, c = results[j][m][-1]
-                    print(f"round {r} {j:9} {m:15} step wall {w:.3f} s  cpu {c:.3f} s",
+                    if argv is not None:
+                        argvs[m] = argv
+
+                def log(k, r=r, j=j):
+                    print(f"\rround {r} {j}: step {k + 1} of {steps[j]} "
+                          f"({time.monotonic() - started:.0f} s)", end="", file=sys.stderr, flush=True)
+                runs = run_lockstep(argvs, tmp, steps[j], a.warmup, log)
+                print(file=sys.stderr)
+                for m, (w, c) in runs.items():
+                    results[j][m].append((w, c))
+                    print(f"round {r} {j:9} {m:15} step cpu {statistics.median(c):.3f} s  "
+                          f"/ plain, step by step: {paired_median(c, runs['plain'][1]):.3f}",
                           file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    report(results, modes, a)
+    if a.raw:
+        with open(a.raw, "w") as f:
+            json.dump({"steps": steps, "warmup": a.warmup, "results": results}, f)
+    report(results, modes, a, steps, time.monotonic() - started)
 
 
-def report(results, modes, a):
-    print(f"{a.rounds} rounds x {a.steps} steps (first {a.warmup} dropped), "
-          f"one intra-op thread; medians; CPU = whole process tree\n")
-    print("| job | mode | step wall (s) | step CPU (s) | CPU ratio | wall ratio | CPU ratio per round |")
-    print("|---|---|---:|---:|---:|---:|---|")
+def paired_median(cpus, plain_cpus):
+    """Median over steps of (this mode's k-th step / plain's k-th step): the two
+    ran side by side (run_lockstep)."""
+    return statistics.median(c / p for c, p in zip(cpus, plain_cpus))
+
+
+def median_ci(values, level=0.9, resamples=2000):
+    """Median and a bootstrap interval for it; (median, None, None) below 3 values."""
+    med = statistics.median(values)
+    if len(values) < 3:
+        return med, None, None
+    rng = random.Random(0)
+    meds = sorted(statistics.median(rng.choices(values, k=len(values))) for _ in range(resamples))
+    return (med, meds[int((1 - level) / 2 * resamples)],
+            meds[min(resamples - 1, int((1 + level) / 2 * resamples))])
+
+
+def report(results, modes, a, steps, seconds):
+    per_job = ", ".join(f"{j} {steps[j]}" for j in results)
+    print(f"{a.rounds} rounds; steps per run: {per_job} (first {a.warmup} dropped); modes of a "
+          f"job side by side, taking turns step by step; one intra-op thread; "
+          f"{seconds / 60:.0f} min; CPU = whole process tree. A round's ratio is the median over "
+          f"steps of (the mode's k-th step / plain's k-th step); the overall ratio is the median "
+          f"of the rounds' ratios, with a 90% bootstrap interval over rounds\n")
+    print("| job | mode | step CPU (s) | CPU ratio [90% CI] | CPU ratio per round |")
+    print("|---|---|---:|---:|---|")
     for j, by_mode in results.items():
         plain = by_mode["plain"]
-        pw = statistics.median(x[0] for x in plain)
-        pc = statistics.median(x[1] for x in plain)
         for m in modes:
             runs = by_mode[m]
             if not runs:
                 continue
-            w = statistics.median(x[0] for x in runs)
-            c = statistics.median(x[1] for x in runs)
-            per_round = " ".join(f"{x[1] / p[1]:.3f}" for x, p in zip(runs, plain))
-            print(f"| {j} | {m} | {w:.3f} | {c:.3f} | {c / pc:.3f} | {w / pw:.3f} | {per_round} |")
+            c = statistics.median(statistics.median(x[1]) for x in runs)
+            ratios = [paired_median(x[1], p[1]) for x, p in zip(runs, plain)]
+            med, lo, hi = median_ci(ratios)
+            ci = f" [{lo:.3f}-{hi:.3f}]" if lo is not None else ""
+            per_round = " ".join(f"{x:.3f}" for x in ratios)
+            print(f"| {j} | {m} | {c:.3f} | {med:.3f}{ci} | {per_round} |")
 
 
 if __name__ == "__main__":

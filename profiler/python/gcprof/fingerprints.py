@@ -25,41 +25,61 @@ def _norm(torch, tensors):
 
     Converting every element to float64 (vector_norm(dtype=float64)) costs
     ~6 ns per element on one core: 64 ms per step for the 11M gradients of a
-    ResNet-18, 9% of its step (bench/RESULTS.md, issue 14). Instead a large
-    tensor is cut into rows of 4096 elements whose norms are taken in their
-    own precision (short sums: relative error ~1e-7, far below verify's 1e-6
-    tolerance, and the same on both sides of a comparison) and accumulated in
-    float64; small tensors go through one fused float64 call.
+    ResNet-18, 9% of its step (bench/RESULTS.md, issue 14). Instead:
+
+    - a float32 tensor of fewer than 16 rows' elements has its norm taken in
+      float32, all of them in one fused call (torch._foreach_norm; a short
+      float32 sum: relative error ~1e-7), and those norms are squared and
+      added in float64;
+    - a larger tensor is cut into rows of 4096 elements whose norms are taken
+      in its own precision and accumulated in float64 (a single float32 norm
+      of millions of elements errs by ~1e-6, verify's tolerance);
+    - the rest (float64, half precision, counters) goes through one fused
+      float64 call, as every tensor did before.
+
+    Deterministic on CPU: two identical runs give bit-identical values, and
+    any change of a gradient above float32 rounding changes them
+    (tests/python/test_hooks.py).
     """
     if not tensors:
         return None
-    small, parts = [], []
+    float32, wide, parts = [], [], []
     for t in tensors:
         t = t.detach()
         if not t.is_floating_point():
             t = t.to(torch.float64)  # num_batches_tracked and other counters
         n = t.numel()
-        if n < 16 * _ROW or t.dtype == torch.float64:
-            small.append(t)
-            continue
-        flat = t.reshape(-1)
-        whole = n - n % _ROW
-        rows = torch.linalg.vector_norm(flat[:whole].view(-1, _ROW), dim=1).double()
-        parts.append(rows.square().sum())
-        if whole < n:
-            small.append(flat[whole:])
-    if small:
-        norms = None
-        foreach = getattr(torch, "_foreach_norm", None)
-        if foreach is not None:
-            try:
-                norms = foreach(small, 2, dtype=torch.float64)
-            except (TypeError, RuntimeError):  # older PyTorch: no dtype argument
-                norms = None
-        if norms is None:
-            norms = [torch.linalg.vector_norm(t, dtype=torch.float64) for t in small]
-        parts.append(torch.stack(list(norms)).square().sum())
+        if t.dtype == torch.float64:
+            wide.append(t)
+        elif n < 16 * _ROW:
+            (float32 if t.dtype == torch.float32 else wide).append(t)
+        else:
+            flat = t.reshape(-1)
+            whole = n - n % _ROW
+            rows = torch.linalg.vector_norm(flat[:whole].view(-1, _ROW), dim=1).double()
+            parts.append(rows.square().sum())
+            if whole < n:
+                wide.append(flat[whole:])
+    if float32:
+        parts.append(_squares(torch, float32, None))
+    if wide:
+        parts.append(_squares(torch, wide, torch.float64))
     return float(torch.stack(parts).sum().sqrt().item())
+
+
+def _squares(torch, tensors, dtype):
+    """Sum in float64 of the squared norms of tensors (norms taken in `dtype`,
+    None: their own), one fused call where PyTorch has one."""
+    norms = None
+    foreach = getattr(torch, "_foreach_norm", None)
+    if foreach is not None:
+        try:
+            norms = foreach(tensors, 2) if dtype is None else foreach(tensors, 2, dtype=dtype)
+        except (TypeError, RuntimeError):  # older PyTorch: no dtype argument
+            norms = None
+    if norms is None:
+        norms = [torch.linalg.vector_norm(t, dtype=dtype) for t in tensors]
+    return torch.stack(list(norms)).double().square().sum()
 
 
 def grad_norm(torch, optimizer):
