@@ -2,6 +2,10 @@
 
 #include <algorithm>
 
+#include "model/in_place_outputs.h"
+#include "model/step_regions.h"
+#include "saturating.h"
+
 namespace gcprof::advisor {
 
 CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFilter& filter)
@@ -42,6 +46,46 @@ Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end
     if (!outputsOf(m).count(&a)) return m.end;
   }
   return unit_end;
+}
+
+Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,
+                              const InPlaceOutputs& inplace, const std::vector<MemoryEvent>& events,
+                              const StepLayout& step, const StepRegions& reg, int k,
+                              const std::vector<OpCall>& saved) {
+  const UnitWindow& u = step.units[k];
+  int p = StepRegions::forward(k);
+  const Allocation* kept_output = inplace.output(step, reg, k);
+  // What the simulator frees early (replay_simulator.cpp, the dropped branch).
+  std::vector<MemoryEvent> early;
+  auto it = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), u.fwd_start,
+                             [](const Allocation& a, Ns t) { return a.alloc < t; });
+  for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
+    const Allocation& a = *it;
+    if (!filter.matches(a) || a.bytes <= 0 || !a.freed() || a.free <= a.alloc || &a == kept_output) continue;
+    if (reg.regionOf(a.alloc) != p || reg.backwardPosition(reg.regionOf(a.free)) != p) continue;
+    if (!saved.empty() && callAt(saved, a.alloc)) continue;
+    Ns t = forward.freeTime(a, u.fwd_start, u.fwd_end);
+    if (t < u.fwd_end) early.push_back({t, -a.bytes});
+  }
+  if (early.empty()) return -1;
+  // The recorded level through the forward, the early frees merged in
+  // (frees first at equal times, counted at the end of each instant).
+  auto first = std::lower_bound(events.begin(), events.end(), u.fwd_start,
+                                [](const MemoryEvent& e, Ns t) { return e.time < t; });
+  Bytes live = 0;
+  for (auto e = events.begin(); e != first; ++e) sat::addTo(live, e->delta);
+  std::vector<MemoryEvent> ev(first, std::upper_bound(first, events.end(), u.fwd_end,
+                                                      [](Ns t, const MemoryEvent& e) { return t < e.time; }));
+  ev.insert(ev.end(), early.begin(), early.end());
+  std::stable_sort(ev.begin(), ev.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
+    return a.time != b.time ? a.time < b.time : (a.delta < 0) > (b.delta < 0);
+  });
+  Bytes peak = live;
+  for (size_t i = 0; i < ev.size(); ++i) {
+    sat::addTo(live, ev[i].delta);
+    if (i + 1 == ev.size() || ev[i + 1].time != ev[i].time) peak = std::max(peak, live);
+  }
+  return peak;
 }
 
 }  // namespace gcprof::advisor

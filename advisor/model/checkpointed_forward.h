@@ -32,6 +32,9 @@
 #include <vector>
 
 #include "model/memory_curve.h"
+#include "model/memory_events.h"
+#include "model/op_table.h"
+#include "model/step_layout.h"
 #include "trace.h"
 
 namespace gcprof::advisor {
@@ -55,5 +58,18 @@ class CheckpointedForward {
   std::vector<const Range*> modules_;  // module forward ranges with output bytes, by start
   mutable std::unordered_map<const Range*, std::unordered_set<const Allocation*>> outputs_;
 };
+
+class InPlaceOutputs;
+class StepRegions;
+
+// The highest live bytes during unit k's forward in `step` when unit k alone
+// is checkpointed, `saved` its save-list's calls (empty: the whole unit),
+// as the replay simulator counts them: the recorded level (`events`, all of
+// the trace's, from memoryEvents) less the bytes its checkpointed forward
+// frees early. -1 when it frees nothing early (the recorded peak holds).
+Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,
+                              const InPlaceOutputs& inplace, const std::vector<MemoryEvent>& events,
+                              const StepLayout& step, const StepRegions& reg, int k,
+                              const std::vector<OpCall>& saved);
 
 }  // namespace gcprof::advisor

@@ -8,6 +8,7 @@
 #include "model/chain_peak.h"
 #include "model/unit_chain.h"
 #include "simulate/replay_simulator.h"
+#include "solve/optimal_solver.h"
 #include "trace_builder.h"
 
 namespace gcprof::advisor {
@@ -19,7 +20,9 @@ namespace {
 //   X = 1000 at 120 (in g), freed at 600: kept by autograd, g's output
 //   Y =  100 at 190 (in f), freed at 650: kept, f's output
 //   W = 2000 at 250 (in a itself), freed at 280: a workspace
-Trace nested(Bytes f_out) {
+// and, when `before` > 0, V = `before` bytes made at 50, before the unit,
+// and freed at 260 in its forward: not replayed.
+Trace nested(Bytes f_out, Bytes before = 0) {
   testing::TraceBuilder b;
   b.step(0, 0, 800);
   b.range("a", Phase::Forward, 100, 300);
@@ -30,6 +33,7 @@ Trace nested(Bytes f_out) {
   b.alloc(120, 600, 1000);
   b.alloc(190, 650, 100);
   b.alloc(250, 280, 2000);
+  if (before > 0) b.alloc(50, 260, before);
   return b.build();
 }
 
@@ -93,17 +97,28 @@ TEST(CheckpointedForward, TheSimulatorFreesDroppedBytesWhenTheSubModuleReturns) 
   EXPECT_EQ(liveAt(unknown, 260), 10000 + 1000 + 100 + 2000);
 }
 
-TEST(CheckpointedForward, TheChainStaysOnTheHighSide) {
-  // The chain prices a checkpointed unit's forward as recorded (its peak
-  // A_k): never below the simulator.
-  for (Bytes out : {Bytes{0}, Bytes{100}, Bytes{1100}}) {
-    Trace t = nested(out);
-    AllocationFilter filter = primaryFilter(t);
-    RunLayout layout = stepLayouts(t, {"a"});
-    UnitChain chain = buildUnitChain(t, filter, layout, {"a"});
-    Segments plan = {{0, 0}};
-    EXPECT_GE(evaluateChain(chain, plan).peak, simulate(t, filter, layout, plan).peak) << out;
-  }
+TEST(CheckpointedForward, TheChainPricesTheCheckpointedForwardAsTheSimulator) {
+  // V (5000) makes the forward the plan's peak: 10000 + V + X + Y + W =
+  // 18100 as recorded, 17100 checkpointed (X freed when f returns); the
+  // replay reaches only 13100.
+  Trace t = nested(100, 5000);
+  AllocationFilter filter = primaryFilter(t);
+  RunLayout layout = stepLayouts(t, {"a"});
+  UnitChain chain = buildUnitChain(t, filter, layout, {"a"});
+  EXPECT_EQ(chain.unit_peak[0], 18100);
+  EXPECT_EQ(chain.checkpointed_forward_peak[0], 17100);
+  Segments plan = {{0, 0}};
+  EXPECT_EQ(simulate(t, filter, layout, plan).peak, 17100);
+  EXPECT_EQ(evaluateChain(chain, plan).peak, 17100);
+  // A what-if's chain carries no checkpointed forward: the recorded one.
+  UnitChain scaled = chain;
+  scaled.checkpointed_forward_peak.clear();
+  EXPECT_EQ(evaluateChain(scaled, plan).peak, 18100);
+  // The solver sees it too: 17100 fits with the unit checkpointed.
+  Solution s = solveOptimal(chain, 17100, SolverOptions{});
+  ASSERT_TRUE(s.feasible);
+  EXPECT_EQ(s.peak, 17100);
+  EXPECT_EQ(s.segments.size(), 1u);
 }
 
 }  // namespace
