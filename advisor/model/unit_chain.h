@@ -53,9 +53,11 @@ struct UnitChain {
   // empty without operator ranges (`record --ops`) or for region plans.
   // Option o of unit k is the single-unit segment {k, k, o + 1}.
   std::vector<std::vector<SelectiveOption>> selective;
-  // The bytes unit k's forward peaks at when checkpointed (segment `seg`,
-  // which contains k): checkpointed_forward_peak or the option's
-  // forward_peak for a single-unit segment, unit_peak's forward otherwise.
+  // The highest live bytes of unit k's own moments (F_k, B_k) when it is
+  // checkpointed in the segment [first..last] with `option` (0: whole; a
+  // selective option only for first == last): the checkpointed forward's
+  // peak, measured per option, or the recorded forward's where the option's
+  // was not measured; unit_peak where nothing was measured.
   Bytes checkpointedUnitPeak(int k, int first, int last, int option) const;
   // The values whose maximum is each entry above: per complete step, and for
   // unit_peak the forward and the backward, for gap_peak the gap after the
