@@ -88,7 +88,8 @@ ChainPeak evaluateChain(const UnitChain& c, const Segments& plan) {
       SegmentSweep sweep(c, k);
       for (int m = k; m <= s.last; ++m) {
         sweep.extend();
-        consider(sat::sub(c.unit_peak[m], dropped_before), Moment::CheckpointedUnit, m, m);
+        consider(sat::sub(c.checkpointedUnitPeak(m, s.first, s.last, s.option), dropped_before),
+                 Moment::CheckpointedUnit, m, m);
         if (m < s.last) consider(sat::sub(c.gap_peak[m], dropped_before), Moment::Gap, m, m);
       }
       SegmentEffect e{sweep.dropped(), sweep.recomputePeak(), sweep.recomputeNs()};

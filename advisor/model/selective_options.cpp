@@ -71,17 +71,28 @@ bool isCountedMatmul(const std::string& key) {
   return opName(key).compare(0, 5, "aten.") == 0 && (name == "mm" || name == "linear");
 }
 
+void addOption(std::vector<SelectiveOption>& options, SelectiveOption o, Bytes dropped) {
+  if (o.save.empty() || o.kept >= dropped) return;
+  for (const SelectiveOption& have : options)
+    if (have.save == o.save) return;
+  options.push_back(std::move(o));
+}
+
+SelectiveOption optionOfCalls(const std::string& label, const std::vector<UnitOp>& ops,
+                              const std::vector<std::string>& keys) {
+  std::set<std::string> wanted(keys.begin(), keys.end());
+  std::vector<const UnitOp*> calls;
+  for (const UnitOp& op : ops)
+    if (wanted.count(op.key)) calls.push_back(&op);
+  return optionOf(label, calls, ops);
+}
+
 std::vector<SelectiveOption> selectiveOptions(const std::vector<UnitOp>& ops, Bytes dropped) {
   std::vector<const UnitOp*> saveable;
   for (const UnitOp& op : ops)
     if (isSaveable(op, dropped)) saveable.push_back(&op);
   std::vector<SelectiveOption> out;
-  auto add = [&](SelectiveOption o) {
-    if (o.save.empty() || o.kept >= dropped) return;
-    for (const SelectiveOption& have : out)
-      if (have.save == o.save) return;
-    out.push_back(std::move(o));
-  };
+  auto add = [&](SelectiveOption o) { addOption(out, std::move(o), dropped); };
   // torchtitan's rule: its list, outputs kept by autograd or not, but every
   // second mm/linear recomputed.
   std::vector<const UnitOp*> matmuls;

@@ -45,6 +45,11 @@ struct SelectiveOption {
   // The most bytes its replay makes alive at once, the saved calls' memory
   // left out (selective_replay_peak.h); -1 when not measured.
   Bytes replay_peak = -1;
+  // The highest live bytes during the unit's forward with this save-list
+  // (its checkpointed forward frees early what it neither saves nor returns,
+  // checkpointed_forward.h); -1 when not measured (lingering outputs, whose
+  // recorded frees the simulator cancels, are not).
+  Bytes forward_peak = -1;
 };
 
 constexpr size_t kMaxPrefixes = 6;
@@ -58,6 +63,13 @@ bool isTorchtitanSaved(const std::string& key);
 bool isCountedMatmul(const std::string& key);
 
 bool isSaveable(const UnitOp& op, Bytes dropped);
+
+// The option that saves the calls named `keys` (label for people).
+SelectiveOption optionOfCalls(const std::string& label, const std::vector<UnitOp>& ops,
+                              const std::vector<std::string>& keys);
+// Appends `o` to `options` unless it saves nothing, keeps all `dropped`
+// bytes (it would drop nothing) or is already there.
+void addOption(std::vector<SelectiveOption>& options, SelectiveOption o, Bytes dropped);
 
 // Options for one unit whose whole checkpoint drops `dropped` bytes.
 std::vector<SelectiveOption> selectiveOptions(const std::vector<UnitOp>& ops, Bytes dropped);

@@ -14,6 +14,7 @@
 // as a drop at that moment. Taken over the complete steps (the highest).
 #pragma once
 
+#include <string>
 #include <vector>
 
 #include "model/memory_curve.h"
@@ -22,6 +23,19 @@
 #include "trace.h"
 
 namespace gcprof::advisor {
+
+// Per unit (ops[k] for unit k in layout order, whose whole checkpoint drops
+// dropped[k]), the saveable calls (isSaveable) that end before the moment
+// its whole replay is highest, in the step where that replay is highest.
+// What they keep is alive at that moment anyway (a kept output is freed in
+// the backward, after the replay): saving them leaves the replay's peak
+// where it was, or lowers it, and spares their recompute. A save-list the
+// solver may find free at the plan's peak when the peak is that replay's
+// (issue 10, "at every's peak").
+std::vector<std::vector<std::string>> callsBeforeReplayPeak(const std::vector<std::vector<UnitOp>>& ops,
+                                                            const std::vector<Bytes>& dropped,
+                                                            const Trace& trace, const AllocationFilter& filter,
+                                                            const RunLayout& layout);
 
 // Sets replay_peak of every option of every unit (options[k] for unit k in
 // layout order) from the trace's operator ranges.

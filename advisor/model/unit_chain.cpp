@@ -5,6 +5,8 @@
 #include <map>
 
 #include "model/advice_error.h"
+#include "model/checkpointed_forward.h"
+#include "model/in_place_outputs.h"
 #include "model/median.h"
 #include "model/memory_events.h"
 #include "model/op_table.h"
@@ -174,6 +176,12 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.before_backward_moments.assign(n, {});
   c.born_kept_moments.assign(2 * n - 1, {});
   c.born_peak_moments.assign(2 * n - 1, {});
+  c.forward_peak.assign(n, 0);
+  c.backward_peak.assign(n, 0);
+  c.checkpointed_forward_peak.assign(n, 0);
+  CheckpointedForward early(trace, filter);
+  InPlaceOutputs inplace(trace, filter);
+  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
   std::map<std::pair<int, int>, Bytes> drop_min;
   for (size_t s = 0; s < steps.size(); ++s) {
     const StepRegions& reg = regions[s];
@@ -181,6 +189,10 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     for (int k = 0; k < n; ++k) {
       raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.forward(k)]);
       raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.backward(k)]);
+      c.forward_peak[k] = std::max(c.forward_peak[k], mx[reg.forward(k)]);
+      c.backward_peak[k] = std::max(c.backward_peak[k], mx[reg.backward(k)]);
+      Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, events, *steps[s], reg, k, {});
+      c.checkpointed_forward_peak[k] = std::max(c.checkpointed_forward_peak[k], ck >= 0 ? ck : mx[reg.forward(k)]);
       raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.forwardGap(k)]);
       if (k + 1 < n) raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.backwardGap(k + 1)]);
       raise(c.before_backward[k], c.before_backward_moments[k], entering[s][reg.backward(k)]);
@@ -246,8 +258,50 @@ void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationF
     chain.selective[k] = selectiveOptions(ops[k], chain.saved[k]);
     any = any || !chain.selective[k].empty();
   }
-  if (!any) chain.selective.clear();
-  else measureReplayPeaks(chain.selective, trace, filter, layout);
+  if (!any) {
+    chain.selective.clear();
+    return;
+  }
+  std::vector<std::vector<std::string>> free_at_peak = callsBeforeReplayPeak(ops, chain.saved, trace, filter, layout);
+  for (size_t k = 0; k < chain.selective.size() && k < free_at_peak.size(); ++k)
+    addOption(chain.selective[k], optionOfCalls("alive at its replay's peak", ops[k], free_at_peak[k]),
+              chain.saved[k]);
+  measureReplayPeaks(chain.selective, trace, filter, layout);
+  measureForwardPeaks(chain, trace, filter, layout);
+}
+
+void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
+                         const RunLayout& layout) {
+  CheckpointedForward early(trace, filter);
+  InPlaceOutputs inplace(trace, filter);
+  OpIndex index(trace);
+  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
+  for (std::vector<SelectiveOption>& unit : chain.selective)
+    for (SelectiveOption& o : unit) o.forward_peak = o.lingers() ? -1 : 0;
+  for (const StepLayout& step : layout.steps) {
+    if (!step.complete) continue;
+    StepRegions reg(step);
+    for (size_t k = 0; k < step.units.size() && k < chain.selective.size(); ++k) {
+      std::vector<OpCall> calls = index.within(step.units[k].fwd_start, step.units[k].fwd_end);
+      for (SelectiveOption& o : chain.selective[k]) {
+        if (o.forward_peak < 0) continue;
+        Bytes v = checkpointedForwardPeak(trace, filter, early, inplace, events, step, reg, static_cast<int>(k),
+                                          savedCalls(calls, o.save));
+        o.forward_peak = std::max(o.forward_peak, v >= 0 ? v : chain.forward_peak[k]);
+      }
+    }
+  }
+}
+
+Bytes UnitChain::checkpointedUnitPeak(int k, int first, int last, int option) const {
+  size_t n = names.size();
+  if (checkpointed_forward_peak.size() != n || backward_peak.size() != n) return unit_peak[k];
+  Bytes fwd = checkpointed_forward_peak[k];
+  if (option > 0) {
+    const SelectiveOption& o = selective.at(k).at(option - 1);
+    fwd = first == last && o.forward_peak >= 0 ? o.forward_peak : forward_peak[k];
+  }
+  return std::max(fwd, backward_peak[k]);
 }
 
 }  // namespace gcprof::advisor

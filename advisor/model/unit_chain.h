@@ -43,10 +43,22 @@ struct UnitChain {
   std::vector<Bytes> born_peak;
   std::vector<std::vector<DropBucket>> drops;  // indexed by the last unit a segment must reach
   std::vector<Bytes> saved;          // d_k of a single unit (bytes born in F_k, freed in B_k)
+  // Per unit, the highest live bytes during F_k and during B_k apart
+  // (unit_peak is their maximum), and during F_k when unit k alone is
+  // checkpointed: its forward frees early what autograd no longer keeps
+  // (checkpointed_forward.h). Empty where not measured (a what-if's chain):
+  // unit_peak then prices a checkpointed unit, on the high side.
+  std::vector<Bytes> forward_peak, backward_peak, checkpointed_forward_peak;
   // Per unit, the selective checkpoints it may get (selective_options.h);
   // empty without operator ranges (`record --ops`) or for region plans.
   // Option o of unit k is the single-unit segment {k, k, o + 1}.
   std::vector<std::vector<SelectiveOption>> selective;
+  // The highest live bytes of unit k's own moments (F_k, B_k) when it is
+  // checkpointed in the segment [first..last] with `option` (0: whole; a
+  // selective option only for first == last): the checkpointed forward's
+  // peak, measured per option, or the recorded forward's where the option's
+  // was not measured; unit_peak where nothing was measured.
+  Bytes checkpointedUnitPeak(int k, int first, int last, int option) const;
   // The values whose maximum is each entry above: per complete step, and for
   // unit_peak the forward and the backward, for gap_peak the gap after the
   // forward and the one before the backward; in a fixed order, equal in
@@ -73,6 +85,10 @@ struct UnitChain {
 // Throws AdviceError when no step is complete (with the first step's problem).
 UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
                          const RunLayout& layout, const std::vector<std::string>& names);
+
+// Sets forward_peak of every selective option of `chain` (unit_chain.h).
+void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
+                         const RunLayout& layout);
 
 // Fills chain.selective from the trace's operator ranges (no-op without them).
 void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,

@@ -4,6 +4,7 @@
 #include <climits>
 #include <unordered_set>
 
+#include "model/checkpointed_forward.h"
 #include "model/in_place_outputs.h"
 #include "model/median.h"
 #include "model/op_table.h"
@@ -54,7 +55,7 @@ std::vector<OpCall> keptCalls(const OpIndex& ops, const UnitWindow& unit, const 
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
                 const StepRegions& reg, const Segment& seg, const OpIndex& ops,
                 const std::unordered_set<int64_t>& gathers, const InPlaceOutputs& inplace,
-                std::vector<SimEvent>& ev) {
+                const CheckpointedForward& forward, std::vector<SimEvent>& ev) {
   const UnitWindow& first = step.units[seg.first];
   const UnitWindow& last = step.units[seg.last];
   Ns cost = 0;
@@ -106,9 +107,15 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
       // Held by its consumer until the replay: freed as the replay begins.
       ev.push_back({anchor, 0, -a.bytes, 0, replay_phase});
     } else if (bpos >= lo && bpos <= hi) {
-      // Dropped: freed as the segment's forward ends; the replayed copy is
-      // freed where the recorded one was.
-      ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2});
+      // Dropped: freed as the segment's forward ends, or earlier, when the
+      // sub-module that made it returns without it (checkpointed_forward.h);
+      // the replayed copy is freed where the recorded one was.
+      const UnitWindow& unit = step.units[seg.first + (born - lo) / 2];
+      Ns early = forward.freeTime(a, unit.fwd_start, unit.fwd_end);
+      if (early < unit.fwd_end)
+        ev.push_back({early, 0, -a.bytes, 0, 1});
+      else
+        ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2});
     } else {
       ev.push_back({anchor, replay_end, -a.bytes, 0, replay_phase});
     }
@@ -133,12 +140,13 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   std::unordered_set<int64_t> gathers = parameterGathers(trace);
   OpIndex ops(trace);
   InPlaceOutputs inplace(trace, filter);
+  CheckpointedForward forward(trace, filter);
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     StepRegions reg(step);
     for (const Segment& seg : plan)
-      sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, ev));
+      sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, forward, ev));
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
     ++sim.steps_applied;
   }

@@ -107,7 +107,10 @@ struct RemainingCost {
     need.assign(n + 1, 0);
     ratio.assign(n + 1, 1e300);
     for (int k = n - 1; k >= 0; --k) {
-      need[k] = std::max({need[k + 1], sat::sub(c.unit_peak[k], budget), sat::sub(c.gap_peak[k], budget)});
+      // Checkpointing unit k lowers its own forward's moment at most to
+      // the whole unit's checkpointed forward (no save-list frees more).
+      need[k] = std::max({need[k + 1], sat::sub(c.checkpointedUnitPeak(k, k, k, 0), budget),
+                          sat::sub(c.gap_peak[k], budget)});
       double best = ratio[k + 1];
       SegmentSweep sweep(c, k);
       for (int j = k; j <= maxLast(c, k, o); ++j) {
@@ -174,12 +177,16 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
     for (int idx = 0; idx < static_cast<int>(here.size()); ++idx) {
       const State st = here[idx];
       Bytes D = st.dropped;
-      if (sat::sub(c.unit_peak[k], D) > budget) continue;  // unit k's own moments: nothing to do here
+      // Unit k's own moments: nothing to do here, even checkpointed.
+      if (sat::sub(c.checkpointedUnitPeak(k, k, k, 0), D) > budget) continue;
       if (hopeless(st.cost, k, D)) continue;
-      if (sat::sub(c.gap_peak[k], D) <= budget && !hopeless(st.cost, k + 1, D))
+      if (sat::sub(c.unit_peak[k], D) <= budget && sat::sub(c.gap_peak[k], D) <= budget &&
+          !hopeless(st.cost, k + 1, D))
         fronts[k + 1].push_back({st.cost, D, k, idx, false});
       for (int j = k; j <= last_max; ++j) {
-        if (j > k && (sat::sub(c.unit_peak[j], D) > budget || sat::sub(c.gap_peak[j - 1], D) > budget)) break;
+        if (j > k && (sat::sub(c.checkpointedUnitPeak(j, k, j, 0), D) > budget ||
+                      sat::sub(c.gap_peak[j - 1], D) > budget))
+          break;
         cache.upTo(static_cast<size_t>(j - k + 1));
         size_t q = static_cast<size_t>(j - k);
         Ns cost = sat::add(st.cost, cache.cost[q]);
@@ -201,6 +208,7 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
           SegmentEffect e = selectiveEffect(c, k, whole, c.selective[k][opt]);
           Ns cost = st.cost + e.recompute_ns;
           if (cost > o.cost_limit || e.recompute_peak - D > budget ||
+              sat::sub(c.checkpointedUnitPeak(k, k, k, static_cast<int>(opt) + 1), D) > budget ||
               c.gap_peak[k] - (D + e.dropped) > budget || hopeless(cost, k + 1, D + e.dropped))
             continue;
           fronts[k + 1].push_back({cost, D + e.dropped, k, idx, true, static_cast<int>(opt) + 1});

@@ -5,6 +5,7 @@
 #include "model/chain_peak.h"
 #include "model/op_table.h"
 #include "model/selective_options.h"
+#include "model/selective_replay_peak.h"
 #include "model/unit_chain.h"
 #include "simulate/replay_simulator.h"
 #include "trace_builder.h"
@@ -159,6 +160,19 @@ TEST(SelectiveReplay, ASavedOutputAutogradDoesNotKeepIsHeldUntilTheReplay) {
   EXPECT_EQ(evaluateChain(chain, plan).peak, 11800);
   // The solver never picks it: its chain pricing is not exact.
   EXPECT_TRUE(matmuls.lingers());
+}
+
+TEST(SelectiveReplay, CallsBeforeTheReplaysPeakAreTheOnesItsPeakHoldsAnyway) {
+  // The whole replay makes X (120), Y (150) and Z (180, freed at 195): it
+  // is highest at 180 (1800). mm and gelu end before; add ends after.
+  Trace t = opTrace();
+  AllocationFilter filter = primaryFilter(t);
+  RunLayout layout = stepLayouts(t, {"a"});
+  UnitChain chain = buildUnitChain(t, filter, layout, {"a"});
+  std::vector<std::vector<std::string>> calls =
+      callsBeforeReplayPeak(unitOps(t, filter, layout), chain.saved, t, filter, layout);
+  ASSERT_EQ(calls.size(), 1u);
+  EXPECT_EQ(calls[0], (std::vector<std::string>{"aten.mm.default#0", "aten.gelu.default#0"}));
 }
 
 }  // namespace
