@@ -30,7 +30,7 @@ void SegmentSweep::extend() {
 }
 
 Bytes SegmentSweep::recomputePeak() const {
-  return sat::add(sat::sub(c_.before_backward[last_], dropped_), replay_peak_);
+  return sat::add(sat::add(sat::sub(c_.before_backward[last_], dropped_), replay_peak_), held());
 }
 
 SegmentEffect selectiveEffect(const UnitChain& c, int unit, const SegmentEffect& whole,
@@ -38,7 +38,8 @@ SegmentEffect selectiveEffect(const UnitChain& c, int unit, const SegmentEffect&
   SegmentEffect e;
   e.dropped = whole.dropped - option.kept - option.lingering;
   e.recompute_peak = option.replay_peak >= 0
-                         ? sat::add(sat::sub(c.before_backward[unit], e.dropped), option.replay_peak)
+                         ? sat::add(sat::add(sat::sub(c.before_backward[unit], e.dropped), option.replay_peak),
+                                    unit < static_cast<int>(c.held_arguments.size()) ? c.held_arguments[unit] : 0)
                          : sat::add(whole.recompute_peak, option.kept);
   e.recompute_ns = std::max<Ns>(0, whole.recompute_ns - option.saved_ns);
   return e;

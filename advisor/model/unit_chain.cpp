@@ -5,6 +5,7 @@
 #include <map>
 
 #include "model/advice_error.h"
+#include "model/checkpoint_arguments.h"
 #include "model/median.h"
 #include "model/memory_events.h"
 #include "model/op_table.h"
@@ -164,6 +165,10 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   RegionMaxima maxima = regionMaxima(trace, filter, steps, regions, entering);
   c.outside = std::max<Bytes>(0, maxima.outside);
   c.outside_where = maxima.outside_where;
+  c.held_arguments.assign(n, 0);
+  for (const StepLayout* s : steps)
+    for (int k = 0; k < n; ++k)
+      c.held_arguments[k] = std::max(c.held_arguments[k], heldArgumentBytes(trace, filter, *s, k));
   c.unit_peak.assign(n, 0);
   c.gap_peak.assign(n, 0);
   c.before_backward.assign(n, 0);

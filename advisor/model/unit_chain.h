@@ -56,6 +56,14 @@ struct UnitChain {
   std::vector<std::vector<Bytes>> unit_peak_moments, gap_peak_moments, before_backward_moments,
       born_kept_moments, born_peak_moments;
 
+  // Per unit, the arguments of a checkpoint beginning with it
+  // (checkpoint_arguments.h) that the recorded run frees before the backward
+  // and the checkpoint holds through it: added to the live bytes of the
+  // recomputation of a segment beginning there. The most over the complete
+  // steps. (Earlier segments' arguments, alive then too, are not added: for
+  // blocks all passed one mask they are the same tensors; the simulator
+  // holds each exactly.)
+  std::vector<Bytes> held_arguments;
   Bytes outside = 0;                 // memory no plan changes
   std::string outside_where;         // where that maximum lies, for messages
   Bytes baseline_peak = 0;           // the recorded peak (all steps and moments)

@@ -200,6 +200,7 @@ UnitChain ChainScaling::at(double size) const {
   c.baseline_peak = scalar(&UnitChain::baseline_peak, persistent_);
   c.step_ns = predictedTime(runs_, form_, size, [](const UnitChain& rc) { return static_cast<double>(rc.step_ns); });
   c.persistent = scalar(&UnitChain::persistent, persistent_);
+  scaleVector(runs_, form_, size, &UnitChain::held_arguments, c);
   c.steady_step = shape.steady_step;
   c.complete_steps = shape.complete_steps;
   return c;
@@ -232,6 +233,8 @@ FitCheck ChainScaling::check() const {
     each(got.born_peak, rec.born_peak, [&](size_t k) { return "most bytes of " + position(k); });
     each(got.saved, rec.saved, [&](size_t k) { return "saved by " + unit(k); });
     consider(got.outside, rec.outside, "memory no plan changes");
+    each(got.held_arguments, rec.held_arguments,
+         [&](size_t k) { return "arguments a checkpoint at " + unit(k) + " holds"; });
     consider(got.baseline_peak, rec.baseline_peak, "the peak");
   }
   return worst;
