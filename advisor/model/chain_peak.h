@@ -70,6 +70,12 @@ class SegmentSweep {
   Ns recomputeNs() const { return recompute_; }
   // Live bytes during the replay, before subtracting other segments' drops.
   Bytes recomputePeak() const;
+  // What the segment's checkpoint keeps that the recorded run had freed
+  // (UnitChain::held_arguments; none in chains built without it).
+  Bytes held() const {
+    return first_ < static_cast<int>(c_.held_arguments.size()) ? c_.held_arguments[first_] : 0;
+  }
+
 
  private:
   const UnitChain& c_;
@@ -78,11 +84,6 @@ class SegmentSweep {
   Bytes dropped_ = 0, replay_peak_ = 0, born_prefix_ = 0;
   Ns recompute_ = 0;
   void addPosition(int p);
-  // What the segment's checkpoint keeps that the recorded run had freed
-  // (UnitChain::held_arguments; none in chains built without it).
-  Bytes held() const {
-    return first_ < static_cast<int>(c_.held_arguments.size()) ? c_.held_arguments[first_] : 0;
-  }
 };
 
 }  // namespace gcprof::advisor

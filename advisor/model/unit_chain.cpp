@@ -175,6 +175,8 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.born_kept.assign(2 * n - 1, 0);
   c.born_peak.assign(2 * n - 1, 0);
   c.unit_peak_moments.assign(n, {});
+  c.backward_peak.assign(n, 0);
+  c.backward_peak_moments.assign(n, {});
   c.gap_peak_moments.assign(n, {});
   c.before_backward_moments.assign(n, {});
   c.born_kept_moments.assign(2 * n - 1, {});
@@ -186,6 +188,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     for (int k = 0; k < n; ++k) {
       raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.forward(k)]);
       raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.backward(k)]);
+      raise(c.backward_peak[k], c.backward_peak_moments[k], mx[reg.backward(k)]);
       raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.forwardGap(k)]);
       if (k + 1 < n) raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.backwardGap(k + 1)]);
       raise(c.before_backward[k], c.before_backward_moments[k], entering[s][reg.backward(k)]);

@@ -54,7 +54,7 @@ struct UnitChain {
   // job's size, so the what-if fits each of them over the sizes and takes
   // the maximum at the new size (scale/chain_scaling.h).
   std::vector<std::vector<Bytes>> unit_peak_moments, gap_peak_moments, before_backward_moments,
-      born_kept_moments, born_peak_moments;
+      born_kept_moments, born_peak_moments, backward_peak_moments;
 
   // Per unit, the arguments of a checkpoint beginning with it
   // (checkpoint_arguments.h) that the recorded run frees before the backward
@@ -64,6 +64,10 @@ struct UnitChain {
   // blocks all passed one mask they are the same tensors; the simulator
   // holds each exactly.)
   std::vector<Bytes> held_arguments;
+  // Per unit, the highest live bytes during its backward alone (unit_peak
+  // is the higher of forward and backward): the held arguments are added
+  // to it, as the recorded forward had them already.
+  std::vector<Bytes> backward_peak;
   Bytes outside = 0;                 // memory no plan changes
   std::string outside_where;         // where that maximum lies, for messages
   Bytes baseline_peak = 0;           // the recorded peak (all steps and moments)
