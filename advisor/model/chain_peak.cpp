@@ -30,7 +30,7 @@ void SegmentSweep::extend() {
 }
 
 Bytes SegmentSweep::recomputePeak() const {
-  return sat::add(sat::sub(c_.before_backward[last_], dropped_), replay_peak_);
+  return sat::add(sat::add(sat::sub(c_.before_backward[last_], dropped_), replay_peak_), held());
 }
 
 SegmentEffect selectiveEffect(const UnitChain& c, int unit, const SegmentEffect& whole,
@@ -38,7 +38,8 @@ SegmentEffect selectiveEffect(const UnitChain& c, int unit, const SegmentEffect&
   SegmentEffect e;
   e.dropped = whole.dropped - option.kept - option.lingering;
   e.recompute_peak = option.replay_peak >= 0
-                         ? sat::add(sat::sub(c.before_backward[unit], e.dropped), option.replay_peak)
+                         ? sat::add(sat::add(sat::sub(c.before_backward[unit], e.dropped), option.replay_peak),
+                                    unit < static_cast<int>(c.held_arguments.size()) ? c.held_arguments[unit] : 0)
                          : sat::add(whole.recompute_peak, option.kept);
   e.recompute_ns = std::max<Ns>(0, whole.recompute_ns - option.saved_ns);
   return e;
@@ -81,26 +82,39 @@ ChainPeak evaluateChain(const UnitChain& c, const Segments& plan) {
   };
   int n = c.size();
   Bytes dropped_before = 0;  // D: bytes of the segments that ended before unit k
+  // Arguments held by the checkpoints that begin at or before unit k
+  // (UnitChain::held_arguments): alive in k's backward and in every
+  // recomputation from there on, which the recorded run did not have.
+  Bytes held = 0;
+  auto heldBackward = [&](int m, Moment kind) {
+    if (held > 0 && m < static_cast<int>(c.backward_peak.size()))
+      consider(sat::sub(sat::add(c.backward_peak[m], held), dropped_before), kind, m, m);
+  };
   size_t next = 0;
   for (int k = 0; k < n;) {
     if (next < plan.size() && plan[next].first == k) {
       const Segment& s = plan[next++];
       SegmentSweep sweep(c, k);
+      Bytes own = sweep.held();  // in the sweep's recomputation peak
+      held = std::max(held, own);
       for (int m = k; m <= s.last; ++m) {
         sweep.extend();
         consider(sat::sub(c.checkpointedUnitPeak(m, s.first, s.last, s.option), dropped_before),
                  Moment::CheckpointedUnit, m, m);
+        heldBackward(m, Moment::CheckpointedUnit);
         if (m < s.last) consider(sat::sub(c.gap_peak[m], dropped_before), Moment::Gap, m, m);
       }
       SegmentEffect e{sweep.dropped(), sweep.recomputePeak(), sweep.recomputeNs()};
       if (s.selective()) e = selectiveEffect(c, k, e, c.selective.at(k).at(s.option - 1));
-      consider(sat::sub(e.recompute_peak, dropped_before), Moment::Recompute, s.first, s.last);
+      consider(sat::sub(sat::add(e.recompute_peak, held - own), dropped_before), Moment::Recompute, s.first,
+               s.last);
       sat::addTo(dropped_before, e.dropped);
       consider(sat::sub(c.gap_peak[s.last], dropped_before), Moment::Gap, s.last, s.last);
       sat::addTo(out.recompute_ns, e.recompute_ns);
       k = s.last + 1;
     } else {
       consider(sat::sub(c.unit_peak[k], dropped_before), Moment::Unit, k, k);
+      heldBackward(k, Moment::Unit);
       consider(sat::sub(c.gap_peak[k], dropped_before), Moment::Gap, k, k);
       ++k;
     }

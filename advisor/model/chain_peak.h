@@ -70,6 +70,12 @@ class SegmentSweep {
   Ns recomputeNs() const { return recompute_; }
   // Live bytes during the replay, before subtracting other segments' drops.
   Bytes recomputePeak() const;
+  // What the segment's checkpoint keeps that the recorded run had freed
+  // (UnitChain::held_arguments; none in chains built without it).
+  Bytes held() const {
+    return first_ < static_cast<int>(c_.held_arguments.size()) ? c_.held_arguments[first_] : 0;
+  }
+
 
  private:
   const UnitChain& c_;

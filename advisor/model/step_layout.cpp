@@ -27,6 +27,7 @@ namespace {
 struct Span {
   Ns fs = INT64_MAX, fe = INT64_MIN, bs = INT64_MAX, be = INT64_MIN;
   Ns forward_ns = 0;
+  Bytes input_bytes = 0, output_bytes = 0;
   bool device = true;
   int forwards = 0, backwards = 0;
 };
@@ -50,7 +51,7 @@ std::string checkChain(const std::vector<Span>& spans, const std::vector<std::st
   out.resize(n);
   for (size_t k = 0; k < n; ++k) {
     out[k] = {spans[k].fs, spans[k].fe, spans[k].bs, spans[k].be, spans[k].forward_ns,
-              spans[k].device};
+              spans[k].device, spans[k].input_bytes, spans[k].output_bytes};
   }
   return "";
 }
@@ -67,6 +68,8 @@ Span spanOf(const std::vector<const Range*>& forward, const std::vector<const Ra
     sp.fe = std::max(sp.fe, r->end);
     sp.forward_ns += rangeDuration(*r);
     sp.device = sp.device && r->device_ns >= 0;
+    sp.input_bytes += r->input_bytes;
+    sp.output_bytes += r->output_bytes;
     ++sp.forwards;
   }
   for (const Range* r : backward) {

@@ -18,6 +18,9 @@ struct UnitWindow {
   Ns bwd_start = 0, bwd_end = 0;  // span of its backward range(s)
   Ns forward_ns = 0;              // device time when known, else host duration
   bool device_time = false;
+  // Tensors passed into / returned by the unit's forward call(s), logical
+  // bytes summed over the calls (python shim; 0 when not recorded).
+  Bytes input_bytes = 0, output_bytes = 0;
 };
 
 struct StepLayout {

@@ -7,6 +7,7 @@
 #include "model/advice_error.h"
 #include "model/checkpointed_forward.h"
 #include "model/in_place_outputs.h"
+#include "model/checkpoint_arguments.h"
 #include "model/median.h"
 #include "model/memory_events.h"
 #include "model/op_table.h"
@@ -166,18 +167,23 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   RegionMaxima maxima = regionMaxima(trace, filter, steps, regions, entering);
   c.outside = std::max<Bytes>(0, maxima.outside);
   c.outside_where = maxima.outside_where;
+  c.held_arguments.assign(n, 0);
+  for (const StepLayout* s : steps)
+    for (int k = 0; k < n; ++k)
+      c.held_arguments[k] = std::max(c.held_arguments[k], heldArgumentBytes(trace, filter, *s, k));
   c.unit_peak.assign(n, 0);
   c.gap_peak.assign(n, 0);
   c.before_backward.assign(n, 0);
   c.born_kept.assign(2 * n - 1, 0);
   c.born_peak.assign(2 * n - 1, 0);
   c.unit_peak_moments.assign(n, {});
+  c.backward_peak.assign(n, 0);
+  c.backward_peak_moments.assign(n, {});
   c.gap_peak_moments.assign(n, {});
   c.before_backward_moments.assign(n, {});
   c.born_kept_moments.assign(2 * n - 1, {});
   c.born_peak_moments.assign(2 * n - 1, {});
   c.forward_peak.assign(n, 0);
-  c.backward_peak.assign(n, 0);
   c.checkpointed_forward_peak.assign(n, 0);
   CheckpointedForward early(trace, filter);
   InPlaceOutputs inplace(trace, filter);
@@ -190,9 +196,9 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
       raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.forward(k)]);
       raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.backward(k)]);
       c.forward_peak[k] = std::max(c.forward_peak[k], mx[reg.forward(k)]);
-      c.backward_peak[k] = std::max(c.backward_peak[k], mx[reg.backward(k)]);
       Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, events, *steps[s], reg, k, {});
       c.checkpointed_forward_peak[k] = std::max(c.checkpointed_forward_peak[k], ck >= 0 ? ck : mx[reg.forward(k)]);
+      raise(c.backward_peak[k], c.backward_peak_moments[k], mx[reg.backward(k)]);
       raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.forwardGap(k)]);
       if (k + 1 < n) raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.backwardGap(k + 1)]);
       raise(c.before_backward[k], c.before_backward_moments[k], entering[s][reg.backward(k)]);

@@ -43,12 +43,12 @@ struct UnitChain {
   std::vector<Bytes> born_peak;
   std::vector<std::vector<DropBucket>> drops;  // indexed by the last unit a segment must reach
   std::vector<Bytes> saved;          // d_k of a single unit (bytes born in F_k, freed in B_k)
-  // Per unit, the highest live bytes during F_k and during B_k apart
-  // (unit_peak is their maximum), and during F_k when unit k alone is
+  // Per unit, the highest live bytes during F_k (backward_peak below is
+  // B_k's; unit_peak is their maximum), and during F_k when unit k alone is
   // checkpointed: its forward frees early what autograd no longer keeps
   // (checkpointed_forward.h). Empty where not measured (a what-if's chain):
   // unit_peak then prices a checkpointed unit, on the high side.
-  std::vector<Bytes> forward_peak, backward_peak, checkpointed_forward_peak;
+  std::vector<Bytes> forward_peak, checkpointed_forward_peak;
   // Per unit, the selective checkpoints it may get (selective_options.h);
   // empty without operator ranges (`record --ops`) or for region plans.
   // Option o of unit k is the single-unit segment {k, k, o + 1}.
@@ -66,8 +66,20 @@ struct UnitChain {
   // job's size, so the what-if fits each of them over the sizes and takes
   // the maximum at the new size (scale/chain_scaling.h).
   std::vector<std::vector<Bytes>> unit_peak_moments, gap_peak_moments, before_backward_moments,
-      born_kept_moments, born_peak_moments;
+      born_kept_moments, born_peak_moments, backward_peak_moments;
 
+  // Per unit, the arguments of a checkpoint beginning with it
+  // (checkpoint_arguments.h) that the recorded run frees before the backward
+  // and the checkpoint holds through it: added to the live bytes of the
+  // recomputation of a segment beginning there. The most over the complete
+  // steps. (Earlier segments' arguments, alive then too, are not added: for
+  // blocks all passed one mask they are the same tensors; the simulator
+  // holds each exactly.)
+  std::vector<Bytes> held_arguments;
+  // Per unit, the highest live bytes during its backward alone (unit_peak
+  // is the higher of forward and backward): the held arguments are added
+  // to it, as the recorded forward had them already.
+  std::vector<Bytes> backward_peak;
   Bytes outside = 0;                 // memory no plan changes
   std::string outside_where;         // where that maximum lies, for messages
   Bytes baseline_peak = 0;           // the recorded peak (all steps and moments)

@@ -170,6 +170,8 @@ UnitChain ChainScaling::at(double size) const {
   scaleVector(runs_, form_, size, &UnitChain::forward_ns, c, std::nullopt, true);
   scaleVector(runs_, form_, size, &UnitChain::gap_ns, c, std::nullopt, true);
   scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_, false, &UnitChain::unit_peak_moments);
+  scaleVector(runs_, form_, size, &UnitChain::backward_peak, c, persistent_, false,
+              &UnitChain::backward_peak_moments);
   scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_, false, &UnitChain::gap_peak_moments);
   scaleVector(runs_, form_, size, &UnitChain::before_backward, c, persistent_, false,
               &UnitChain::before_backward_moments);
@@ -200,6 +202,7 @@ UnitChain ChainScaling::at(double size) const {
   c.baseline_peak = scalar(&UnitChain::baseline_peak, persistent_);
   c.step_ns = predictedTime(runs_, form_, size, [](const UnitChain& rc) { return static_cast<double>(rc.step_ns); });
   c.persistent = scalar(&UnitChain::persistent, persistent_);
+  scaleVector(runs_, form_, size, &UnitChain::held_arguments, c);
   c.steady_step = shape.steady_step;
   c.complete_steps = shape.complete_steps;
   return c;
@@ -232,6 +235,9 @@ FitCheck ChainScaling::check() const {
     each(got.born_peak, rec.born_peak, [&](size_t k) { return "most bytes of " + position(k); });
     each(got.saved, rec.saved, [&](size_t k) { return "saved by " + unit(k); });
     consider(got.outside, rec.outside, "memory no plan changes");
+    each(got.backward_peak, rec.backward_peak, [&](size_t k) { return "peak in " + unit(k) + "'s backward"; });
+    each(got.held_arguments, rec.held_arguments,
+         [&](size_t k) { return "arguments a checkpoint at " + unit(k) + " holds"; });
     consider(got.baseline_peak, rec.baseline_peak, "the peak");
   }
   return worst;

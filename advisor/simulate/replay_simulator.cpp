@@ -2,9 +2,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <unordered_map>
 #include <unordered_set>
 
 #include "model/checkpointed_forward.h"
+#include "model/checkpoint_arguments.h"
 #include "model/in_place_outputs.h"
 #include "model/median.h"
 #include "model/op_table.h"
@@ -124,6 +126,28 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   return cost;
 }
 
+// The arguments of each segment's checkpointed call (model/
+// checkpoint_arguments.h) are held until the segment's backward ends; the
+// recorded run may have freed them earlier (HF GPT-2's attention mask, when
+// the model's forward returns). The latest of the frees is kept: every
+// block is passed the same mask, and the first block's checkpoint, whose
+// backward ends last, decides.
+void holdArguments(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
+                   const Segments& plan, std::vector<SimEvent>& ev) {
+  std::unordered_map<const Allocation*, Ns> until;
+  for (const Segment& seg : plan) {
+    const Range* call = checkpointedCall(trace, step, seg.first, seg.last);
+    if (!call) continue;
+    Ns end = step.units[seg.first].bwd_end;
+    for (const Allocation* a : callArguments(trace, filter, step, *call))
+      if (a->freed() && a->free < end) until[a] = std::max(until[a], end);
+  }
+  for (const auto& [a, end] : until) {
+    ev.push_back({a->free, 0, a->bytes, 0, 1});  // cancels the recorded free
+    ev.push_back({end, 0, -a->bytes, 0, 1});
+  }
+}
+
 }  // namespace
 
 Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
@@ -145,6 +169,7 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     StepRegions reg(step);
+    holdArguments(trace, filter, step, plan, ev);
     for (const Segment& seg : plan)
       sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, forward, ev));
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
