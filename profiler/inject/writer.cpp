@@ -41,6 +41,7 @@ namespace {
 // rounds save more but a killed job would lose more of its youngest memory.
 constexpr int kRoundMs = 100;
 constexpr Ns kWatermarkNs = 20000000; // events younger than this wait a round
+constexpr size_t kKeptScratch = 16384;  // events (~0.9 MiB): a quiet round's merge buffer is kept
 
 std::atomic<bool> g_running{false};
 std::atomic<bool> g_stop{false};
@@ -156,6 +157,9 @@ void* writerMain(void*) {
       ctl.poll();
       drainAll(staged);
       sortByTime(staged, scratch);
+      // A storm's round is megabytes: give that back rather than keep a
+      // second copy for the rest of the job (docs/recording.md, "Cost").
+      if (scratch.capacity() > kKeptScratch) std::vector<Stamped>().swap(scratch);
       // A thread may have taken its timestamp but not yet published the
       // event: keep the youngest events for the next round.
       Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;
