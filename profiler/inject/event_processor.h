@@ -3,8 +3,8 @@
 // and decides when this process gets a run of its own. Single-threaded (the
 // writer thread); unit-tested directly on hand-made event sequences.
 //
-// A block still live one round after its allocation is written at once with
-// free_ns -1 and its free time filled in later: a job killed by SIGKILL, the
+// A block still live kLiveWriteAgeNs after its allocation is written at the
+// round's commit with free_ns -1 and its free time filled in later: a job killed by SIGKILL, the
 // OOM killer, abort or os._exit keeps what was live when it died (the
 // memory users profile it for), not only what it freed.
 #pragma once

@@ -23,6 +23,7 @@
 #include "recorder.h"
 #include "recording_state.h"
 #include "thread_state.h"
+#include "time_order.h"
 
 namespace gcprof::inject {
 // Provided by the CUDA backend when built with it (profiler/inject/cuda):
@@ -33,8 +34,14 @@ void flushCudaBackend() __attribute__((weak));
 
 namespace {
 
-constexpr int kRoundMs = 50;          // one drain + transaction per round
+// One drain + transaction per round. Most of a quiet round's cost is its
+// commit (the WAL frames of every page it touched, the file locks), not its
+// rows: 100 ms rounds took the writer of the python jobs from 1.5-2.3% of the
+// training thread's CPU to 1.0-1.5% (bench/RESULTS.md, issue 14). Longer
+// rounds save more but a killed job would lose more of its youngest memory.
+constexpr int kRoundMs = 100;
 constexpr Ns kWatermarkNs = 20000000; // events younger than this wait a round
+constexpr size_t kKeptScratch = 16384;  // events (~0.9 MiB): a quiet round's merge buffer is kept
 
 std::atomic<bool> g_running{false};
 std::atomic<bool> g_stop{false};
@@ -127,9 +134,9 @@ void* writerMain(void*) {
     return nullptr;
   }
   ControlFile ctl;
-  std::vector<Stamped> staged;
+  std::vector<Stamped> staged, scratch;
   bool failed = false;
-  for (int round = 0;; ++round) {
+  for (;;) {
     // One wake-up per round (each one can preempt a compute thread), but an
     // exiting process wakes us at once: launchers run many short processes.
     if (!g_stop.load()) {
@@ -147,10 +154,12 @@ void* writerMain(void*) {
     bool stopping = g_stop.load();
     try {
       if (stopping && flushCudaBackend) flushCudaBackend();
-      if (round % 2 == 0) ctl.poll();
+      ctl.poll();
       drainAll(staged);
-      std::stable_sort(staged.begin(), staged.end(),
-                       [](const Stamped& x, const Stamped& y) { return x.e.time < y.e.time; });
+      sortByTime(staged, scratch);
+      // A storm's round is megabytes: give that back rather than keep a
+      // second copy for the rest of the job (docs/recording.md, "Cost").
+      if (scratch.capacity() > kKeptScratch) std::vector<Stamped>().swap(scratch);
       // A thread may have taken its timestamp but not yet published the
       // event: keep the youngest events for the next round.
       Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;

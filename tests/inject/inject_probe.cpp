@@ -192,6 +192,19 @@ int storm(int threads, int per_thread) {
   return 0;
 }
 
+// Small-allocation path (bench/RESULTS.md, issue 14): `small_storm N` does N
+// malloc/free of 100 bytes on one thread (below --min-bytes: counted, not
+// recorded) and prints that thread's CPU time, the hook's cost per call.
+int smallStorm(int n) {
+  timespec a, b;
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &a);
+  for (int i = 0; i < n; ++i) free(keep(malloc(100)));
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &b);
+  std::printf("thread_cpu_ns %lld\n",
+              (b.tv_sec - a.tv_sec) * 1000000000LL + (b.tv_nsec - a.tv_nsec));
+  return 0;
+}
+
 // Thread churn: `churn N` short-lived threads, one after the other, each
 // allocating one block whose size encodes its thread id (8192 + 16 * (tid %
 // 4096)), so the test can check that every block is attributed to the
@@ -208,7 +221,7 @@ int churn(int n) {
 }
 
 // Many blocks alive at once: `live N` allocates N blocks of 1 KiB, holds
-// them for 0.5 s (ten writer rounds: every one is in the writer's live map
+// them for 0.5 s (five writer rounds: every one is in the writer's live map
 // and written as live), prints the peak RSS, then frees them.
 int live(int n) {
   std::vector<void*> blocks(static_cast<size_t>(n));
@@ -273,6 +286,7 @@ int main(int argc, char** argv) {
   if (mode == "busy") return busy();
   if (mode == "realloc_fails") return reallocFails();
   if (mode == "storm" && argc == 4) return storm(std::atoi(argv[2]), std::atoi(argv[3]));
+  if (mode == "small_storm" && argc == 3) return smallStorm(std::atoi(argv[2]));
   if (mode == "churn" && argc == 3) return churn(std::atoi(argv[2]));
   if (mode == "live" && argc == 3) return live(std::atoi(argv[2]));
   if (mode == "writer_sched") return writerSched();

@@ -1,0 +1,132 @@
+#!/usr/bin/env python3
+"""Where a recorded job's CPU goes, thread by thread (issue 14): the same jobs
+as side_by_side.py, recorded with `gcprof record`, and at every `step` line
+the job prints, the CPU time of each thread of the job's process tree.
+
+    python3 bench/record/threads.py [--build build] [--jobs py-gpt,vit,gpt2,resnet18]
+                                    [--steps 8] [--warmup 2] [--runs 1] [--keep DIR]
+
+Per job it prints, per step (median over the steps after the warm-up, then
+over --runs runs): the CPU of gcprof's writer thread (named `gcprof-writer`),
+of the job's other threads (the training thread, its intra-op and autograd
+threads), the writer's share of them, and from the trace the job wrote how many
+allocation rows and ranges each step recorded, and the writer's CPU per row.
+
+Why this measure: CPU time is hardly touched by the neighbours' load (wall
+time is), and the writer's share is a ratio of two threads of one process in
+the same seconds, so it holds on a shared machine where the plain-vs-recorded
+ratio of side_by_side.py needs a quiet one.
+"""
+import argparse
+import os
+import sqlite3
+import statistics
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from side_by_side import JOBS, ROOT, command  # noqa: E402  (same jobs, same commands)
+
+WRITER = "gcprof-writer"
+
+
+def thread_cpu_ns(pid):
+    """{'writer': ns, 'job': ns} over every live thread of pid and its descendants;
+    `gcprof record` itself (the parent that only waits) is left out."""
+    totals, stack = {"writer": 0, "job": 0}, [pid]
+    top = True
+    while stack:
+        p = stack.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/comm") as f:
+                    name = f.read().strip()
+                with open(f"/proc/{p}/task/{tid}/schedstat") as f:
+                    ns = int(f.read().split()[0])
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    stack.extend(int(c) for c in f.read().split())
+            except (OSError, ValueError, IndexError):
+                continue
+            if not top:
+                totals["writer" if name == WRITER else "job"] += ns
+        top = False
+    return totals
+
+
+def rows_per_step(db, first_step):
+    """(allocation rows, ranges) per step of the trace's last run, from first_step on."""
+    con = sqlite3.connect(db)
+    try:
+        run = con.execute("SELECT max(id) FROM runs").fetchone()[0]
+        def per_step(table):
+            counts = [n for (n,) in con.execute(
+                f"SELECT count(*) FROM {table} WHERE run = ? AND step >= ? GROUP BY step",
+                (run, first_step))]
+            return statistics.median(counts) if counts else 0
+        return per_step("allocations"), per_step("ranges")
+    finally:
+        con.close()
+
+
+def run_once(job, build, steps, warmup, tmp, n):
+    argv = command(job, "gcprof", build, steps, tmp, n)
+    db = argv[argv.index("-o") + 1]
+    env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
+    proc = subprocess.Popen(argv, cwd=tmp, env=env, stdout=subprocess.PIPE,
+                            stderr=subprocess.DEVNULL, text=True)
+    marks = []
+    for line in proc.stdout:
+        if line.startswith("step "):
+            marks.append(thread_cpu_ns(proc.pid))
+    if proc.wait() != 0 or len(marks) < steps:
+        raise RuntimeError(f"{' '.join(argv)}: exit {proc.returncode}, {len(marks)} of {steps} steps")
+    marks = marks[warmup:]
+    writer = statistics.median((b["writer"] - a["writer"]) / 1e6 for a, b in zip(marks, marks[1:]))
+    jobcpu = statistics.median((b["job"] - a["job"]) / 1e6 for a, b in zip(marks, marks[1:]))
+    allocs, ranges = rows_per_step(db, warmup)
+    return writer, jobcpu, allocs, ranges
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build", default=os.path.join(ROOT, "build"))
+    ap.add_argument("--jobs", default="py-gpt,vit,gpt2,resnet18")
+    ap.add_argument("--steps", type=int, default=8)
+    ap.add_argument("--warmup", type=int, default=2)
+    ap.add_argument("--runs", type=int, default=1)
+    ap.add_argument("--keep", help="keep the traces in this folder")
+    a = ap.parse_args()
+    jobs = a.jobs.split(",")
+    for j in jobs:
+        if j not in JOBS:
+            sys.exit(f"threads.py: unknown job {j!r} (known: {', '.join(JOBS)})")
+    tmp = a.keep or tempfile.mkdtemp(prefix="gcprof-threads-")
+    os.makedirs(tmp, exist_ok=True)
+    print(f"{a.runs} run(s) x {a.steps} steps (first {a.warmup} dropped) per job, recorded, "
+          f"one intra-op thread; per step medians; load average {os.getloadavg()[0]:.1f} at the start\n")
+    print("| job | writer CPU / step (ms) | job threads CPU / step (ms) | writer / job | "
+          "allocation rows / step | ranges / step | writer µs / row |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    n = 0
+    for j in jobs:
+        runs = []
+        for _ in range(a.runs):
+            runs.append(run_once(j, a.build, a.steps, a.warmup, tmp, n))
+            n += 1
+        w = statistics.median(r[0] for r in runs)
+        c = statistics.median(r[1] for r in runs)
+        share = statistics.median(r[0] / r[1] for r in runs)
+        al = statistics.median(r[2] for r in runs)
+        rg = statistics.median(r[3] for r in runs)
+        per_row = 1000 * w / (al + rg) if al + rg else 0
+        print(f"| {j} | {w:.2f} | {c:.1f} | {100 * share:.2f}% | {al:.0f} | {rg:.0f} | {per_row:.2f} |",
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()
