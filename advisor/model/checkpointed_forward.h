@@ -54,7 +54,7 @@ class CheckpointedForward {
   const std::unordered_set<const Allocation*>& outputsOf(const Range& m) const;
 
   const Trace& trace_;
-  const AllocationFilter& filter_;
+  AllocationFilter filter_;  // by value: two bytes, and callers pass temporaries
   std::vector<const Range*> modules_;  // module forward ranges with output bytes, by start
   mutable std::unordered_map<const Range*, std::unordered_set<const Allocation*>> outputs_;
 };
