@@ -74,6 +74,19 @@ class Selective(unittest.TestCase):
         p.gcprof("report", self.db, "--format", "html", "-o", html)
         self.assertIn("selective, keeps", open(html).read())
 
+    def test_torchtitan_rule_shows_what_it_holds_to_the_replay(self):
+        # torchtitan's list saves outputs autograd does not keep (a projection's
+        # addmm consumed by the next operator): advise says what they hold from
+        # the forward to the replay, and the plan carries it as held_bytes.
+        plan_path = os.path.join(self.dir, "matmuls.json")
+        out = p.gcprof("advise", self.db, "--strategy", "matmuls", *UNITS, "-o", plan_path, "--no-store").stdout
+        segs = json.load(open(plan_path))["segments"]
+        held = [s for s in segs if s.get("held_bytes", 0) > 0]
+        self.assertTrue(held, out)
+        self.assertTrue(all(s["policy"] == "selective" and s["save_rule"] == "matmuls" for s in held))
+        self.assertEqual(out.count(" to the replay"), len(held), out)
+        self.assertRegex(out, r"selective \(matmuls, keeps [0-9.]+ [KMG]?i?B \+ holds [0-9.]+ [KMG]?i?B to the replay")
+
     def test_whole_only_gives_whole_segments(self):
         plan = json.loads(p.gcprof("advise", self.db, "--budget", "%dB" % self.budget, "--whole-only",
                                    *UNITS, "--json", "--no-store").stdout)
