@@ -51,4 +51,8 @@ std::vector<const Allocation*> callArguments(const Trace& trace, const Allocatio
 // them. The most over the calls that begin with unit k.
 Bytes heldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
 
+// When the recorded run had freed the last of those arguments (of any call
+// beginning with unit k); -1 when it frees none before the backward.
+Ns heldArgumentsFreed(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
+
 }  // namespace gcprof::advisor

@@ -148,5 +148,39 @@ TEST(CheckpointArguments, TheSimulatorHoldsTheMaskThroughTheRecomputation) {
   EXPECT_EQ(peakFrom(f, {}, kBackward), peakFrom(odd, {}, kBackward));
 }
 
+// The head and the loss run between the last forward and the first backward:
+// the recorded run had freed the mask there (at 420), every checkpoint still
+// holds it. With logits large enough to set the peak there (500..560), the
+// chain's gap moment carries the mask as the simulator does (issue 12: HF
+// GPT-2's uniform plan at batch 16 was 1 MiB, the mask, below the simulator).
+TEST(CheckpointArguments, TheLastGapCarriesTheHeldArguments) {
+  Trace t = gpt2LikeTrace(kMask + kPositions);
+  Allocation logits;
+  logits.id = static_cast<int64_t>(t.allocations.size()) + 1;
+  logits.addr = 0x900000;
+  logits.bytes = 5000;
+  logits.alloc = 500;
+  logits.free = 560;
+  logits.step = 0;
+  logits.kind = static_cast<int>(AllocKind::Tensor);
+  t.allocations.push_back(logits);
+  std::stable_sort(t.allocations.begin(), t.allocations.end(),
+                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  Fixture f(std::move(t));
+  // The gap's peak (the logits) comes after the mask's free.
+  EXPECT_EQ(f.chain.mid_after_arguments, f.chain.gap_peak[2]);
+  for (const Segments& plan : {Segments{{0, 0}}, Segments{{1, 2}}, Segments{{0, 0}, {1, 1}, {2, 2}}}) {
+    ChainPeak cp = evaluateChain(f.chain, plan);
+    EXPECT_EQ(whereOf(f.chain, cp), "between the last forward and the first backward");
+    EXPECT_EQ(cp.peak, f.simPeak(plan)) << plan.size() << " segments";
+    // The mask is what the gap gains: without held arguments the chain
+    // says the recorded gap less the plan's drops.
+    UnitChain unheld = f.chain;
+    unheld.held_arguments.assign(3, 0);
+    EXPECT_EQ(cp.peak - evaluateChain(unheld, plan).peak, kMask);
+  }
+  EXPECT_EQ(evaluateChain(f.chain, {}).peak, f.simPeak({}));
+}
+
 }  // namespace
 }  // namespace gcprof::advisor
