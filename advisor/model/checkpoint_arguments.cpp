@@ -35,6 +35,11 @@ const Range* checkpointedCall(const Trace& trace, const StepLayout& step, int fi
 std::vector<const Allocation*> callArguments(const Trace& trace, const AllocationFilter& filter,
                                              const StepLayout& step, const Range& call) {
   if (call.input_bytes <= 0) return {};
+  // Device memory read at segment level (the native caching allocator, when
+  // the job set its own PYTORCH_CUDA_ALLOC_CONF): a segment holds many
+  // tensors, so no set of segments is a call's arguments, even when their
+  // sizes happen to add up (docs/cuda.md).
+  if (filter.device && filter.kind == AllocKind::Segment) return {};
   std::vector<const Allocation*> candidates;
   auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), step.start,
                                 [](const Allocation& a, Ns t) { return a.alloc < t; });

@@ -21,6 +21,14 @@
 // wrong tensor (GPT-2's token embeddings are the hidden state's size); that
 // only matters for the tensors freed before the hold ends, and the extras
 // that are are usually of a size of their own.
+//
+// On CUDA the match stays exact: gcprof records device tensors through
+// PyTorch's cudaMallocAsync backend, which passes each storage's byte size
+// to cudaMallocAsync unrounded (the native allocator's 512-byte rounding
+// happens inside its segments, which are recorded as segments), and CUPTI's
+// callback reports that size. Device memory is recorded whatever
+// --min-bytes says, so small arguments (position ids) are there too. At
+// segment level (the native allocator) no arguments are told.
 #pragma once
 
 #include <vector>

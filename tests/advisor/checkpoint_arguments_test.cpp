@@ -121,6 +121,51 @@ Bytes peakFrom(const Fixture& f, const Segments& plan, Ns from) {
   return peak;
 }
 
+// The same trace as a CUDA run records it: every tensor a cudaMallocAsync of
+// its storage's exact size on device 0 (docs/cuda.md; PyTorch's cudaMallocAsync
+// backend does not round), and host allocations besides, which the device
+// filter leaves out even when one has the mask's size and lives as long.
+Trace onDevice(Trace t, AllocKind kind) {
+  std::vector<Allocation> host;
+  for (Allocation& a : t.allocations) {
+    Allocation h = a;  // the host twin: same size and lifetime, other memory
+    h.addr += 0x10000000;
+    host.push_back(h);
+    a.device = 0;
+    a.api = static_cast<int>(kind == AllocKind::Tensor ? AllocApi::CudaMallocAsync : AllocApi::CudaMalloc);
+    a.kind = static_cast<int>(kind);
+  }
+  for (Allocation& h : host) {
+    h.id += 1000;
+    t.allocations.push_back(h);
+  }
+  std::stable_sort(t.allocations.begin(), t.allocations.end(),
+                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  return t;
+}
+
+TEST(CheckpointArguments, CudaTensorRecordsMatchExactly) {
+  Fixture f(onDevice(gpt2LikeTrace(kMask + kPositions), AllocKind::Tensor));
+  ASSERT_TRUE(f.filter.device);
+  std::vector<const Allocation*> args =
+      callArguments(f.trace, f.filter, f.step(), *checkpointedCall(f.trace, f.step(), 1, 1));
+  ASSERT_EQ(args.size(), 3u);
+  for (const Allocation* a : args) EXPECT_EQ(a->device, 0);
+  EXPECT_EQ(f.chain.held_arguments, (std::vector<Bytes>{kMask, kMask, kMask}));
+  EXPECT_EQ(evaluateChain(f.chain, {{0, 1}}).peak, f.simPeak({{0, 1}}));
+}
+
+// The native caching allocator (the job's own PYTORCH_CUDA_ALLOC_CONF): only
+// segments are recorded. Here the "segments" have exactly the arguments'
+// sizes, the worst case: still no arguments, as segments hold many tensors.
+TEST(CheckpointArguments, NoArgumentsAtSegmentLevel) {
+  Fixture f(onDevice(gpt2LikeTrace(kMask + kPositions), AllocKind::Segment));
+  ASSERT_TRUE(f.filter.device);
+  ASSERT_EQ(f.filter.kind, AllocKind::Segment);
+  EXPECT_TRUE(callArguments(f.trace, f.filter, f.step(), *checkpointedCall(f.trace, f.step(), 1, 1)).empty());
+  EXPECT_EQ(f.chain.held_arguments, (std::vector<Bytes>{0, 0, 0}));
+}
+
 // Worked by hand. Region [0..1] on the plain chain recomputes at 1610
 // (replay_simulator_test.cpp, WorkedChainOfThree); the hidden state and the
 // position ids add 108 there. Held until layers.0's backward ends (850),
