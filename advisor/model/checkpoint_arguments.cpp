@@ -35,6 +35,11 @@ const Range* checkpointedCall(const Trace& trace, const StepLayout& step, int fi
 std::vector<const Allocation*> callArguments(const Trace& trace, const AllocationFilter& filter,
                                              const StepLayout& step, const Range& call) {
   if (call.input_bytes <= 0) return {};
+  // Device memory read at segment level (the native caching allocator, when
+  // the job set its own PYTORCH_CUDA_ALLOC_CONF): a segment holds many
+  // tensors, so no set of segments is a call's arguments, even when their
+  // sizes happen to add up (docs/cuda.md).
+  if (filter.device && filter.kind == AllocKind::Segment) return {};
   std::vector<const Allocation*> candidates;
   auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), step.start,
                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
@@ -58,15 +63,34 @@ std::vector<const Allocation*> callArguments(const Trace& trace, const Allocatio
   return {};
 }
 
+namespace {
+
+// The arguments of `call` that the recorded run frees before the backward.
+std::vector<const Allocation*> heldArguments(const Trace& trace, const AllocationFilter& filter,
+                                             const StepLayout& step, const Range& call) {
+  std::vector<const Allocation*> out;
+  for (const Allocation* a : callArguments(trace, filter, step, call))
+    if (a->freed() && a->free < step.units.back().bwd_start) out.push_back(a);
+  return out;
+}
+
+}  // namespace
+
 Bytes heldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
   Bytes most = 0;
   for (const Range* call : callsStartingAt(trace, step, k)) {
     Bytes held = 0;
-    for (const Allocation* a : callArguments(trace, filter, step, *call))
-      if (a->freed() && a->free < step.units.back().bwd_start) held += a->bytes;
+    for (const Allocation* a : heldArguments(trace, filter, step, *call)) held += a->bytes;
     most = std::max(most, held);
   }
   return most;
+}
+
+Ns heldArgumentsFreed(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
+  Ns last = -1;
+  for (const Range* call : callsStartingAt(trace, step, k))
+    for (const Allocation* a : heldArguments(trace, filter, step, *call)) last = std::max(last, a->free);
+  return last;
 }
 
 }  // namespace gcprof::advisor

@@ -21,6 +21,14 @@
 // wrong tensor (GPT-2's token embeddings are the hidden state's size); that
 // only matters for the tensors freed before the hold ends, and the extras
 // that are are usually of a size of their own.
+//
+// On CUDA the match stays exact: gcprof records device tensors through
+// PyTorch's cudaMallocAsync backend, which passes each storage's byte size
+// to cudaMallocAsync unrounded (the native allocator's 512-byte rounding
+// happens inside its segments, which are recorded as segments), and CUPTI's
+// callback reports that size. Device memory is recorded whatever
+// --min-bytes says, so small arguments (position ids) are there too. At
+// segment level (the native allocator) no arguments are told.
 #pragma once
 
 #include <vector>
@@ -50,5 +58,9 @@ std::vector<const Allocation*> callArguments(const Trace& trace, const Allocatio
 // them through every recomputation, where the recorded run did not have
 // them. The most over the calls that begin with unit k.
 Bytes heldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
+
+// When the recorded run had freed the last of those arguments (of any call
+// beginning with unit k); -1 when it frees none before the backward.
+Ns heldArgumentsFreed(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
 
 }  // namespace gcprof::advisor

@@ -252,6 +252,22 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   MemoryCurve curve = memoryCurve(trace, filter);
   c.baseline_peak = curve.peak;
   if (!steady.empty()) c.persistent = liveAt(curve, sat::sub(steady.front()->start, 1));
+  // The last gap from where the recorded run had freed the checkpoints'
+  // arguments on: a checkpoint holds them there (chain_peak.cpp).
+  c.mid_after_arguments_moments.clear();
+  for (const StepLayout* s : steps) {
+    Ns freed = -1;
+    for (int k = 0; k < n; ++k) freed = std::max(freed, heldArgumentsFreed(trace, filter, *s, k));
+    Bytes most = 0;
+    if (freed >= 0) {
+      Ns from = std::max(freed, s->units.back().fwd_end), to = s->units.back().bwd_start;
+      most = liveAt(curve, from);
+      auto it = std::upper_bound(curve.points.begin(), curve.points.end(), from,
+                                 [](Ns t, const MemoryPoint& p) { return t < p.time; });
+      for (; it != curve.points.end() && it->time < to; ++it) most = std::max(most, it->live);
+    }
+    raise(c.mid_after_arguments, c.mid_after_arguments_moments, most);
+  }
   return c;
 }
 

@@ -80,6 +80,13 @@ struct UnitChain {
   // is the higher of forward and backward): the held arguments are added
   // to it, as the recorded forward had them already.
   std::vector<Bytes> backward_peak;
+  // The highest live bytes in the last gap (the head and the loss) after the
+  // recorded run freed the last of those arguments; 0 when it freed none
+  // before the backward. A checkpoint holds them there, so the gap's moment
+  // under a plan is at least this plus the held bytes (chain_peak.cpp). Per
+  // complete step in the moments.
+  Bytes mid_after_arguments = 0;
+  std::vector<Bytes> mid_after_arguments_moments;
   Bytes outside = 0;                 // memory no plan changes
   std::string outside_where;         // where that maximum lies, for messages
   Bytes baseline_peak = 0;           // the recorded peak (all steps and moments)

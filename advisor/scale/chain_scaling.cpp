@@ -135,6 +135,32 @@ void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double si
   }
 }
 
+// UnitChain::mid_after_arguments: live bytes, each step's moment fitted on
+// its own (scaleVector). A moment that is 0 in every run (no arguments
+// freed in that step) stays 0 rather than becoming the persistent part.
+Bytes scaledMidAfterArguments(const std::vector<SizedChain>& runs, GrowthForm form, double size,
+                              const std::optional<PersistentModel>& persistent) {
+  auto value = [](const UnitChain& c) { return static_cast<double>(c.mid_after_arguments); };
+  const size_t moments = runs.front().chain.mid_after_arguments_moments.size();
+  bool paired = moments > 0;
+  for (const SizedChain& r : runs) paired = paired && r.chain.mid_after_arguments_moments.size() == moments;
+  if (!paired) {
+    bool any = false;
+    for (const SizedChain& r : runs) any = any || r.chain.mid_after_arguments > 0;
+    return any ? predictedLive(runs, form, size, persistent, value) : 0;
+  }
+  Bytes most = 0;
+  for (size_t j = 0; j < moments; ++j) {
+    bool any = false;
+    for (const SizedChain& r : runs) any = any || r.chain.mid_after_arguments_moments[j] > 0;
+    if (!any) continue;
+    most = std::max<Bytes>(most, predictedLive(runs, form, size, persistent, [&](const UnitChain& c) {
+                             return static_cast<double>(c.mid_after_arguments_moments[j]);
+                           }));
+  }
+  return most;
+}
+
 }  // namespace
 
 GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs) {
@@ -203,6 +229,7 @@ UnitChain ChainScaling::at(double size) const {
   c.step_ns = predictedTime(runs_, form_, size, [](const UnitChain& rc) { return static_cast<double>(rc.step_ns); });
   c.persistent = scalar(&UnitChain::persistent, persistent_);
   scaleVector(runs_, form_, size, &UnitChain::held_arguments, c);
+  c.mid_after_arguments = scaledMidAfterArguments(runs_, form_, size, persistent_);
   c.steady_step = shape.steady_step;
   c.complete_steps = shape.complete_steps;
   return c;
@@ -238,6 +265,8 @@ FitCheck ChainScaling::check() const {
     each(got.backward_peak, rec.backward_peak, [&](size_t k) { return "peak in " + unit(k) + "'s backward"; });
     each(got.held_arguments, rec.held_arguments,
          [&](size_t k) { return "arguments a checkpoint at " + unit(k) + " holds"; });
+    consider(got.mid_after_arguments, rec.mid_after_arguments,
+             "live after the checkpoints' arguments were freed in the last gap");
     consider(got.baseline_peak, rec.baseline_peak, "the peak");
   }
   return worst;

@@ -121,6 +121,51 @@ Bytes peakFrom(const Fixture& f, const Segments& plan, Ns from) {
   return peak;
 }
 
+// The same trace as a CUDA run records it: every tensor a cudaMallocAsync of
+// its storage's exact size on device 0 (docs/cuda.md; PyTorch's cudaMallocAsync
+// backend does not round), and host allocations besides, which the device
+// filter leaves out even when one has the mask's size and lives as long.
+Trace onDevice(Trace t, AllocKind kind) {
+  std::vector<Allocation> host;
+  for (Allocation& a : t.allocations) {
+    Allocation h = a;  // the host twin: same size and lifetime, other memory
+    h.addr += 0x10000000;
+    host.push_back(h);
+    a.device = 0;
+    a.api = static_cast<int>(kind == AllocKind::Tensor ? AllocApi::CudaMallocAsync : AllocApi::CudaMalloc);
+    a.kind = static_cast<int>(kind);
+  }
+  for (Allocation& h : host) {
+    h.id += 1000;
+    t.allocations.push_back(h);
+  }
+  std::stable_sort(t.allocations.begin(), t.allocations.end(),
+                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  return t;
+}
+
+TEST(CheckpointArguments, CudaTensorRecordsMatchExactly) {
+  Fixture f(onDevice(gpt2LikeTrace(kMask + kPositions), AllocKind::Tensor));
+  ASSERT_TRUE(f.filter.device);
+  std::vector<const Allocation*> args =
+      callArguments(f.trace, f.filter, f.step(), *checkpointedCall(f.trace, f.step(), 1, 1));
+  ASSERT_EQ(args.size(), 3u);
+  for (const Allocation* a : args) EXPECT_EQ(a->device, 0);
+  EXPECT_EQ(f.chain.held_arguments, (std::vector<Bytes>{kMask, kMask, kMask}));
+  EXPECT_EQ(evaluateChain(f.chain, {{0, 1}}).peak, f.simPeak({{0, 1}}));
+}
+
+// The native caching allocator (the job's own PYTORCH_CUDA_ALLOC_CONF): only
+// segments are recorded. Here the "segments" have exactly the arguments'
+// sizes, the worst case: still no arguments, as segments hold many tensors.
+TEST(CheckpointArguments, NoArgumentsAtSegmentLevel) {
+  Fixture f(onDevice(gpt2LikeTrace(kMask + kPositions), AllocKind::Segment));
+  ASSERT_TRUE(f.filter.device);
+  ASSERT_EQ(f.filter.kind, AllocKind::Segment);
+  EXPECT_TRUE(callArguments(f.trace, f.filter, f.step(), *checkpointedCall(f.trace, f.step(), 1, 1)).empty());
+  EXPECT_EQ(f.chain.held_arguments, (std::vector<Bytes>{0, 0, 0}));
+}
+
 // Worked by hand. Region [0..1] on the plain chain recomputes at 1610
 // (replay_simulator_test.cpp, WorkedChainOfThree); the hidden state and the
 // position ids add 108 there. Held until layers.0's backward ends (850),
@@ -146,6 +191,40 @@ TEST(CheckpointArguments, TheSimulatorHoldsTheMaskThroughTheRecomputation) {
   EXPECT_EQ(peakFrom(odd, {{0, 1}}, kBackward), 1610 + kHidden + kPositions);
   // Without a plan nothing is held: the recorded run is the checkpoint-free one.
   EXPECT_EQ(peakFrom(f, {}, kBackward), peakFrom(odd, {}, kBackward));
+}
+
+// The head and the loss run between the last forward and the first backward:
+// the recorded run had freed the mask there (at 420), every checkpoint still
+// holds it. With logits large enough to set the peak there (500..560), the
+// chain's gap moment carries the mask as the simulator does (issue 12: HF
+// GPT-2's uniform plan at batch 16 was 1 MiB, the mask, below the simulator).
+TEST(CheckpointArguments, TheLastGapCarriesTheHeldArguments) {
+  Trace t = gpt2LikeTrace(kMask + kPositions);
+  Allocation logits;
+  logits.id = static_cast<int64_t>(t.allocations.size()) + 1;
+  logits.addr = 0x900000;
+  logits.bytes = 5000;
+  logits.alloc = 500;
+  logits.free = 560;
+  logits.step = 0;
+  logits.kind = static_cast<int>(AllocKind::Tensor);
+  t.allocations.push_back(logits);
+  std::stable_sort(t.allocations.begin(), t.allocations.end(),
+                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  Fixture f(std::move(t));
+  // The gap's peak (the logits) comes after the mask's free.
+  EXPECT_EQ(f.chain.mid_after_arguments, f.chain.gap_peak[2]);
+  for (const Segments& plan : {Segments{{0, 0}}, Segments{{1, 2}}, Segments{{0, 0}, {1, 1}, {2, 2}}}) {
+    ChainPeak cp = evaluateChain(f.chain, plan);
+    EXPECT_EQ(whereOf(f.chain, cp), "between the last forward and the first backward");
+    EXPECT_EQ(cp.peak, f.simPeak(plan)) << plan.size() << " segments";
+    // The mask is what the gap gains: without held arguments the chain
+    // says the recorded gap less the plan's drops.
+    UnitChain unheld = f.chain;
+    unheld.held_arguments.assign(3, 0);
+    EXPECT_EQ(cp.peak - evaluateChain(unheld, plan).peak, kMask);
+  }
+  EXPECT_EQ(evaluateChain(f.chain, {}).peak, f.simPeak({}));
 }
 
 }  // namespace

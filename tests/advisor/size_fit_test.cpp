@@ -163,6 +163,25 @@ TEST(ChainScaling, FitsEachMomentAndTakesTheMaximumAtTheNewSize) {
   EXPECT_EQ(unpaired.at(16).unit_peak[0], 1160);
 }
 
+// The last gap after the checkpoints' arguments were freed (chain_peak.cpp
+// adds the held bytes there): scaled like the other live numbers, each
+// step's moment on its own; a step where none were freed stays 0.
+TEST(ChainScaling, ScalesTheLastGapAfterTheHeldArguments) {
+  auto job = [](double size) {
+    SizedChain s = crossingMoments(size);
+    Bytes first = 900 + 20 * static_cast<Bytes>(size), second = 400 + 90 * static_cast<Bytes>(size);
+    s.chain.mid_after_arguments_moments = {first, second, 0};
+    s.chain.mid_after_arguments = std::max(first, second);
+    return s;
+  };
+  ChainScaling s({job(2), job(4)}, GrowthForm::Affine);
+  EXPECT_EQ(s.at(16).mid_after_arguments, job(16).chain.mid_after_arguments);  // 1840, the second
+  EXPECT_EQ(s.at(3).mid_after_arguments, job(3).chain.mid_after_arguments);    // 960, the first
+  // Runs whose checkpoints hold nothing: nothing after them either.
+  ChainScaling none({crossingMoments(2), crossingMoments(4)}, GrowthForm::Affine);
+  EXPECT_EQ(none.at(16).mid_after_arguments, 0);
+}
+
 // One unit whose peak grows by 100 bytes per size, `bend` more at this size.
 SizedChain straightJob(double size, Bytes bend = 0) {
   SizedChain s = crossingMoments(size);
