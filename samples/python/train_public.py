@@ -3,7 +3,7 @@
 
 The jobs gcprof must understand without being told their naming habits:
 torchvision ResNet and VisionTransformer, Hugging Face GPT-2, Llama, ALBERT
-(one layer shared by every depth: weight sharing) and T5 (encoder-decoder), all built from configs with
+(one layer shared by every depth: weight sharing), T5 and BART (encoder-decoders), all built from configs with
 random weights (nothing is downloaded). It imports nothing of gcprof.
 
     python3 samples/python/train_public.py --model resnet18 --steps 3
@@ -19,7 +19,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert", "t5")
+MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert", "t5", "bart")
 
 
 def parse_args(argv=None):
@@ -77,6 +77,13 @@ def build_model(args):
                           dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0,
                           vocab_size=args.vocab, use_cache=False)
         return tf.T5ForConditionalGeneration(cfg)
+    if args.model == "bart":
+        cfg = tf.BartConfig(d_model=args.hidden, encoder_layers=args.layers, decoder_layers=args.layers,
+                            encoder_attention_heads=4, decoder_attention_heads=4,
+                            encoder_ffn_dim=4 * args.hidden, decoder_ffn_dim=4 * args.hidden,
+                            max_position_embeddings=args.seq, dropout=0.0, attention_dropout=0.0,
+                            **common)
+        return tf.BartForConditionalGeneration(cfg)
     cfg = tf.AlbertConfig(embedding_size=32, hidden_size=args.hidden, num_hidden_layers=args.layers,
                           num_attention_heads=4, intermediate_size=4 * args.hidden,
                           max_position_embeddings=args.seq, hidden_dropout_prob=0.0,
@@ -93,8 +100,8 @@ def make_batch(args, gen):
 
 
 def loss_of(args, model, x, y):
-    # T5 reads x and writes y (its decoder sees y shifted right).
-    out = model(input_ids=x, labels=y.contiguous()) if args.model == "t5" else model(x)
+    # T5 and BART read x and write y (their decoders see y shifted right).
+    out = model(input_ids=x, labels=y.contiguous()) if args.model in ("t5", "bart") else model(x)
     logits = out if torch.is_tensor(out) else out.logits
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
