@@ -174,6 +174,10 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
       auto it = step_at.find(r.step);
       if (it == step_at.end()) continue;  // outside every step: carried as recorded
       si = it->second;
+      // A range keeps the index of the last step begun, also after that step
+      // ended: a validation pass under no_grad between optimizer steps is
+      // not a second call of the units in the step. Carried as recorded.
+      if (r.start > steps[si].end) continue;
     }
     UnitRanges& ur = ranges[si][u->second];
     (r.phase == Phase::Forward ? ur.forward : ur.backward).push_back(&r);
