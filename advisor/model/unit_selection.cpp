@@ -117,18 +117,6 @@ std::string stackTail(const std::string& pattern) {
   return pattern.substr(start == std::string::npos ? 0 : start + 1);
 }
 
-// "down.#" -> "": where the family's module list lives (the list's parent),
-// what a U-Net's down and up paths share; nullopt-like "\x01" when the list
-// name itself is numbered (ResNet's stages "layer#.#" are one family).
-std::string listParent(const std::string& pattern) {
-  size_t dot = pattern.rfind('.');
-  if (dot == std::string::npos) return "\x01";
-  std::string list = pattern.substr(0, dot);
-  if (list.find('#') != std::string::npos) return "\x01";
-  size_t up = list.rfind('.');
-  return up == std::string::npos ? "" : list.substr(0, up);
-}
-
 bool overlaps(const Family& a, const Family& b) {
   for (const ModuleStats* x : a.members)
     for (const ModuleStats* y : b.members)
@@ -137,11 +125,8 @@ bool overlaps(const Family& a, const Family& b) {
 }
 
 // An encoder-decoder model repeats one kind of block in two stacks
-// (`encoder.block.#`, `decoder.block.#`): both are its blocks. A U-Net
-// keeps its down and up paths in two sibling lists (`down.#`, `up.#`), and
-// the up path's blocks (which also take the skip connections) hold as much
-// as the down path's. Families with the chosen one's tail, or whose list
-// has the same parent, that do not overlap it and hold at least
+// (`encoder.block.#`, `decoder.block.#`): both are its blocks. Families
+// with the chosen one's tail that do not overlap it and hold at least
 // kStackShare of its saved bytes join it.
 constexpr double kStackShare = 0.25;
 
@@ -179,11 +164,9 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
       }
     }
     std::vector<const Family*> stacks = {best};
-    std::string tail = stackTail(best->pattern), parent = listParent(best->pattern);
+    std::string tail = stackTail(best->pattern);
     for (const Family& f : fams) {
-      bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
-      bool sibling = parent != "\x01" && listParent(f.pattern) == parent;
-      if (&f == best || !(same_tail || sibling)) continue;
+      if (&f == best || tail.empty() || stackTail(f.pattern) != tail) continue;
       if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
       if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
       stacks.push_back(&f);

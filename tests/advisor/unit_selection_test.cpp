@@ -170,24 +170,6 @@ TEST(AutoUnits, EncoderDecoderTakesBothStacks) {
   EXPECT_EQ(u.rule, "auto: decoder.block.# + encoder.block.#");
 }
 
-// A U-Net: the down path and the up path are sibling lists of blocks (the
-// up blocks also take the skip connections); both are the model's blocks.
-// Before, only the down path was: 75% looked out of reach on a small U-Net
-// that reached it with both.
-TEST(AutoUnits, UNetTakesTheDownAndTheUpPath) {
-  Tree t;
-  t.add("", 0).add("stem", 0);
-  for (const char* path : {"down", "up"})
-    for (int b = 0; b < 3; ++b) {
-      std::string blk = std::string(path) + "." + std::to_string(b);
-      t.add(blk, path[0] == 'd' ? 40 - 10 * b : 10 + 10 * b).add(blk + ".c1", 5).add(blk + ".c2", 5);
-    }
-  t.add("mid", 8).add("mid.c1", 4).add("mid.c2", 4).add("head", 1);
-  UnitSelection u = selectUnits(t.modules(), "auto");
-  EXPECT_EQ(u.names, names({"down.0", "down.1", "down.2", "up.0", "up.1", "up.2"}));
-  EXPECT_EQ(u.rule, "auto: down.# + up.#");
-}
-
 TEST(AutoUnits, FamilyPattern) {
   EXPECT_EQ(familyPattern("layer3.1"), "layer#.#");
   EXPECT_EQ(familyPattern("encoder.layers.encoder_layer_11"), "encoder.layers.encoder_layer_#");
