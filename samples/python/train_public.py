@@ -9,6 +9,7 @@ random weights (nothing is downloaded). It imports nothing of gcprof.
     python3 samples/python/train_public.py --model resnet18 --steps 3
     python3 samples/python/train_public.py --model gpt2 --accum 2
     python3 samples/python/train_public.py --model vit --compile
+    python3 samples/python/train_public.py --model gpt2 --validate
 
 Prints one line per optimizer step: `step <i> loss <value>` (the last
 micro-batch's loss with --accum). Deterministic on CPU for a given --seed.
@@ -34,6 +35,8 @@ def parse_args(argv=None):
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--accum", type=int, default=1, help="micro-batches per optimizer step")
     p.add_argument("--compile", action="store_true", help="train torch.compile(model)")
+    p.add_argument("--validate", action="store_true",
+                   help="after each optimizer step, a validation forward in eval() mode under no_grad")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.accum < 1:
@@ -123,6 +126,12 @@ def main(argv=None):
             loss = loss_of(args, model, x, y) / args.accum
             loss.backward()
         opt.step()
+        if args.validate:
+            model.eval()
+            with torch.no_grad():
+                x, y = make_batch(args, gen)
+                print(f"validation {step} loss {loss_of(args, model, x, y).item():.6f}", flush=True)
+            model.train()
         print(f"step {step} loss {loss.item():.6f}", flush=True)
     return 0
 
