@@ -171,8 +171,8 @@ Verification fromJson(const nlohmann::json& j) {
   v.baseline_peak = j.at("baseline").at("peak_bytes");
   v.baseline_step_ns = j.at("baseline").at("step_ns");
   v.predicted_peak = j.at("predicted").at("peak_bytes");
-  v.predicted_step_ns = j.at("predicted").value("step_ns", 0);
-  v.predicted_recompute_ns = j.at("predicted").value("recompute_ns", 0);
+  v.predicted_step_ns = j.at("predicted").value("step_ns", Ns{0});
+  v.predicted_recompute_ns = j.at("predicted").value("recompute_ns", Ns{0});
   v.run = j.at("measured").value("run", 0);
   v.measured_peak = j.at("measured").at("peak_bytes");
   v.measured_step_ns = j.at("measured").at("step_ns");

@@ -3,12 +3,13 @@
 
 The jobs gcprof must understand without being told their naming habits:
 torchvision ResNet and VisionTransformer, Hugging Face GPT-2, Llama, ALBERT
-(one layer shared by every depth: weight sharing) and T5 (encoder-decoder), all built from configs with
+(one layer shared by every depth: weight sharing), T5 and BART (encoder-decoders), all built from configs with
 random weights (nothing is downloaded). It imports nothing of gcprof.
 
     python3 samples/python/train_public.py --model resnet18 --steps 3
     python3 samples/python/train_public.py --model gpt2 --accum 2
     python3 samples/python/train_public.py --model vit --compile
+    python3 samples/python/train_public.py --model gpt2 --validate
 
 Prints one line per optimizer step: `step <i> loss <value>` (the last
 micro-batch's loss with --accum). Deterministic on CPU for a given --seed.
@@ -19,7 +20,7 @@ import sys
 import torch
 import torch.nn.functional as F
 
-MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert", "t5")
+MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert", "t5", "bart")
 
 
 def parse_args(argv=None):
@@ -34,6 +35,8 @@ def parse_args(argv=None):
     p.add_argument("--steps", type=int, default=3)
     p.add_argument("--accum", type=int, default=1, help="micro-batches per optimizer step")
     p.add_argument("--compile", action="store_true", help="train torch.compile(model)")
+    p.add_argument("--validate", action="store_true",
+                   help="after each optimizer step, a validation forward in eval() mode under no_grad")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.accum < 1:
@@ -77,6 +80,13 @@ def build_model(args):
                           dropout_rate=0.0, decoder_start_token_id=0, pad_token_id=0,
                           vocab_size=args.vocab, use_cache=False)
         return tf.T5ForConditionalGeneration(cfg)
+    if args.model == "bart":
+        cfg = tf.BartConfig(d_model=args.hidden, encoder_layers=args.layers, decoder_layers=args.layers,
+                            encoder_attention_heads=4, decoder_attention_heads=4,
+                            encoder_ffn_dim=4 * args.hidden, decoder_ffn_dim=4 * args.hidden,
+                            max_position_embeddings=args.seq, dropout=0.0, attention_dropout=0.0,
+                            **common)
+        return tf.BartForConditionalGeneration(cfg)
     cfg = tf.AlbertConfig(embedding_size=32, hidden_size=args.hidden, num_hidden_layers=args.layers,
                           num_attention_heads=4, intermediate_size=4 * args.hidden,
                           max_position_embeddings=args.seq, hidden_dropout_prob=0.0,
@@ -93,8 +103,8 @@ def make_batch(args, gen):
 
 
 def loss_of(args, model, x, y):
-    # T5 reads x and writes y (its decoder sees y shifted right).
-    out = model(input_ids=x, labels=y.contiguous()) if args.model == "t5" else model(x)
+    # T5 and BART read x and write y (their decoders see y shifted right).
+    out = model(input_ids=x, labels=y.contiguous()) if args.model in ("t5", "bart") else model(x)
     logits = out if torch.is_tensor(out) else out.logits
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
@@ -116,6 +126,12 @@ def main(argv=None):
             loss = loss_of(args, model, x, y) / args.accum
             loss.backward()
         opt.step()
+        if args.validate:
+            model.eval()
+            with torch.no_grad():
+                x, y = make_batch(args, gen)
+                print(f"validation {step} loss {loss_of(args, model, x, y).item():.6f}", flush=True)
+            model.train()
         print(f"step {step} loss {loss.item():.6f}", flush=True)
     return 0
 

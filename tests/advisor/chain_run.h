@@ -19,19 +19,34 @@ struct ChainRun {
   advisor::RunLayout layout;
   advisor::UnitChain chain;
 
-  // `trace` sorted as loaded, its units named unitName(0..units-1).
-  ChainRun(Trace t, int units) : trace(std::move(t)) {
-    std::vector<std::string> names = unitNames(units);
+  // `trace` sorted as loaded, its units `names` in forward order.
+  ChainRun(Trace t, const std::vector<std::string>& names) : trace(std::move(t)) {
     filter = advisor::primaryFilter(trace);
     layout = advisor::stepLayouts(trace, names);
     chain = advisor::buildUnitChain(trace, filter, layout, names);
   }
+  // Units named unitName(0..units-1), as chainTrace names them.
+  ChainRun(Trace t, int units) : ChainRun(std::move(t), unitNames(units)) {}
   explicit ChainRun(const ChainSpec& spec) : ChainRun(chainTrace(spec), spec.units) {}
 
   advisor::Simulation simulate(const advisor::Segments& plan) const {
     return advisor::simulate(trace, filter, layout, plan);
   }
   Bytes simPeak(const advisor::Segments& plan) const { return simulate(plan).peak; }
+  advisor::Simulation curve(const advisor::Segments& plan) const {
+    advisor::SimulationOptions o;
+    o.want_curve = true;
+    return advisor::simulate(trace, filter, layout, plan, o);
+  }
+  const advisor::StepLayout& firstStep() const { return layout.steps.front(); }
 };
+
+// The live bytes of a simulated curve (want_curve) at time t.
+inline Bytes liveAt(const advisor::Simulation& sim, Ns t) {
+  Bytes live = 0;
+  for (const advisor::MemoryPoint& p : sim.curve)
+    if (p.time <= t) live = p.live;
+  return live;
+}
 
 }  // namespace gcprof::testing

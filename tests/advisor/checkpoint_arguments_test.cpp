@@ -9,7 +9,7 @@
 
 #include <algorithm>
 
-#include "chain_traces.h"
+#include "chain_run.h"
 #include "model/chain_peak.h"
 #include "model/unit_chain.h"
 #include "simulate/replay_simulator.h"
@@ -36,23 +36,10 @@ constexpr Bytes kMask = 300, kPositions = 8, kEmbeddings = 100, kHidden = 100;
 // ids as its input: `extra` is what it gets beyond the hidden state.
 Trace gpt2LikeTrace(Bytes extra) {
   Trace t = chainTrace(ChainSpec{});
-  auto add = [&](Ns at, Ns free, Bytes bytes) {
-    Allocation a;
-    a.id = static_cast<int64_t>(t.allocations.size()) + 1;
-    a.addr = 0x100000 + 0x1000 * static_cast<uint64_t>(a.id);
-    a.bytes = bytes;
-    a.alloc = at;
-    a.free = free;
-    a.step = 0;
-    a.kind = static_cast<int>(AllocKind::Tensor);
-    t.allocations.push_back(a);
-  };
-  add(102, 400, kEmbeddings);
-  add(104, 420, kMask);
-  add(106, 950, kPositions);
-  add(108, 840, kHidden);
-  std::stable_sort(t.allocations.begin(), t.allocations.end(),
-                   [](const Allocation& a, const Allocation& b) { return a.alloc < b.alloc; });
+  testing::addAllocation(t, 102, 400, kEmbeddings);
+  testing::addAllocation(t, 104, 420, kMask);
+  testing::addAllocation(t, 106, 950, kPositions);
+  testing::addAllocation(t, 108, 840, kHidden);
   for (Range& r : t.ranges) {
     if (r.domain != RangeDomain::Module || r.phase != Phase::Forward) continue;
     r.input_bytes = kHidden + extra;
@@ -61,20 +48,9 @@ Trace gpt2LikeTrace(Bytes extra) {
   return t;
 }
 
-struct Fixture {
-  Trace trace;
-  AllocationFilter filter;
-  RunLayout layout;
-  UnitChain chain;
-  explicit Fixture(Trace t) : trace(std::move(t)) {
-    filter = primaryFilter(trace);
-    std::vector<std::string> names;
-    for (int k = 0; k < 3; ++k) names.push_back(unitName(k));
-    layout = stepLayouts(trace, names);
-    chain = buildUnitChain(trace, filter, layout, names);
-  }
-  const StepLayout& step() const { return layout.steps.front(); }
-  Bytes simPeak(const Segments& plan) const { return simulate(trace, filter, layout, plan).peak; }
+struct Fixture : testing::ChainRun {
+  explicit Fixture(Trace t) : ChainRun(std::move(t), 3) {}
+  const StepLayout& step() const { return firstStep(); }
 };
 
 TEST(CheckpointArguments, FindsTheArgumentsEveryUnitIsPassed) {
@@ -113,10 +89,8 @@ TEST(CheckpointArguments, NothingWhenTheSizesDoNotAddUp) {
 
 // The highest live bytes from `from` on, on the simulated timeline.
 Bytes peakFrom(const Fixture& f, const Segments& plan, Ns from) {
-  SimulationOptions o;
-  o.want_curve = true;
   Bytes peak = 0;
-  for (const MemoryPoint& p : simulate(f.trace, f.filter, f.layout, plan, o).curve)
+  for (const MemoryPoint& p : f.curve(plan).curve)
     if (p.time >= from) peak = std::max(peak, p.live);
   return peak;
 }

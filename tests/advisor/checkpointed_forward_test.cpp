@@ -9,7 +9,7 @@
 #include "model/unit_chain.h"
 #include "simulate/replay_simulator.h"
 #include "solve/optimal_solver.h"
-#include "trace_builder.h"
+#include "chain_run.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -43,12 +43,8 @@ const Allocation& bornAt(const Trace& t, Ns at) {
   throw std::runtime_error("no allocation");
 }
 
-Bytes liveAt(const Simulation& sim, Ns t) {
-  Bytes live = 0;
-  for (const MemoryPoint& p : sim.curve)
-    if (p.time <= t) live = p.live;
-  return live;
-}
+using testing::ChainRun;
+using testing::liveAt;
 
 TEST(CheckpointedForward, WhatASubModuleDoesNotReturnIsFreedWhenItReturns) {
   Trace t = nested(100);  // f returns only Y
@@ -77,13 +73,9 @@ TEST(CheckpointedForward, ModulesWithoutOutputBytesFreeNothingEarly) {
 }
 
 TEST(CheckpointedForward, TheSimulatorFreesDroppedBytesWhenTheSubModuleReturns) {
-  Trace t = nested(100);
-  AllocationFilter filter = primaryFilter(t);
-  RunLayout layout = stepLayouts(t, {"a"});
-  SimulationOptions curve;
-  curve.want_curve = true;
-  Simulation plain = simulate(t, filter, layout, {}, curve);
-  Simulation ckpt = simulate(t, filter, layout, {{0, 0}}, curve);
+  ChainRun run(nested(100), {"a"});
+  Simulation plain = run.curve({});
+  Simulation ckpt = run.curve({{0, 0}});
   // Not checkpointed: autograd keeps X through the workspace.
   EXPECT_EQ(liveAt(plain, 260), 10000 + 1000 + 100 + 2000);
   EXPECT_EQ(plain.peak, 13100);
@@ -92,23 +84,20 @@ TEST(CheckpointedForward, TheSimulatorFreesDroppedBytesWhenTheSubModuleReturns) 
   EXPECT_EQ(liveAt(ckpt, 260), 10000 + 100 + 2000);
   // The replay re-makes X, Y and W: 13100 at the backward.
   EXPECT_EQ(ckpt.peak, 13100);
-  Trace t0 = nested(0);
-  Simulation unknown = simulate(t0, primaryFilter(t0), stepLayouts(t0, {"a"}), {{0, 0}}, curve);
-  EXPECT_EQ(liveAt(unknown, 260), 10000 + 1000 + 100 + 2000);
+  ChainRun unknown(nested(0), {"a"});
+  EXPECT_EQ(liveAt(unknown.curve({{0, 0}}), 260), 10000 + 1000 + 100 + 2000);
 }
 
 TEST(CheckpointedForward, TheChainPricesTheCheckpointedForwardAsTheSimulator) {
   // V (5000) makes the forward the plan's peak: 10000 + V + X + Y + W =
   // 18100 as recorded, 17100 checkpointed (X freed when f returns); the
   // replay reaches only 13100.
-  Trace t = nested(100, 5000);
-  AllocationFilter filter = primaryFilter(t);
-  RunLayout layout = stepLayouts(t, {"a"});
-  UnitChain chain = buildUnitChain(t, filter, layout, {"a"});
+  ChainRun run(nested(100, 5000), {"a"});
+  const UnitChain& chain = run.chain;
   EXPECT_EQ(chain.unit_peak[0], 18100);
   EXPECT_EQ(chain.checkpointed_forward_peak[0], 17100);
   Segments plan = {{0, 0}};
-  EXPECT_EQ(simulate(t, filter, layout, plan).peak, 17100);
+  EXPECT_EQ(run.simPeak(plan), 17100);
   EXPECT_EQ(evaluateChain(chain, plan).peak, 17100);
   // A what-if's chain carries no checkpointed forward: the recorded one.
   UnitChain scaled = chain;

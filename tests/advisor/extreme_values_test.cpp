@@ -147,3 +147,25 @@ TEST(ExtremeValues, SizesThatSumPastTheLimitGiveAClampedPeak) {
 
 }  // namespace
 }  // namespace gcprof::advisor
+
+namespace gcprof::advisor {
+namespace {
+
+// A CPU step of U-Net took 7.1 s: the verification read the plan's predicted
+// step time back as a 32-bit int (-1458889495 ns in the report).
+TEST(ExtremeValues, StepTimesPastTwoSecondsSurviveTheVerificationRecord) {
+  Verification v;
+  v.verdict = "PASS";
+  v.checkpoint = {{"down.0"}};
+  v.baseline_step_ns = 6822097640;
+  v.predicted_step_ns = 7131045097;
+  v.predicted_recompute_ns = 3089474570;
+  v.measured_step_ns = 3318373999;
+  Verification back = fromJson(toJson(v));
+  EXPECT_EQ(back.predicted_step_ns, 7131045097);
+  EXPECT_EQ(back.predicted_recompute_ns, 3089474570);
+  EXPECT_EQ(back.baseline_step_ns, 6822097640);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor

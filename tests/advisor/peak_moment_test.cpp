@@ -44,21 +44,10 @@ TEST(PeakMoment, NamesTheUnitThePhaseAndTheStep) {
 // "recomputing layer1.0" for ResNet-50's peak in layer2.0's backward).
 Trace stepsThatDiffer(const ChainSpec& spec) {
   Trace t = testing::chainTrace(spec);
-  auto add = [&](Ns at, Ns free, Bytes bytes, int64_t step) {
-    Allocation a;
-    a.id = static_cast<int64_t>(t.allocations.size()) + 1;
-    a.addr = 0x900000 + 0x1000 * static_cast<uint64_t>(a.id);
-    a.bytes = bytes;
-    a.alloc = at;
-    a.free = free;
-    a.step = step;
-    t.allocations.push_back(a);
-  };
   Ns f0 = testing::forwardStart(spec, 0, 0);
-  add(f0 + 25, f0 + 28, 500, 0);
+  testing::addAllocation(t, f0 + 25, f0 + 28, 500, 0);
   Ns mid = testing::forwardStart(spec, 1, spec.units - 1) + spec.forward + 60;
-  add(mid, testing::backwardStart(spec, 1, 0) + 60, 500, 1);
-  testing::sortAsLoaded(t);
+  testing::addAllocation(t, mid, testing::backwardStart(spec, 1, 0) + 60, 500, 1);
   return t;
 }
 

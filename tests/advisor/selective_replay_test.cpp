@@ -8,7 +8,7 @@
 #include "model/selective_replay_peak.h"
 #include "model/unit_chain.h"
 #include "simulate/replay_simulator.h"
-#include "trace_builder.h"
+#include "chain_run.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -24,49 +24,28 @@ Trace opTrace(const std::string& third = "aten.add.Tensor") {
   b.step(0, 0, 600);
   b.range("a", Phase::Forward, 100, 200);
   b.range("a", Phase::Backward, 400, 500);
+  b.op("aten.mm.default", 110, 130);
+  b.op("aten.gelu.default", 140, 170);
+  b.op(third, 175, 190);
   b.alloc(1, -1, 10000);
-  Trace t = b.build();
-  auto op = [&](const std::string& name, Ns s, Ns e) {
-    Range r;
-    r.id = static_cast<int64_t>(t.ranges.size()) + 100;
-    r.name = "op " + name;
-    r.domain = RangeDomain::User;
-    r.phase = Phase::User;
-    r.start = s;
-    r.end = e;
-    t.ranges.push_back(r);
-  };
-  op("aten.mm.default", 110, 130);
-  op("aten.gelu.default", 140, 170);
-  op(third, 175, 190);
-  auto alloc = [&](Ns at, Ns free, Bytes bytes) {
-    Allocation a;
-    a.id = static_cast<int64_t>(t.allocations.size()) + 1;
-    a.addr = 0x1000 * static_cast<uint64_t>(a.id);
-    a.bytes = bytes;
-    a.alloc = at;
-    a.free = free;
-    a.step = 0;
-    t.allocations.push_back(a);
-  };
-  alloc(120, 450, 1000);
-  alloc(150, 460, 500);
-  alloc(180, 195, 300);
-  testing::sortAsLoaded(t);
-  return t;
+  b.alloc(120, 450, 1000);
+  b.alloc(150, 460, 500);
+  b.alloc(180, 195, 300);
+  return b.build();
 }
 
-Bytes liveAt(const Simulation& sim, Ns t) {
-  Bytes live = 0;
-  for (const MemoryPoint& p : sim.curve)
-    if (p.time <= t) live = p.live;
-  return live;
-}
+// The trace with its one unit "a" as advise derives it.
+struct OpRun : testing::ChainRun {
+  explicit OpRun(const std::string& third = "aten.add.Tensor") : ChainRun(opTrace(third), {"a"}) {
+    addSelectiveOptions(chain, trace, filter, layout);
+  }
+};
+
+using testing::liveAt;
 
 TEST(SelectiveReplay, OperatorTableKeptAndLingeringBytes) {
-  Trace t = opTrace();
-  RunLayout layout = stepLayouts(t, {"a"});
-  std::vector<std::vector<UnitOp>> ops = unitOps(t, primaryFilter(t), layout);
+  OpRun run;
+  std::vector<std::vector<UnitOp>> ops = unitOps(run.trace, run.filter, run.layout);
   ASSERT_EQ(ops.size(), 1u);
   ASSERT_EQ(ops[0].size(), 3u);
   EXPECT_EQ(ops[0][0].key, "aten.mm.default#0");
@@ -76,23 +55,17 @@ TEST(SelectiveReplay, OperatorTableKeptAndLingeringBytes) {
   EXPECT_EQ(ops[0][2].key, "aten.add.Tensor#0");
   EXPECT_EQ(ops[0][2].kept, 0);
   EXPECT_EQ(ops[0][2].lingering, 300);
-  UnitChain chain = buildUnitChain(t, primaryFilter(t), layout, {"a"});
-  addSelectiveOptions(chain, t, primaryFilter(t), layout);
-  ASSERT_EQ(chain.selective.size(), 1u);
-  EXPECT_EQ(chain.saved[0], 1500);
-  for (const SelectiveOption& o : chain.selective[0])
+  ASSERT_EQ(run.chain.selective.size(), 1u);
+  EXPECT_EQ(run.chain.saved[0], 1500);
+  for (const SelectiveOption& o : run.chain.selective[0])
     for (const std::string& k : o.save) EXPECT_NE(k, "aten.add.Tensor#0");  // lingering
 }
 
 TEST(SelectiveReplay, SavedCallsStayAliveAndAreNotReplayed) {
-  Trace t = opTrace();
-  AllocationFilter filter = primaryFilter(t);
-  RunLayout layout = stepLayouts(t, {"a"});
-  SimulationOptions curve;
-  curve.want_curve = true;
-  Simulation none = simulate(t, filter, layout, {}, curve);
-  Simulation whole = simulate(t, filter, layout, {{0, 0}}, curve);
-  Simulation keep_mm = simulate(t, filter, layout, {{0, 0, 1, {"aten.mm.default#0"}}}, curve);
+  OpRun run;
+  Simulation none = run.curve({});
+  Simulation whole = run.curve({{0, 0}});
+  Simulation keep_mm = run.curve({{0, 0, 1, {"aten.mm.default#0"}}});
   // Between the forward and the backward: everything kept / nothing / X kept.
   EXPECT_EQ(liveAt(none, 300), 11500);
   EXPECT_EQ(liveAt(whole, 300), 10000);
@@ -105,16 +78,13 @@ TEST(SelectiveReplay, SavedCallsStayAliveAndAreNotReplayed) {
   EXPECT_EQ(whole.recompute_ns, 100);
   EXPECT_EQ(keep_mm.recompute_ns, 80);
   // A save-list naming a call that is not there keeps nothing.
-  Simulation stale = simulate(t, filter, layout, {{0, 0, 1, {"aten.mm.default#7"}}}, curve);
+  Simulation stale = run.curve({{0, 0, 1, {"aten.mm.default#7"}}});
   EXPECT_EQ(liveAt(stale, 300), 10000);
 }
 
 TEST(SelectiveReplay, ChainPeakOfASaveListIsTheSimulatorsNotTheBound) {
-  Trace t = opTrace();
-  AllocationFilter filter = primaryFilter(t);
-  RunLayout layout = stepLayouts(t, {"a"});
-  UnitChain chain = buildUnitChain(t, filter, layout, {"a"});
-  addSelectiveOptions(chain, t, filter, layout);
+  OpRun run;
+  const UnitChain& chain = run.chain;
   ASSERT_EQ(chain.selective.size(), 1u);
   const SelectiveOption* keep_mm = nullptr;
   for (const SelectiveOption& o : chain.selective[0])
@@ -126,7 +96,7 @@ TEST(SelectiveReplay, ChainPeakOfASaveListIsTheSimulatorsNotTheBound) {
   // 11500 live when the backward begins, Y (500) dropped, 800 re-made: the
   // simulator's 11800, where the bound said 11800 + X = 12800.
   EXPECT_EQ(evaluateChain(chain, plan).peak, 11800);
-  EXPECT_EQ(simulate(t, filter, layout, plan).peak, 11800);
+  EXPECT_EQ(run.simPeak(plan), 11800);
   UnitChain unmeasured = chain;
   for (SelectiveOption& o : unmeasured.selective[0]) o.replay_peak = -1;
   EXPECT_EQ(evaluateChain(unmeasured, plan).peak, 12800);
@@ -135,21 +105,16 @@ TEST(SelectiveReplay, ChainPeakOfASaveListIsTheSimulatorsNotTheBound) {
 TEST(SelectiveReplay, ASavedOutputAutogradDoesNotKeepIsHeldUntilTheReplay) {
   // The third call is an addmm whose output Z (300, freed at 195) only the
   // next operator used: torchtitan's rule saves it anyway.
-  Trace t = opTrace("aten.addmm.default");
-  AllocationFilter filter = primaryFilter(t);
-  RunLayout layout = stepLayouts(t, {"a"});
-  UnitChain chain = buildUnitChain(t, filter, layout, {"a"});
-  addSelectiveOptions(chain, t, filter, layout);
+  OpRun run("aten.addmm.default");
+  const UnitChain& chain = run.chain;
   ASSERT_FALSE(chain.selective.empty());
   const SelectiveOption& matmuls = chain.selective[0][0];
   EXPECT_EQ(matmuls.label, "matmuls");
   EXPECT_EQ(matmuls.save, (std::vector<std::string>{"aten.mm.default#0", "aten.addmm.default#0"}));
   EXPECT_EQ(matmuls.kept, 1000);
   EXPECT_EQ(matmuls.lingering, 300);
-  SimulationOptions curve;
-  curve.want_curve = true;
   Segments plan = {{0, 0, 1, matmuls.save}};
-  Simulation sim = simulate(t, filter, layout, plan, curve);
+  Simulation sim = run.curve(plan);
   // Until the backward: parameters, X and Z held (Y dropped).
   EXPECT_EQ(liveAt(sim, 300), 11300);
   // The replay re-makes Y (11800) and frees Z where the forward did.
@@ -165,12 +130,9 @@ TEST(SelectiveReplay, ASavedOutputAutogradDoesNotKeepIsHeldUntilTheReplay) {
 TEST(SelectiveReplay, CallsBeforeTheReplaysPeakAreTheOnesItsPeakHoldsAnyway) {
   // The whole replay makes X (120), Y (150) and Z (180, freed at 195): it
   // is highest at 180 (1800). mm and gelu end before; add ends after.
-  Trace t = opTrace();
-  AllocationFilter filter = primaryFilter(t);
-  RunLayout layout = stepLayouts(t, {"a"});
-  UnitChain chain = buildUnitChain(t, filter, layout, {"a"});
-  std::vector<std::vector<std::string>> calls =
-      callsBeforeReplayPeak(unitOps(t, filter, layout), chain.saved, t, filter, layout);
+  OpRun run;
+  std::vector<std::vector<std::string>> calls = callsBeforeReplayPeak(
+      unitOps(run.trace, run.filter, run.layout), run.chain.saved, run.trace, run.filter, run.layout);
   ASSERT_EQ(calls.size(), 1u);
   EXPECT_EQ(calls[0], (std::vector<std::string>{"aten.mm.default#0", "aten.gelu.default#0"}));
 }

@@ -143,5 +143,25 @@ TEST(ResidentMemory, SortsWhatIsLiveAtTheFirstUnitByOrigin) {
   EXPECT_NE(r.describe().find("optimizer state"), std::string::npos);
 }
 
+// A validation pass under no_grad after optimizer.step() (model.eval(), the
+// forwards only) is recorded with the index of the step that just ended:
+// its forwards are not second calls of the units in that step.
+TEST(TrainingLoop, ValidationForwardsAfterTheStepEndsAreNotItsCalls) {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);
+  for (int64_t s = 0; s < 2; ++s) {
+    Ns start = 100 + 100 * s;
+    Ns end = pass(b, start, s, 100);
+    b.step(s, start, end + 5);
+    b.range("layers.0", Phase::Forward, end + 10, end + 15, s);  // validation, no backward
+    b.range("layers.1", Phase::Forward, end + 15, end + 20, s);
+    b.alloc(end + 11, end + 19, 50, -1, s);
+  }
+  RunLayout layout = stepLayouts(b.build(), kUnits);
+  ASSERT_EQ(layout.steps.size(), 2u);
+  EXPECT_EQ(layout.complete, 2u) << layout.steps.front().problem;
+  EXPECT_EQ(layout.steps[1].units[0].fwd_end, 210);  // the training forward's, not the validation's
+}
+
 }  // namespace
 }  // namespace gcprof::advisor

@@ -1,5 +1,6 @@
 """Issue 9: training loops that are not one clean chain per step. Gradient
-accumulation is modelled (each micro-batch a chain of its own); a module
+accumulation is modelled (each micro-batch a chain of its own), and so is a
+validation pass between steps; a module
 called several times per forward (weight sharing) and a model under
 torch.compile are refused with a message naming the cause and what to do."""
 import json
@@ -52,6 +53,28 @@ class GradientAccumulation(unittest.TestCase):
             self.assertTrue(gates[name]["passed"], gates[name]["detail"])
         self.assertLessEqual(report["measured"]["peak_bytes"], 1.03 * report["budget_bytes"])
         self.assertEqual(p.losses(self.verify.stdout), p.losses(self.baseline.stdout))
+
+
+class ValidationPass(unittest.TestCase):
+    """A validation forward (model.eval(), no_grad) after each optimizer
+    step: its module ranges keep the index of the step that just ended, and
+    advise took them for second calls of every block (weight sharing)."""
+
+    def test_plan_verifies_with_identical_losses(self):
+        needs_transformers()
+        db = p.tempdb("validate")
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        baseline = p.record(db, public("gpt2", "--layers", "4", "--seq", "256", "--batch", "8",
+                                       "--validate"))
+        advice = p.gcprof("advise", db, "--budget", "75%", "-o", plan, check=False)
+        self.assertEqual(advice.returncode, 0, advice.stdout + advice.stderr)
+        verify = p.gcprof("verify", db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        gates = {g["name"]: g for g in report["gates"]}
+        for name in ("job completed", "peak prediction", "losses match"):
+            self.assertTrue(gates[name]["passed"], gates[name]["detail"])
+        self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
+        self.assertEqual(len(p.losses(baseline.stdout)), 3)
 
 
 class WeightSharing(unittest.TestCase):

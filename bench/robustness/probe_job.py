@@ -1,0 +1,210 @@
+"""Probe jobs of the robustness sweep (sweep.py, docs/testing.md): public
+model families and training patterns, tiny, random weights, nothing
+downloaded. Prints `step <i> loss <value>` (and `val <i> <value>` with the
+val pattern).
+
+    probe_job.py MODEL [--layers N --hidden H --seq S --batch B --image PX]
+                 [--pattern p1,p2,...]
+
+MODEL: bert roberta mistral qwen2 neox mixtral qwen2moe bart whisper gpt2
+(Hugging Face), unet (a small UNet), lraspp, or any torchvision classifier
+name (convnext_tiny, swin_t, efficientnet_b0, mobilenet_v3_small, resnet18).
+Patterns: bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
+val (eval() + no_grad validation pass after each step), adamw, zero_none
+(zero_grad(set_to_none=False)), channels_last.
+"""
+import argparse
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+V = 256
+
+
+def hf(name, layers, hidden, seq):
+    import transformers as tf
+    c = dict(vocab_size=V, attn_implementation="eager", use_cache=False)
+    if name == "bert":
+        cfg = tf.BertConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                            intermediate_size=4 * hidden, max_position_embeddings=seq,
+                            hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1, **c)
+        return tf.BertForMaskedLM(cfg), "mlm"
+    if name == "roberta":
+        cfg = tf.RobertaConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                               intermediate_size=4 * hidden, max_position_embeddings=seq + 2,
+                               pad_token_id=1, **c)
+        return tf.RobertaForMaskedLM(cfg), "mlm"
+    if name == "mistral":
+        cfg = tf.MistralConfig(hidden_size=hidden, intermediate_size=3 * hidden,
+                               num_hidden_layers=layers, num_attention_heads=4,
+                               num_key_value_heads=2, max_position_embeddings=seq,
+                               sliding_window=seq // 2, **c)
+        return tf.MistralForCausalLM(cfg), "clm"
+    if name == "qwen2":
+        cfg = tf.Qwen2Config(hidden_size=hidden, intermediate_size=3 * hidden,
+                             num_hidden_layers=layers, num_attention_heads=4,
+                             num_key_value_heads=2, max_position_embeddings=seq, **c)
+        return tf.Qwen2ForCausalLM(cfg), "clm"
+    if name == "neox":
+        cfg = tf.GPTNeoXConfig(hidden_size=hidden, intermediate_size=4 * hidden,
+                               num_hidden_layers=layers, num_attention_heads=4,
+                               max_position_embeddings=seq, **c)
+        return tf.GPTNeoXForCausalLM(cfg), "clm"
+    if name == "mixtral":
+        cfg = tf.MixtralConfig(hidden_size=hidden, intermediate_size=2 * hidden,
+                               num_hidden_layers=layers, num_attention_heads=4,
+                               num_key_value_heads=2, num_local_experts=4,
+                               num_experts_per_tok=2, max_position_embeddings=seq, **c)
+        return tf.MixtralForCausalLM(cfg), "clm"
+    if name == "qwen2moe":
+        cfg = tf.Qwen2MoeConfig(hidden_size=hidden, intermediate_size=2 * hidden,
+                                moe_intermediate_size=hidden, shared_expert_intermediate_size=hidden,
+                                num_hidden_layers=layers, num_attention_heads=4,
+                                num_key_value_heads=2, num_experts=4, num_experts_per_tok=2,
+                                max_position_embeddings=seq, **c)
+        return tf.Qwen2MoeForCausalLM(cfg), "clm"
+    if name == "bart":
+        cfg = tf.BartConfig(d_model=hidden, encoder_layers=layers, decoder_layers=layers,
+                            encoder_attention_heads=4, decoder_attention_heads=4,
+                            encoder_ffn_dim=4 * hidden, decoder_ffn_dim=4 * hidden,
+                            max_position_embeddings=seq, **c)
+        return tf.BartForConditionalGeneration(cfg), "s2s"
+    if name == "whisper":
+        cfg = tf.WhisperConfig(d_model=hidden, encoder_layers=layers, decoder_layers=layers,
+                               encoder_attention_heads=4, decoder_attention_heads=4,
+                               encoder_ffn_dim=4 * hidden, decoder_ffn_dim=4 * hidden,
+                               num_mel_bins=16, max_source_positions=seq // 2,
+                               max_target_positions=seq, pad_token_id=0, bos_token_id=1, eos_token_id=2, decoder_start_token_id=1, **c)
+        return tf.WhisperForConditionalGeneration(cfg), "whisper"
+    if name == "gpt2":
+        cfg = tf.GPT2Config(n_layer=layers, n_embd=hidden, n_head=4, n_positions=seq, **c)
+        return tf.GPT2LMHeadModel(cfg), "clm"
+    raise SystemExit("unknown " + name)
+
+
+def vision(name, image):
+    import torchvision.models as m
+    if name == "unet":
+        return TinyUNet(), "seg"
+    if name == "lraspp":
+        return m.segmentation.lraspp_mobilenet_v3_large(num_classes=4, weights=None,
+                                                        weights_backbone=None), "seg"
+    kw = {"num_classes": 10}
+    return getattr(m, name)(**kw), "cls"
+
+
+class Block(nn.Module):
+    def __init__(self, a, b):
+        super().__init__()
+        self.c1 = nn.Conv2d(a, b, 3, padding=1)
+        self.n1 = nn.BatchNorm2d(b)
+        self.c2 = nn.Conv2d(b, b, 3, padding=1)
+        self.n2 = nn.BatchNorm2d(b)
+
+    def forward(self, x):
+        x = F.relu(self.n1(self.c1(x)), inplace=True)
+        return F.relu(self.n2(self.c2(x)), inplace=True)
+
+
+class TinyUNet(nn.Module):
+    def __init__(self, w=16):
+        super().__init__()
+        self.down = nn.ModuleList([Block(3, w), Block(w, 2 * w), Block(2 * w, 4 * w)])
+        self.mid = Block(4 * w, 4 * w)
+        self.up = nn.ModuleList([Block(8 * w, 2 * w), Block(4 * w, w), Block(2 * w, w)])
+        self.head = nn.Conv2d(w, 4, 1)
+
+    def forward(self, x):
+        skips = []
+        for d in self.down:
+            x = d(x)
+            skips.append(x)
+            x = F.max_pool2d(x, 2)
+        x = self.mid(x)
+        for u in self.up:
+            x = F.interpolate(x, scale_factor=2)
+            x = u(torch.cat([x, skips.pop()], 1))
+        return self.head(x)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--image", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--pattern", default="plain")
+    a = ap.parse_args()
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    pats = set(a.pattern.split(","))
+    try:
+        model, kind = hf(a.model, a.layers, a.hidden, a.seq)
+    except SystemExit:
+        model, kind = vision(a.model, a.image)
+    if "channels_last" in pats:
+        model = model.to(memory_format=torch.channels_last)
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3) if "adamw" in pats else \
+        torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1, 0.5) if "sched" in pats else None
+    gen = torch.Generator().manual_seed(1)
+
+    def batch():
+        if kind in ("cls", "seg"):
+            x = torch.randn(a.batch, 3, a.image, a.image, generator=gen)
+            if "channels_last" in pats:
+                x = x.contiguous(memory_format=torch.channels_last)
+            if kind == "cls":
+                return x, torch.randint(0, 10, (a.batch,), generator=gen)
+            return x, torch.randint(0, 4, (a.batch, a.image, a.image), generator=gen)
+        if kind == "whisper":
+            feats = torch.randn(a.batch, 16, a.seq, generator=gen)
+            return feats, torch.randint(0, V, (a.batch, a.seq // 2), generator=gen)
+        t = torch.randint(2, V, (a.batch, a.seq), generator=gen)
+        return t, t
+
+    def loss_of(x, y):
+        if kind == "cls":
+            return F.cross_entropy(model(x), y)
+        if kind == "seg":
+            out = model(x)
+            out = out["out"] if isinstance(out, dict) else out
+            return F.cross_entropy(out, y)
+        if kind == "whisper":
+            return model(input_features=x, labels=y).loss
+        if kind == "s2s":
+            return model(input_ids=x, labels=y).loss
+        return model(input_ids=x, labels=y).loss
+
+    model.train()
+    for step in range(a.steps):
+        x, y = batch()
+        opt.zero_grad(set_to_none="zero_none" not in pats)
+        if "bf16" in pats:
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                loss = loss_of(x, y)
+        else:
+            loss = loss_of(x, y)
+        loss.backward()
+        if "clip" in pats:
+            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        if sched:
+            sched.step()
+        if "val" in pats:
+            model.eval()
+            with torch.no_grad():
+                vx, vy = batch()
+                vl = loss_of(vx, vy)
+            model.train()
+            print("val %d %.6f" % (step, vl.item()), flush=True)
+        print("step %d loss %.6f" % (step, loss.item()), flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,75 @@
+"""The robustness sweep (docs/testing.md): one public model family or
+training pattern through the whole pipeline on CPU -- record, advise at
+60/75/90%, verify each plan, report -- printing one line per budget.
+
+    python3 bench/robustness/sweep.py NAME MODEL [probe_job.py flags]
+    python3 bench/robustness/sweep.py gan probe_gan.py
+    python3 bench/robustness/sweep.py bart bart --layers 4
+    python3 bench/robustness/sweep.py gpt2-bf16 gpt2 --seq 256 --pattern bf16
+
+Traces and plans go to $SWEEP_OUT/NAME (default /tmp/gcprof-sweep).
+"""
+import json
+import os
+import subprocess
+import sys
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+G = os.environ.get("GCPROF", os.path.join(HERE, "..", "..", "build", "bin", "gcprof"))
+OUT = os.environ.get("SWEEP_OUT", "/tmp/gcprof-sweep")
+
+
+def run(*a, **kw):
+    return subprocess.run(list(a), capture_output=True, text=True, **kw)
+
+
+def losses(out):
+    return [l for l in out.splitlines() if l.startswith("step ") or l.startswith("val ")]
+
+
+def main():
+    name = sys.argv[1]
+    argv = sys.argv[2:]
+    d = os.path.join(OUT, name)
+    os.makedirs(d, exist_ok=True)
+    db = f"{d}/trace.db"
+    if os.path.exists(db):
+        os.remove(db)
+    t = time.time()
+    cmd = [sys.executable, os.path.join(HERE, argv[0]), *argv[1:]] if argv[0].endswith(".py") else \
+        [sys.executable, os.path.join(HERE, "probe_job.py"), *argv]
+    rec = run(G, "record", "-o", db, "--", *cmd)
+    lines = [f"## {name}: {' '.join(argv)}  record rc={rec.returncode} {time.time()-t:.0f}s"]
+    if rec.returncode:
+        lines.append(rec.stderr[-2000:])
+        print("\n".join(lines)); return
+    base = losses(rec.stdout)
+    sh = json.loads(run(G, "show", db, "--json").stdout)
+    au = sh["runs"][0].get("auto_units", {})
+    lines.append(f"  units: {au.get('rule')} n={len(au.get('names', []))} err={au.get('error')}")
+    for b in ("60%", "75%", "90%"):
+        plan = f"{d}/plan-{b[:-1]}.json"
+        adv = run(G, "advise", db, "--budget", b, "-o", plan)
+        if adv.returncode:
+            lines.append(f"  {b}: advise rc={adv.returncode}: {adv.stderr.strip()[:600]}")
+            continue
+        p = json.load(open(plan))
+        ver = run(G, "verify", db, "--plan", plan)
+        rep = json.loads(run(G, "report", db, "--format", "json").stdout)
+        m, pr = rep["measured"]["peak_bytes"], rep["predicted"]["peak_bytes"]
+        bad = [f"{g['name']}: {g.get('detail')}" for g in rep["gates"] if not g["passed"]]
+        same = losses(ver.stdout) == base
+        segs = [s["module"] for s in p.get("segments", [])]
+        lines.append(f"  {b}: {p['strategy']} {p.get('plan_level')} segs={len(segs)} {segs[:4]} "
+                     f"verify rc={ver.returncode} {rep['verdict']} meas={m} pred={pr} "
+                     f"err={100*(pr-m)/m:+.2f}% budget={rep['budget_bytes']} losses_same={same}")
+        for x in bad:
+            lines.append("     FAIL " + x)
+        if ver.returncode and not rep["gates"]:
+            lines.append(ver.stderr[-1500:])
+    print("\n".join(lines), flush=True)
+
+
+if __name__ == "__main__":
+    main()
