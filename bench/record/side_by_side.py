@@ -254,6 +254,7 @@ def main():
     ap.add_argument("--short", action="store_true",
                     help="one round of 6 steps of resnet18 and gpt2 (make bench)")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # the jobs run in a temporary folder
     if a.short:
         a.rounds, a.steps, a.warmup, a.jobs = 1, 6, 2, "resnet18,gpt2"
     jobs = a.jobs.split(",")

@@ -49,9 +49,11 @@ def main():
     ap.add_argument("--no-heaptrack", action="store_true")
     args = ap.parse_args()
 
-    probe = os.path.join(args.build, "bin", "inject_probe")
+    # Absolute: every run starts in a temporary folder (`make bench` passes build/).
+    probe = os.path.join(os.path.abspath(args.build), "bin", "inject_probe")
     job = [probe, "storm", str(args.threads), str(args.per_thread)]
-    builds = [g.split("=", 1) for g in args.gcprof] or [["gcprof", args.build]]
+    builds = [(label, os.path.abspath(path)) for label, path in (g.split("=", 1) for g in args.gcprof)]
+    builds = builds or [("gcprof", os.path.abspath(args.build))]
     modes = [("plain", lambda d: job)]
     for label, path in builds:
         gcprof = os.path.join(path, "bin", "gcprof")

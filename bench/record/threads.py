@@ -83,6 +83,7 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--keep", help="keep the traces in this folder")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # the jobs run in a temporary folder
     jobs = a.jobs.split(",")
     for j in jobs:
         if j not in JOBS:
