@@ -346,6 +346,30 @@ def report(results, modes, a, steps, seconds):
             ci = f" [{lo:.3f}-{hi:.3f}]" if lo is not None else ""
             per_round = " ".join(f"{x:.3f}" for x in ratios)
             print(f"| {j} | {m} | {c:.3f} | {med:.3f}{ci} | {per_round} |")
+    for j, by_mode in results.items():
+        warning = control_warning(j, by_mode)
+        if warning:
+            print(f"\n{warning}")
+
+
+# How far the control may read from 1.00 before a run's other ratios are
+# not to be believed (the effects measured here are a few percent).
+CONTROL_TOLERANCE = 0.01
+
+
+def control_warning(job, by_mode):
+    """A line saying that plain-again (a second plain process) read off 1.00
+    for this job, or None: the machine or the harness moved the ratios by
+    more than CONTROL_TOLERANCE."""
+    again = by_mode.get("plain-again")
+    if not again:
+        return None
+    ratio = statistics.median(paired_median(x[1], p[1]) for x, p in zip(again, by_mode["plain"]))
+    if abs(ratio - 1) <= CONTROL_TOLERANCE:
+        return None
+    return (f"**{job}: the control plain-again reads {ratio:.3f} of plain (more than "
+            f"{CONTROL_TOLERANCE:.0%} off 1.00): this job's ratios are noise at that size; "
+            f"rerun on a quieter machine or with more rounds.**")
 
 
 if __name__ == "__main__":

@@ -30,6 +30,16 @@ class Harness(unittest.TestCase):
         self.assertEqual(side_by_side.command(args[0], "plain-again", *args[1:]),
                          side_by_side.command(args[0], "plain", *args[1:]))
 
+    def test_a_control_off_one_says_the_ratios_are_not_to_be_believed(self):
+        plain = [([], [1.0, 1.0, 1.0])]
+        self.assertIsNone(side_by_side.control_warning("gpt2", {"plain": plain}))
+        near = {"plain": plain, "plain-again": [([], [1.005, 0.995, 1.0])]}
+        self.assertIsNone(side_by_side.control_warning("gpt2", near))
+        off = {"plain": plain, "plain-again": [([], [0.96, 0.95, 0.97])]}
+        warning = side_by_side.control_warning("gpt2", off)
+        self.assertIn("gpt2", warning)
+        self.assertIn("0.960", warning)
+
     def test_thread_walk_sees_children_and_can_leave_out_the_root(self):
         child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: pass"])
         try:
