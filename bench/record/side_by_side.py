@@ -4,7 +4,7 @@ torch.profiler(profile_memory=True) and heaptrack on the same jobs (issue 14).
 
     python3 bench/record/side_by_side.py [--build build] [--rounds 5] [--steps N]
                                          [--jobs py-gpt,vit,gpt2,resnet18] [--raw FILE]
-                                         [--short]
+                                         [--modes plain,gcprof,plain-again,...] [--short]
 
 Each step's CPU time is taken from outside, without touching the job: every
 job prints `step <i> ...` once per step, and at each such line the harness
@@ -59,15 +59,20 @@ JOBS = {
 }
 CPP_ARGS = ["--layers", "4", "--hidden", "128", "--heads", "4", "--batch", "8"]
 MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
-# Diagnostic, not run by default: `gcprof record` without the python shim (the
+# Diagnostics, not run by default: `gcprof record` without the python shim (the
 # job's PYTHONPATH cleared, so sitecustomize is not found): allocations only,
-# no module ranges. gcprof - gcprof-alloc-only is what the shim costs.
-EXTRA_MODES = ("gcprof-alloc-only",)
+# no module ranges, so gcprof - gcprof-alloc-only is what the shim costs; and
+# `plain-again`, a second plain process, the control: it must read 1.00 of
+# plain, else the harness itself favours a place in the turns.
+EXTRA_MODES = ("gcprof-alloc-only", "plain-again")
 
 
-def tree_cpu_ns(pid):
-    """CPU ns of every live thread of pid and its descendants."""
-    total, stack = 0, [pid]
+def tree_threads(pid, with_root=True):
+    """(thread name, CPU ns) of every live thread of pid and its descendants
+    (without pid's own threads when not with_root), from
+    /proc/<pid>/task/<tid>/{comm,schedstat}; threads that end while being read
+    are skipped."""
+    stack = [pid]
     while stack:
         p = stack.pop()
         try:
@@ -76,13 +81,55 @@ def tree_cpu_ns(pid):
             continue
         for tid in tids:
             try:
+                with open(f"/proc/{p}/task/{tid}/comm") as f:
+                    name = f.read().strip()
                 with open(f"/proc/{p}/task/{tid}/schedstat") as f:
-                    total += int(f.read().split()[0])
+                    ns = int(f.read().split()[0])
                 with open(f"/proc/{p}/task/{tid}/children") as f:
                     stack.extend(int(c) for c in f.read().split())
             except (OSError, ValueError, IndexError):
-                pass
-    return total
+                continue
+            if with_root or p != pid:
+                yield name, ns
+
+
+def tree_cpu_ns(pid):
+    """CPU ns of every live thread of pid and its descendants."""
+    return sum(ns for _, ns in tree_threads(pid))
+
+
+def settled_cpu_ns(pid, tries=50):
+    """tree_cpu_ns once the tree has stopped (SIGSTOP takes effect thread by
+    thread, after the signal is sent): read until two readings agree."""
+    last = tree_cpu_ns(pid)
+    for _ in range(tries):
+        time.sleep(0.001)
+        now = tree_cpu_ns(pid)
+        if now == last:
+            return now
+        last = now
+    return last
+
+
+def turn_orders(n):
+    """Orders of n modes for successive turns, each mode run right after every
+    other one equally often (a Williams design): what runs just before a step
+    leaves the caches warm or cold for it (the same libraries' code, or
+    another profiler's big working set), and a plain rotation keeps every
+    mode's predecessor fixed: plain always ran after heaptrack and gcprof
+    right after plain, and gcprof read 0.96-0.97 of plain (bench/RESULTS.md)."""
+    first = [0]
+    lo, hi = 1, n - 1
+    while len(first) < n:
+        first.append(lo)
+        lo += 1
+        if len(first) < n:
+            first.append(hi)
+            hi -= 1
+    rows = [[(m + r) % n for m in first] for r in range(n)]
+    if n % 2:
+        rows += [list(reversed(row)) for row in rows]
+    return rows
 
 
 class Job:
@@ -113,8 +160,11 @@ class Job:
                 raise RuntimeError(f"{' '.join(self.argv)}: ended after {len(self.marks)} steps "
                                    f"(exit {self.proc.wait()})")
             if line.startswith("step "):
-                self.marks.append((time.monotonic(), tree_cpu_ns(self.proc.pid)))
+                # Stopped first, then read: the job's CPU no longer moves, and
+                # the harness's own reading of /proc (longer for a tree of
+                # more threads) falls between two of its steps, in none.
                 self.signal(signal.SIGSTOP)
+                self.marks.append((time.monotonic(), settled_cpu_ns(self.proc.pid)))
                 return
 
     def finish(self, steps, warmup):
@@ -141,8 +191,9 @@ def run_lockstep(argvs, cwd, steps, warmup, log):
 
     Every mode's process is alive at once but only one runs: it is continued,
     runs to the end of its next step and is stopped again (SIGSTOP on its
-    process group), then the next mode takes its turn, in an order that rotates
-    from step to step. The k-th steps of all modes thus run within about a
+    process group), then the next mode takes its turn, in an order that changes
+    from step to step so that every mode follows every other equally often
+    (turn_orders). The k-th steps of all modes thus run within about a
     second of each other and see the same machine: a neighbour's burst of load
     inflates them alike instead of one whole run. Start-ups run one at a time,
     before the first turn. Returns {mode: ([wall s], [CPU s])} per step after
@@ -154,10 +205,10 @@ def run_lockstep(argvs, cwd, steps, warmup, log):
             jobs[mode] = Job(argv, cwd)
             jobs[mode].next_step()  # start-up and step 0, alone
         modes = list(argvs)
+        orders = turn_orders(len(modes))
         for k in range(1, steps):
-            shift = k % len(modes)
-            for mode in modes[shift:] + modes[:shift]:
-                jobs[mode].next_step()
+            for i in orders[k % len(orders)]:
+                jobs[modes[i]].next_step()
             log(k)
         return {mode: job.finish(steps, warmup) for mode, job in jobs.items()}
     except BaseException:
@@ -203,6 +254,7 @@ def main():
     ap.add_argument("--short", action="store_true",
                     help="one round of 6 steps of resnet18 and gpt2 (make bench)")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # the jobs run in a temporary folder
     if a.short:
         a.rounds, a.steps, a.warmup, a.jobs = 1, 6, 2, "resnet18,gpt2"
     jobs = a.jobs.split(",")
@@ -294,6 +346,30 @@ def report(results, modes, a, steps, seconds):
             ci = f" [{lo:.3f}-{hi:.3f}]" if lo is not None else ""
             per_round = " ".join(f"{x:.3f}" for x in ratios)
             print(f"| {j} | {m} | {c:.3f} | {med:.3f}{ci} | {per_round} |")
+    for j, by_mode in results.items():
+        warning = control_warning(j, by_mode)
+        if warning:
+            print(f"\n{warning}")
+
+
+# How far the control may read from 1.00 before a run's other ratios are
+# not to be believed (the effects measured here are a few percent).
+CONTROL_TOLERANCE = 0.01
+
+
+def control_warning(job, by_mode):
+    """A line saying that plain-again (a second plain process) read off 1.00
+    for this job, or None: the machine or the harness moved the ratios by
+    more than CONTROL_TOLERANCE."""
+    again = by_mode.get("plain-again")
+    if not again:
+        return None
+    ratio = statistics.median(paired_median(x[1], p[1]) for x, p in zip(again, by_mode["plain"]))
+    if abs(ratio - 1) <= CONTROL_TOLERANCE:
+        return None
+    return (f"**{job}: the control plain-again reads {ratio:.3f} of plain (more than "
+            f"{CONTROL_TOLERANCE:.0%} off 1.00): this job's ratios are noise at that size; "
+            f"rerun on a quieter machine or with more rounds.**")
 
 
 if __name__ == "__main__":

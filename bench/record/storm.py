@@ -2,7 +2,8 @@
 """The allocation storm of issue 14, side by side: many threads doing nothing
 but malloc/free of 4 KiB blocks (tests/inject/inject_probe.cpp `storm`), run
 plain, under `gcprof record` (one or more builds of it) and under heaptrack,
-in alternating rounds.
+in alternating rounds (the order of the modes changes from round to round,
+side_by_side.turn_orders).
 
     python3 bench/record/storm.py [--build build] [--gcprof label=DIR ...]
                                   [--rounds 5] [--threads 8] [--per-thread 125000]
@@ -22,7 +23,11 @@ import shutil
 import statistics
 import subprocess
 import tempfile
+import sys
 import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from side_by_side import turn_orders  # noqa: E402
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 
@@ -49,9 +54,11 @@ def main():
     ap.add_argument("--no-heaptrack", action="store_true")
     args = ap.parse_args()
 
-    probe = os.path.join(args.build, "bin", "inject_probe")
+    # Absolute: every run starts in a temporary folder (`make bench` passes build/).
+    probe = os.path.join(os.path.abspath(args.build), "bin", "inject_probe")
     job = [probe, "storm", str(args.threads), str(args.per_thread)]
-    builds = [g.split("=", 1) for g in args.gcprof] or [["gcprof", args.build]]
+    builds = [(label, os.path.abspath(path)) for label, path in (g.split("=", 1) for g in args.gcprof)]
+    builds = builds or [("gcprof", os.path.abspath(args.build))]
     modes = [("plain", lambda d: job)]
     for label, path in builds:
         gcprof = os.path.join(path, "bin", "gcprof")
@@ -61,8 +68,10 @@ def main():
         modes.append(("heaptrack", lambda d: [heaptrack, "-o", os.path.join(d, "ht")] + job))
 
     results = {name: [] for name, _ in modes}
+    orders = turn_orders(len(modes))
     for r in range(args.rounds):
-        order = modes[r % len(modes):] + modes[:r % len(modes)]  # rotate: no mode always first
+        # No mode always first, none always right after the same one.
+        order = [modes[i] for i in orders[r % len(orders)]]
         line = []
         for name, make in order:
             with tempfile.TemporaryDirectory(prefix="gcprof-storm-") as d:

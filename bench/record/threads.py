@@ -26,35 +26,17 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import JOBS, ROOT, command  # noqa: E402  (same jobs, same commands)
+from side_by_side import JOBS, ROOT, command, tree_threads  # noqa: E402  (same jobs, same commands)
 
 WRITER = "gcprof-writer"
 
 
 def thread_cpu_ns(pid):
-    """{'writer': ns, 'job': ns} over every live thread of pid and its descendants;
-    `gcprof record` itself (the parent that only waits) is left out."""
-    totals, stack = {"writer": 0, "job": 0}, [pid]
-    top = True
-    while stack:
-        p = stack.pop()
-        try:
-            tids = os.listdir(f"/proc/{p}/task")
-        except OSError:
-            continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{p}/task/{tid}/comm") as f:
-                    name = f.read().strip()
-                with open(f"/proc/{p}/task/{tid}/schedstat") as f:
-                    ns = int(f.read().split()[0])
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-            except (OSError, ValueError, IndexError):
-                continue
-            if not top:
-                totals["writer" if name == WRITER else "job"] += ns
-        top = False
+    """{'writer': ns, 'job': ns} over every live thread of pid's descendants;
+    `gcprof record` itself (pid, the parent that only waits) is left out."""
+    totals = {"writer": 0, "job": 0}
+    for name, ns in tree_threads(pid, with_root=False):
+        totals["writer" if name == WRITER else "job"] += ns
     return totals
 
 
@@ -101,6 +83,7 @@ def main():
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--keep", help="keep the traces in this folder")
     a = ap.parse_args()
+    a.build = os.path.abspath(a.build)  # the jobs run in a temporary folder
     jobs = a.jobs.split(",")
     for j in jobs:
         if j not in JOBS:

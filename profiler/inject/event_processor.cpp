@@ -84,7 +84,7 @@ bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
 
 void EventProcessor::keep(const gcprof::Allocation& a) {
   if (a.id > 0) {  // written while live
-    if (a.freed()) writer_->setFree(a.id, a.free);
+    if (a.freed()) writer_->setFree(a);
     return;
   }
   if (!inSomeWindow(a.alloc, a.free)) return;

@@ -36,14 +36,14 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
       " end_ns, step, device_ns, input_bytes, output_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   const std::string insert_allocations =
       "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns,"
-      " free_ns, range, step, kind) VALUES ";
-  const std::string row = "(?,?,?,?,?,?,?,?,?,?,?,?)";
+      " free_ns, range, step, kind, id) VALUES ";
+  const std::string row = "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
   alloc_ = prepare((insert_allocations + row).c_str());
   std::string rows = row;
   for (int i = 1; i < kAllocationBatch; ++i) rows += "," + row;
   alloc_batch_ = prepare((insert_allocations + rows).c_str());
   batch_.reserve(kAllocationBatch);
-  set_free_ = prepare("UPDATE allocations SET free_ns=? WHERE rowid=?");
+  set_free_ = prepare("UPDATE allocations SET free_ns=? WHERE run=? AND alloc_ns=? AND id=?");
   step_ = prepare(
       "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
   scalar_ = prepare("INSERT INTO scalars (run, step, name, value) VALUES (?,?,?,?)");
@@ -82,7 +82,22 @@ void RunWriter::done(sqlite3_stmt* st) {
 
 int64_t RunWriter::createRun(const RunInfo& r) {
   run_ = insertRun(db_, path_, r);
+  next_id_ = 1;
   return run_;
+}
+
+void RunWriter::selectRun(int64_t run) {
+  // The run may hold rows already (the same process before an exec): number
+  // on after them. One scan of the run's rows, once per process.
+  sqlite3_stmt* st = prepare("SELECT coalesce(max(id), 0) FROM allocations WHERE run=?");
+  sqlite3_bind_int64(st, 1, run);
+  int rc = sqlite3_step(st);
+  int64_t last = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW) throw StoreError(path_ + ": cannot read run " + std::to_string(run) + ": " +
+                                         sqlite3_errmsg(db_));
+  run_ = run;
+  next_id_ = last + 1;
 }
 
 void RunWriter::begin() {
@@ -121,7 +136,7 @@ void RunWriter::add(const Range& r) {
 
 namespace {
 
-// Binds one allocation row at parameters first .. first + 11.
+// Binds one allocation row at parameters first .. first + 12.
 void bindAllocation(sqlite3_stmt* st, int first, int64_t run, const Allocation& a) {
   sqlite3_bind_int64(st, first, run);
   sqlite3_bind_int64(st, first + 1, static_cast<int64_t>(a.addr));
@@ -135,15 +150,17 @@ void bindAllocation(sqlite3_stmt* st, int first, int64_t run, const Allocation& 
   sqlite3_bind_int64(st, first + 9, a.range);
   sqlite3_bind_int64(st, first + 10, a.step);
   sqlite3_bind_int(st, first + 11, a.kind);
+  sqlite3_bind_int64(st, first + 12, a.id);
 }
 
-constexpr int kAllocationColumns = 12;
+constexpr int kAllocationColumns = 13;
 
 }  // namespace
 
 void RunWriter::add(const Allocation& a) {
   begin();
   batch_.push_back(a);
+  batch_.back().id = next_id_++;  // numbered in the order of the calls
   if (static_cast<int>(batch_.size()) < kAllocationBatch) return;
   for (int i = 0; i < kAllocationBatch; ++i)
     bindAllocation(alloc_batch_, 1 + i * kAllocationColumns, run_, batch_[i]);
@@ -167,15 +184,19 @@ void RunWriter::flushAllocations() {
 int64_t RunWriter::addLive(const Allocation& a) {
   begin();
   flushAllocations();
-  bindAllocation(alloc_, 1, run_, a);
+  Allocation numbered = a;
+  numbered.id = next_id_++;
+  bindAllocation(alloc_, 1, run_, numbered);
   done(alloc_);
-  return sqlite3_last_insert_rowid(db_);
+  return numbered.id;
 }
 
-void RunWriter::setFree(int64_t row, Ns free) {
+void RunWriter::setFree(const Allocation& a) {
   begin();
-  sqlite3_bind_int64(set_free_, 1, free);
-  sqlite3_bind_int64(set_free_, 2, row);
+  sqlite3_bind_int64(set_free_, 1, a.free);
+  sqlite3_bind_int64(set_free_, 2, run_);
+  sqlite3_bind_int64(set_free_, 3, a.alloc);
+  sqlite3_bind_int64(set_free_, 4, a.id);
   done(set_free_);
 }
 

@@ -21,7 +21,8 @@ class RunWriter {
   RunWriter& operator=(const RunWriter&) = delete;
 
   int64_t createRun(const RunInfo& info);  // also selects it for the appends below
-  void selectRun(int64_t run) { run_ = run; }
+  // Appends to an existing run (its rows numbered on after those it holds).
+  void selectRun(int64_t run);
   int64_t run() const { return run_; }
 
   // Appends open a transaction when none is open; commit() ends it, so the
@@ -33,11 +34,13 @@ class RunWriter {
   void commit();
   void add(const Range& r);
   void add(const Allocation& a);
-  // Writes the block now (after those added before it) and returns its row,
-  // for setFree: a block written while still live.
+  // Writes the block now (after those added before it) and returns its id
+  // (the allocations.id the writer numbers rows with, in call order), for
+  // setFree: a block written while still live.
   int64_t addLive(const Allocation& a);
-  // The free time of an allocation written while it was live (free_ns -1).
-  void setFree(int64_t row, Ns free);
+  // Sets the free time of an allocation written while it was live
+  // (free_ns -1): `a` as given to addLive, with its id and free time.
+  void setFree(const Allocation& a);
   void add(const Step& s);
   void add(const Scalar& s);
   void add(const Kernel& k);
@@ -58,11 +61,12 @@ class RunWriter {
   void done(sqlite3_stmt* st);
   void flushAllocations();
 
-  static constexpr int kAllocationBatch = 32;  // 384 parameters: below SQLite's 999 limit
+  static constexpr int kAllocationBatch = 32;  // 416 parameters: below SQLite's 999 limit
 
   std::string path_;
   sqlite3* db_ = nullptr;
   int64_t run_ = 0;
+  int64_t next_id_ = 1;  // allocations.id of the next row of run_
   bool in_tx_ = false;
   sqlite3_stmt* range_ = nullptr;
   sqlite3_stmt* alloc_ = nullptr;

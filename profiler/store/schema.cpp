@@ -118,6 +118,39 @@ ALTER TABLE runs ADD COLUMN job_run INTEGER NOT NULL DEFAULT 0;
 PRAGMA user_version = 2;
 )SQL";
 
+// Version 3: allocations clustered by (run, alloc_ns), the order every reader
+// asks for, instead of a rowid table plus a (run, alloc_ns) index: one B-tree
+// insert per recorded block instead of two (the allocation storm of issue 14
+// spent over half of the writer in SQLite). Without a rowid a block needs a
+// number of its own: `id`, unique within its run, in the order the writer
+// wrote the rows (old rows keep their rowid as id, so ties on alloc_ns keep
+// their order).
+const char* kMigrateTo3 = R"SQL(
+CREATE TABLE allocations_v3 (
+  run INTEGER NOT NULL,
+  addr INTEGER NOT NULL,
+  bytes INTEGER NOT NULL,
+  device INTEGER NOT NULL,
+  stream INTEGER NOT NULL,
+  thread INTEGER NOT NULL,
+  api INTEGER NOT NULL,
+  alloc_ns INTEGER NOT NULL,
+  free_ns INTEGER NOT NULL,
+  range INTEGER NOT NULL,
+  step INTEGER NOT NULL,
+  kind INTEGER NOT NULL,
+  id INTEGER NOT NULL,
+  PRIMARY KEY (run, alloc_ns, id)
+) WITHOUT ROWID;
+INSERT INTO allocations_v3 (run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,
+                            range, step, kind, id)
+  SELECT run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind, rowid
+  FROM allocations;
+DROP TABLE allocations;
+ALTER TABLE allocations_v3 RENAME TO allocations;
+PRAGMA user_version = 3;
+)SQL";
+
 int userVersion(sqlite3* db, const std::string& path) {
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK)
@@ -191,6 +224,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
     if (userVersion(db, path) == 0) {
       exec(db, path, kCreateV1);
       exec(db, path, kMigrateTo2);
+      exec(db, path, kMigrateTo3);
     }
     exec(db, path, "COMMIT");
     return;
@@ -208,9 +242,11 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
   }
   // Older versions are upgraded one step at a time, only when writing: a
   // reader of an old file sees the missing columns' defaults instead.
-  if (version < 2 && writable) {
+  if (version < kSchemaVersion && writable) {
     exec(db, path, "BEGIN IMMEDIATE");
-    if (userVersion(db, path) < 2) exec(db, path, kMigrateTo2);  // another rank may have done it
+    int now = userVersion(db, path);  // another rank may have done it
+    if (now < 2) exec(db, path, kMigrateTo2);
+    if (now < 3) exec(db, path, kMigrateTo3);
     exec(db, path, "COMMIT");
   }
 }

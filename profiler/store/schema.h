@@ -11,7 +11,7 @@ namespace gcprof {
 
 // The schema version this build writes (PRAGMA user_version). Bump it with a
 // migration in schema.cpp and a line in docs/schema.md.
-constexpr int kSchemaVersion = 2;
+constexpr int kSchemaVersion = 3;
 
 // Every store failure carries the file and what to do about it.
 struct StoreError : std::runtime_error {
@@ -24,8 +24,13 @@ struct StoreError : std::runtime_error {
 void ensureSchema(sqlite3* db, const std::string& path, bool writable);
 
 // PRAGMA user_version of an open file (readers of version 1 files must not
-// ask for the columns version 2 added).
+// ask for the columns version 2 added; before version 3 a block's number is
+// its rowid, see allocationIdColumn).
 int schemaVersionOf(sqlite3* db, const std::string& path);
+
+// The column that numbers a run's allocation rows in a file of `version`:
+// `id` from version 3 on, the rowid before.
+inline const char* allocationIdColumn(int version) { return version >= 3 ? "id" : "rowid"; }
 
 // What the last SQLite error on `db` means for the user: a lock that another
 // process held past our busy timeout is not damage; anything else is

@@ -36,7 +36,7 @@ struct Range {
 };
 
 struct Allocation {
-  int64_t id = 0;
+  int64_t id = 0;          // allocations.id: unique within its run, in the order written
   uint64_t addr = 0;
   Bytes bytes = 0;
   int device = -1;         // -1 = host memory

@@ -53,8 +53,10 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
       rank_cols + " FROM src.runs;"
       "INSERT INTO ranges SELECT run + " + r + ", id, name, domain, phase, thread, depth, parent,"
       " start_ns, end_ns, step, device_ns, input_bytes, output_bytes FROM src.ranges;"
-      "INSERT INTO allocations SELECT run + " + r + ", addr, bytes, device, stream, thread, api,"
-      " alloc_ns, free_ns, range, step, kind FROM src.allocations;"
+      "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,"
+      " range, step, kind, id) SELECT run + " + r + ", addr, bytes, device, stream, thread, api,"
+      " alloc_ns, free_ns, range, step, kind, " + allocationIdColumn(version) +
+      " FROM src.allocations;"
       "INSERT INTO steps SELECT run + " + r + ", step, start_ns, end_ns, peak_bytes FROM src.steps;"
       "INSERT INTO scalars SELECT run + " + r + ", step, name, value FROM src.scalars;"
       "INSERT INTO kernels SELECT run + " + r + ", name, device, stream, start_ns, end_ns,"

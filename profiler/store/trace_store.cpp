@@ -245,9 +245,12 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
     }
   }
   {
+    // From version 3 the table is clustered by (run, alloc_ns, id): this is
+    // a walk along its primary key, no sort.
+    const std::string number = allocationIdColumn(version_);
     Stmt s(db_, path_,
-           "SELECT rowid, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range,"
-           " step, kind FROM allocations WHERE run=? ORDER BY alloc_ns, rowid");
+           ("SELECT " + number + ", addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range,"
+            " step, kind FROM allocations WHERE run=? ORDER BY alloc_ns, " + number).c_str());
     s.bind(1, id);
     while (s.step()) {
       Allocation a;

@@ -39,7 +39,7 @@ class RecordSample:
     def test_allocations_are_attributed_to_layer_ranges(self):
         rows = p.query(self.db, """
             WITH RECURSIVE up(alloc, range) AS (
-              SELECT rowid, range FROM allocations WHERE range != 0
+              SELECT run || ':' || id, range FROM allocations WHERE range != 0
               UNION ALL SELECT up.alloc, r.parent FROM up JOIN ranges r ON r.id = up.range
               WHERE r.parent != 0)
             SELECT r.name, count(DISTINCT up.alloc) FROM up JOIN ranges r ON r.id = up.range

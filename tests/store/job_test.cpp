@@ -8,6 +8,7 @@
 #include <string>
 
 #include "job.h"
+#include "old_layouts.h"
 #include "run_writer.h"
 #include "trace_merge.h"
 #include "trace_store.h"
@@ -92,11 +93,12 @@ TEST(Job, VersionOneFilesReadWithDefaultsAndMigrateWhenWritten) {
   std::string path = tempPath("v1");
   writeNode(path, {0}, 1);
   {
-    // Make it the version 1 layout: no rank columns but `rank`.
+    // Make it the version 1 layout: no rank columns but `rank`, rowid allocations.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    for (const char* sql : {"ALTER TABLE runs DROP COLUMN local_rank", "ALTER TABLE runs DROP COLUMN world_size",
-                            "ALTER TABLE runs DROP COLUMN job_run", "PRAGMA user_version = 1"})
+    for (const char* sql : {test::kRowidAllocations, "ALTER TABLE runs DROP COLUMN local_rank",
+                            "ALTER TABLE runs DROP COLUMN world_size", "ALTER TABLE runs DROP COLUMN job_run",
+                            "PRAGMA user_version = 1"})
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
     sqlite3_close(db);
   }

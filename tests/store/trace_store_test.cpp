@@ -290,8 +290,8 @@ TEST(TraceStore, BothWritePathsMakeTheSameRunRow) {
 
 // Allocations go in 32 rows per INSERT (run_writer.h): a partial batch is
 // written at commit, a block written while live (addLive) comes after those
-// added before it and gets the row setFree needs, and every row keeps the
-// order of the calls (load() breaks ties of alloc_ns by row).
+// added before it and gets the id setFree needs, and every row keeps the
+// order of the calls (load() breaks ties of alloc_ns by id).
 TEST(TraceStore, BatchedAllocationsKeepTheirOrderAndEveryField) {
   std::string path = tempPath("batched");
   std::vector<Allocation> written;
@@ -315,8 +315,9 @@ TEST(TraceStore, BatchedAllocationsKeepTheirOrderAndEveryField) {
       if (i == 45) {  // in the middle of the second batch
         a.free = -1;
         live_row = w.addLive(a);
+        a.id = live_row;
         a.free = 2000;
-        w.setFree(live_row, a.free);
+        w.setFree(a);
       } else {
         w.add(a);
       }

@@ -1,0 +1,60 @@
+"""The side-by-side harness's own rules (bench/record/side_by_side.py, issue 14):
+the order the modes take turns in, and the walk over a job's threads that
+both side_by_side.py and threads.py measure with."""
+import collections
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "record"))
+import side_by_side  # noqa: E402
+
+
+class Harness(unittest.TestCase):
+    def test_every_mode_runs_right_after_every_other_equally_often(self):
+        # A fixed predecessor (a plain rotation) let the mode after plain
+        # start on warm caches: gcprof read below plain.
+        for n in range(2, 7):
+            orders = side_by_side.turn_orders(n)
+            for order in orders:
+                self.assertEqual(sorted(order), list(range(n)), order)
+            after = collections.Counter((o[i - 1], o[i]) for o in orders for i in range(1, n))
+            pairs = {(a, b) for a in range(n) for b in range(n) if a != b}
+            self.assertEqual(set(after), pairs, f"n={n}")
+            self.assertEqual(len(set(after.values())), 1, f"n={n}: {after}")
+
+    def test_plain_again_runs_the_plain_command(self):
+        args = ("gpt2", "/build", 6, "/tmp", 0)
+        self.assertEqual(side_by_side.command(args[0], "plain-again", *args[1:]),
+                         side_by_side.command(args[0], "plain", *args[1:]))
+
+    def test_a_control_off_one_says_the_ratios_are_not_to_be_believed(self):
+        plain = [([], [1.0, 1.0, 1.0])]
+        self.assertIsNone(side_by_side.control_warning("gpt2", {"plain": plain}))
+        near = {"plain": plain, "plain-again": [([], [1.005, 0.995, 1.0])]}
+        self.assertIsNone(side_by_side.control_warning("gpt2", near))
+        off = {"plain": plain, "plain-again": [([], [0.96, 0.95, 0.97])]}
+        warning = side_by_side.control_warning("gpt2", off)
+        self.assertIn("gpt2", warning)
+        self.assertIn("0.960", warning)
+
+    def test_thread_walk_sees_children_and_can_leave_out_the_root(self):
+        child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: pass"])
+        try:
+            time.sleep(0.3)
+            me = os.getpid()
+            names = [name for name, _ in side_by_side.tree_threads(me)]
+            self.assertGreaterEqual(len(names), 2, names)  # this process and the child
+            without = list(side_by_side.tree_threads(me, with_root=False))
+            self.assertEqual(len(without), 1, without)  # the child's one thread
+            self.assertGreater(without[0][1], 0)
+            self.assertGreaterEqual(side_by_side.tree_cpu_ns(me), without[0][1])
+        finally:
+            child.kill()
+            child.wait()
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,22 @@
+// SQL that turns a file written by this build back into older layouts, for
+// the tests of reading and migrating old traces (docs/schema.md).
+#pragma once
+
+namespace gcprof::test {
+
+// The allocations table as versions 1 and 2 had it: a rowid table plus the
+// (run, alloc_ns) index. Rows get rowid = id + 100 and are inserted in reverse
+// id order, so that a reader ordering ties by anything but the rowid fails.
+// Leaves user_version alone.
+inline const char* kRowidAllocations =
+    "CREATE TABLE old (run INTEGER NOT NULL, addr INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+    " device INTEGER NOT NULL, stream INTEGER NOT NULL, thread INTEGER NOT NULL,"
+    " api INTEGER NOT NULL, alloc_ns INTEGER NOT NULL, free_ns INTEGER NOT NULL,"
+    " range INTEGER NOT NULL, step INTEGER NOT NULL, kind INTEGER NOT NULL);"
+    "INSERT INTO old (rowid, run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,"
+    " range, step, kind) SELECT id + 100, run, addr, bytes, device, stream, thread, api,"
+    " alloc_ns, free_ns, range, step, kind FROM allocations ORDER BY id DESC;"
+    "DROP TABLE allocations; ALTER TABLE old RENAME TO allocations;"
+    "CREATE INDEX allocations_time ON allocations (run, alloc_ns);";
+
+}  // namespace gcprof::test
