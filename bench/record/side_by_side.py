@@ -62,7 +62,9 @@ MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
 # Diagnostic, not run by default: `gcprof record` without the python shim (the
 # job's PYTHONPATH cleared, so sitecustomize is not found): allocations only,
 # no module ranges. gcprof - gcprof-alloc-only is what the shim costs.
-EXTRA_MODES = ("gcprof-alloc-only",)
+# `gcprof-python-hooks`: gcprof record with the backward ranges on the python
+# path (GCPROF_NATIVE_HOOKS=0) instead of the C++ hooks (profiler/backward_hooks).
+EXTRA_MODES = ("gcprof-alloc-only", "gcprof-python-hooks")
 
 
 def tree_cpu_ns(pid):
@@ -175,8 +177,9 @@ def command(job, mode, build, steps, tmp, n):
     else:
         prof = ["--torch-profiler"] if mode == "torch.profiler" else []
         base = [sys.executable, JOB, *prof, *script, "--steps", str(steps)]
-    if mode in ("gcprof", "gcprof-alloc-only"):
-        shim = [] if mode == "gcprof" else ["env", "PYTHONPATH="]
+    if mode in ("gcprof", "gcprof-alloc-only", "gcprof-python-hooks"):
+        shim = {"gcprof": [], "gcprof-alloc-only": ["env", "PYTHONPATH="],
+                "gcprof-python-hooks": ["env", "GCPROF_NATIVE_HOOKS=0"]}[mode]
         return [os.path.join(build, "bin", "gcprof"), "record", "-o",
                 os.path.join(tmp, f"{job}-{n}.db"), "--", *shim, *base]
     if mode == "heaptrack":
