@@ -26,8 +26,29 @@ BUILD = os.environ.get("GCPROF_BUILD", os.path.join(ROOT, "build"))
 # recorder too, so every shim test runs them; CTest runs the tests again with
 # GCPROF_NATIVE_HOOKS=0 for the python path (tests/python/CMakeLists.txt).
 # Both variables are test configuration and reach the jobs the tests start.
+# Only for the interpreter it was built for: another one (Debian's python3 with
+# torch 1.13, shim_torch1) keeps the python path without the mismatch warning,
+# which test_native_hooks.py checks on its own.
 _NATIVE_HOOKS = os.path.join(BUILD, "lib", "gcprof_backward_hooks.so")
-if "GCPROF_NATIVE_HOOKS_LIB" not in os.environ and os.path.exists(_NATIVE_HOOKS):
+
+
+def _built_for_this_python():
+    import importlib.util
+    import sysconfig
+    try:  # torch/version.py read, not imported (a test imports torch when it needs it)
+        with open(os.path.join(BUILD, "lib", "gcprof_backward_hooks.abi")) as f:
+            built_for = f.read().strip()
+        spec = importlib.util.find_spec("torch")
+        with open(os.path.join(spec.submodule_search_locations[0], "version.py")) as f:
+            version = next(line.split("=", 1)[1].strip().strip("'\"") for line in f
+                           if line.startswith("__version__"))
+    except Exception:
+        return False
+    return built_for == "torch %s python %s" % (version, sysconfig.get_config_var("SOABI"))
+
+
+if ("GCPROF_NATIVE_HOOKS_LIB" not in os.environ and os.path.exists(_NATIVE_HOOKS)
+        and _built_for_this_python()):
     os.environ["GCPROF_NATIVE_HOOKS_LIB"] = _NATIVE_HOOKS
 _TEST_CONFIGURATION = ("GCPROF_NATIVE_HOOKS", "GCPROF_NATIVE_HOOKS_LIB")
 
