@@ -96,6 +96,22 @@ def test_no_range_stays_open_after_the_passes():
     assert proc.stdout.split() == ["open", "0"], proc.stdout + proc.stderr
 
 
+def test_the_failsafe_stops_hooks_already_on_a_graph():
+    # Armed in the forward, then an internal error elsewhere: the backward records nothing.
+    _library()
+    probe = ("import torch, fake_recorder; from gcprof import startup, failsafe;"
+             "rec = fake_recorder.FakeRecorder(); startup.install_profiler(torch, rec);"
+             "m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh());"
+             "loss = m(torch.randn(2, 4)).sum();"
+             "failsafe.internal_error('a test', RuntimeError('on purpose'));"
+             "loss.backward();"
+             "import sys; print('native' if 'gcprof_backward_hooks' in sys.modules else 'python',"
+             " sum(1 for e in rec.events if e[0] == 'start' and e[3] == 2))")
+    proc, _ = run_python(["-c", probe])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["native", "0"], proc.stdout + proc.stderr
+
+
 def test_gcprof_record_finds_them_beside_the_injector():
     _library()
     gcprof = os.path.join(BUILD, "bin", "gcprof")
