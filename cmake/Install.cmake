@@ -1,6 +1,7 @@
 # What `cmake --install`, `cpack -G DEB` and a wheel (pyproject.toml) put
 # where (destinations: InstallLayout.cmake). Three components:
-#   runtime      gcprof, gcprof-gui, the injector, the python shim
+#   runtime      gcprof, gcprof-gui, the injector, the python shim and its
+#                C++ backward hooks (profiler/backward_hooks, when built)
 #   python       the python package and its GCPROF_PLAN hook in a
 #                site-packages (the wheel; elsewhere when GCPROF_PYTHON_SITE_DIR is set)
 #   development  the C API header, gcprof::torch, find_package(gcprof)
@@ -28,6 +29,15 @@ if(GCPROF_PYTHON_SITE_DIR)
           COMPONENT python ${_no_bytecode})
   install(FILES ${_py}/gcprof.pth DESTINATION ${GCPROF_PYTHON_SITE_DIR} COMPONENT python)
 endif()
+
+# What a wheel compiles (pyproject.toml's build.targets): what it installs.
+# The C++ backward hooks exist only when torch was importable at configure time.
+add_custom_target(gcprof_wheel)
+foreach(_target gcprof gcprof-gui gcprof_inject gcprof_backward_hooks)
+  if(TARGET ${_target})
+    add_dependencies(gcprof_wheel ${_target})
+  endif()
+endforeach()
 
 if(SKBUILD)
   return()

@@ -26,6 +26,11 @@ versions are compared step by step under the same load.
 round is what the backward node hooks cost (registration and dispatch). The
 end-of-step hook is timed as a whole and its fingerprints apart.
 
+With the C++ backward hooks in use (profiler/backward_hooks), --split also
+rotates in the state "python backward hooks": this shim with its backward
+ranges on the python path (backward_ranges.py) for that step, so that the two
+paths are compared step by step in one process.
+
 --count runs one hooks-on step under cProfile and prints, per module call, the
 python-level calls (functions and builtins cProfile sees) and the calls into
 the injector (ctypes), against a hooks-off step.
@@ -53,6 +58,7 @@ _HOOK_DICTS = ("_global_forward_pre_hooks", "_global_forward_hooks",
 
 
 FORWARD_ONLY = "forward-only"  # this shim's module hooks without arming backward ranges
+PYTHON_BACKWARD = "python-backward"  # this shim with the python backward hooks instead of C++
 
 _PUBLIC = {
     "gpt2": ["--model", "gpt2", "--layers", "4", "--hidden", "128", "--seq", "256", "--batch", "8"],
@@ -78,6 +84,11 @@ class Hooks:
         # This shim's ModuleRanges: the state "forward-only" turns its backward
         # arming off, which splits the module hooks' cost into forward and backward.
         self.ranges = ranges
+        self.native_backward = self.python_backward = None
+        if ranges is not None and getattr(ranges._backward, "native", False):
+            from gcprof.backward_ranges import BackwardRanges
+            self.native_backward = ranges._backward
+            self.python_backward = BackwardRanges(torch, ranges._rec)
         if ranges is not None:
             steps = ranges._steps
             fingerprint = steps._fingerprint
@@ -111,9 +122,12 @@ class Hooks:
         for n in _HOOK_DICTS:
             if hasattr(registry, n):
                 getattr(registry, n).clear()
-        entries_of = self.sets.get("on" if label == FORWARD_ONLY else label, {})
+        entries_of = self.sets.get("on" if label in (FORWARD_ONLY, PYTHON_BACKWARD) else label, {})
         for n, entries in entries_of.items():
             getattr(registry, n).update(entries)
+        if self.native_backward is not None:
+            self.ranges._backward = (self.python_backward if label == PYTHON_BACKWARD
+                                     else self.native_backward)
         if self.ranges is not None:
             backward = self.ranges._backward
             if label == FORWARD_ONLY:
@@ -279,6 +293,8 @@ def main():
         count(model, opt, loss_fn, hooks, calls)
         return
     labels = list(sets) + ([FORWARD_ONLY] if a.split and hooks.ranges is not None else [])
+    if a.split and hooks.python_backward is not None:
+        labels.append(PYTHON_BACKWARD)
     states = labels + ["off"]
     threads_before, main_before = threads_cpu_ns(), time.thread_time_ns()
     per_call = {label: [] for label in labels}
@@ -308,7 +324,9 @@ def main():
           f"{statistics.median(off):.1f} ms (thread CPU, median of {a.pairs} rounds)")
     for label in labels:
         q = statistics.quantiles(per_call[label], n=4)
-        name = {"on": "this shim", FORWARD_ONLY: "this shim's forward hooks alone"}.get(label, a.compare)
+        name = {"on": "this shim" + (" (C++ backward hooks)" if hooks.native_backward else ""),
+                FORWARD_ONLY: "this shim's forward hooks alone",
+                PYTHON_BACKWARD: "this shim with python backward hooks"}.get(label, a.compare)
         print(f"  {name}: module hooks per module call (fwd+bwd): median "
               f"{statistics.median(per_call[label]):.1f} us (quartiles {q[0]:.1f}-{q[2]:.1f}); "
               f"step with them / without: {statistics.median(ratio[label]):.3f}")
@@ -316,6 +334,10 @@ def main():
         both = [x - y for x, y in zip(per_call["on"], per_call[FORWARD_ONLY])]
         print(f"  backward node hooks (arming + dispatch), per module call: median "
               f"{statistics.median(both):.1f} us (this shim - its forward hooks alone, same round)")
+    if PYTHON_BACKWARD in labels:
+        both = [x - y for x, y in zip(per_call[PYTHON_BACKWARD], per_call[FORWARD_ONLY])]
+        print(f"  python backward node hooks instead, per module call: median "
+              f"{statistics.median(both):.1f} us (same rounds)")
     print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step, "
           f"of which fingerprints +{100 * statistics.median(fingerprint):.2f}%")
     print(f"  gcprof's writer thread: {writer / 1e6:.0f} ms of CPU over the rounds, "

@@ -61,10 +61,12 @@ CPP_ARGS = ["--layers", "4", "--hidden", "128", "--heads", "4", "--batch", "8"]
 MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
 # Diagnostics, not run by default: `gcprof record` without the python shim (the
 # job's PYTHONPATH cleared, so sitecustomize is not found): allocations only,
-# no module ranges, so gcprof - gcprof-alloc-only is what the shim costs; and
-# `plain-again`, a second plain process, the control: it must read 1.00 of
+# no module ranges, so gcprof - gcprof-alloc-only is what the shim costs;
+# `gcprof-python-hooks`: gcprof record with the backward ranges on the python
+# path (GCPROF_NATIVE_HOOKS=0) instead of the C++ hooks (profiler/backward_hooks);
+# and `plain-again`, a second plain process, the control: it must read 1.00 of
 # plain, else the harness itself favours a place in the turns.
-EXTRA_MODES = ("gcprof-alloc-only", "plain-again")
+EXTRA_MODES = ("gcprof-alloc-only", "gcprof-python-hooks", "plain-again")
 
 
 def tree_threads(pid, with_root=True):
@@ -226,8 +228,9 @@ def command(job, mode, build, steps, tmp, n):
     else:
         prof = ["--torch-profiler"] if mode == "torch.profiler" else []
         base = [sys.executable, JOB, *prof, *script, "--steps", str(steps)]
-    if mode in ("gcprof", "gcprof-alloc-only"):
-        shim = [] if mode == "gcprof" else ["env", "PYTHONPATH="]
+    if mode in ("gcprof", "gcprof-alloc-only", "gcprof-python-hooks"):
+        shim = {"gcprof": [], "gcprof-alloc-only": ["env", "PYTHONPATH="],
+                "gcprof-python-hooks": ["env", "GCPROF_NATIVE_HOOKS=0"]}[mode]
         return [os.path.join(build, "bin", "gcprof"), "record", "-o",
                 os.path.join(tmp, f"{job}-{n}.db"), "--", *shim, *base]
     if mode == "heaptrack":

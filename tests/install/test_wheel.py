@@ -66,6 +66,10 @@ class Wheel(unittest.TestCase):
                      "data/share/gcprof/python/sitecustomize.py",
                      "data/share/gcprof/python/gcprof/startup.py"):
             self.assertIn(want, data)
+        # The C++ backward hooks come along when the build has them (torch importable).
+        if os.path.exists(os.path.join(inst.BUILD, "lib", "gcprof_backward_hooks.so")):
+            self.assertIn("data/lib/gcprof_backward_hooks.so", data)
+            self.assertIn("data/lib/gcprof_backward_hooks.abi", data)
         self.assertIn("gcprof/__init__.py", names)
         self.assertIn("gcprof.pth", names)
         self.assertFalse([n for n in names if "test" in n or "bench" in n or n.endswith(".a")],

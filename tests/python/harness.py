@@ -20,6 +20,37 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 SHIM = os.path.join(ROOT, "profiler", "python")
 TINY = os.path.join(HERE, "tiny_model.py")
+BUILD = os.environ.get("GCPROF_BUILD", os.path.join(ROOT, "build"))
+
+# The C++ backward hooks of this build (docs/python-shim.md) serve the fake
+# recorder too, so every shim test runs them; CTest runs the tests again with
+# GCPROF_NATIVE_HOOKS=0 for the python path (tests/python/CMakeLists.txt).
+# Both variables are test configuration and reach the jobs the tests start.
+# Only for the interpreter it was built for: another one (Debian's python3 with
+# torch 1.13, shim_torch1) keeps the python path without the mismatch warning,
+# which test_native_hooks.py checks on its own.
+_NATIVE_HOOKS = os.path.join(BUILD, "lib", "gcprof_backward_hooks.so")
+
+
+def _built_for_this_python():
+    import importlib.util
+    import sysconfig
+    try:  # torch/version.py read, not imported (a test imports torch when it needs it)
+        with open(os.path.join(BUILD, "lib", "gcprof_backward_hooks.abi")) as f:
+            built_for = f.read().strip()
+        spec = importlib.util.find_spec("torch")
+        with open(os.path.join(spec.submodule_search_locations[0], "version.py")) as f:
+            version = next(line.split("=", 1)[1].strip().strip("'\"") for line in f
+                           if line.startswith("__version__"))
+    except Exception:
+        return False
+    return built_for == "torch %s python %s" % (version, sysconfig.get_config_var("SOABI"))
+
+
+if ("GCPROF_NATIVE_HOOKS_LIB" not in os.environ and os.path.exists(_NATIVE_HOOKS)
+        and _built_for_this_python()):
+    os.environ["GCPROF_NATIVE_HOOKS_LIB"] = _NATIVE_HOOKS
+_TEST_CONFIGURATION = ("GCPROF_NATIVE_HOOKS", "GCPROF_NATIVE_HOOKS_LIB")
 
 
 class Skip(Exception):
@@ -29,7 +60,8 @@ class Skip(Exception):
 def clean_env(**extra):
     """The environment of a job: no gcprof variables unless given."""
     env = {k: v for k, v in os.environ.items()
-           if not k.startswith("GCPROF_") and k not in ("PYTHONPATH", "LD_PRELOAD")}
+           if (not k.startswith("GCPROF_") or k in _TEST_CONFIGURATION)
+           and k not in ("PYTHONPATH", "LD_PRELOAD")}
     env.update({k: v for k, v in extra.items() if v is not None})
     return env
 

@@ -41,7 +41,7 @@ import threading
 import weakref
 from time import perf_counter_ns as _clock
 
-from . import checkpointing, failsafe
+from . import checkpointing, failsafe, native_hooks
 from .backward_ranges import BackwardRanges
 from .native import FORWARD, USER
 from .tensors import grad_nodes, storage_address, tensor_bytes
@@ -74,7 +74,8 @@ class ModuleRanges:
         self._rec = recorder
         self._range_start = recorder.range_start
         self._steps = steps
-        self._backward = BackwardRanges(torch, recorder)
+        # The C++ hooks when built for this torch, else the python ones (native_hooks.py).
+        self._backward = native_hooks.load(torch, recorder) or BackwardRanges(torch, recorder)
         self._tls = threading.local()
         self._names = {}          # id(module) -> qualified name
         self._primary = None      # weakref to the first root module

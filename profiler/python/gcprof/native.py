@@ -72,6 +72,29 @@ class InjectorRecorder:
     def active(self):
         return bool(self._active())
 
+    def native_entry_points(self):
+        """For the C++ backward hooks (native_hooks.py): 0, 0 makes them dlsym the
+        injector's range_start/range_end themselves."""
+        return 0, 0
+
+    def injector_path(self):
+        """The file the injector was loaded from (dladdr), or None."""
+        info = _DlInfo()
+        try:
+            dladdr = ctypes.CDLL(None).dladdr
+            dladdr.argtypes = [ctypes.c_void_p, ctypes.POINTER(_DlInfo)]
+            address = ctypes.cast(self._start, ctypes.c_void_p).value
+            if not dladdr(address, ctypes.byref(info)) or not info.dli_fname:
+                return None
+        except (AttributeError, OSError):
+            return None
+        return os.fsdecode(info.dli_fname)
+
+
+class _DlInfo(ctypes.Structure):
+    _fields_ = [("dli_fname", ctypes.c_char_p), ("dli_fbase", ctypes.c_void_p),
+                ("dli_sname", ctypes.c_char_p), ("dli_saddr", ctypes.c_void_p)]
+
 
 def _bind(lib, symbol, restype, argtypes):
     fn = getattr(lib, symbol)  # AttributeError when the injector is not loaded

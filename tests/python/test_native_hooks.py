@@ -1,0 +1,139 @@
+"""The C++ backward hooks (profiler/backward_hooks) against the python ones.
+
+Every other shim test runs with whichever path is in use (CTest runs them
+with the C++ hooks and again with GCPROF_NATIVE_HOOKS=0); these check that
+the two paths record the same events, that the switch and the torch/python
+check choose the python path, and that a mismatch says so once.
+"""
+import os
+import shutil
+import sqlite3
+import subprocess
+import sys
+import tempfile
+
+from harness import BUILD, HERE, ROOT, Skip, clean_env, run, run_python
+
+JOB = os.path.join(HERE, "backward_ranges_job.py")
+
+
+def _library():
+    path = os.environ.get("GCPROF_NATIVE_HOOKS_LIB")
+    if os.environ.get("GCPROF_NATIVE_HOOKS") == "0" or not path or not os.path.exists(path):
+        raise Skip("the C++ backward hooks are not built or switched off")
+    return path
+
+
+def _events(**env):
+    proc, events = run_python([JOB], fake=True, **env)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc, [_comparable(e) for e in events]
+
+
+def _comparable(event):
+    """Without what differs between two runs of the same job: addresses, timings."""
+    if event[0] == "start" and event[2].startswith("inplace output "):
+        return event[:2] + ("inplace output",) + event[3:]
+    if event[0] == "scalar" and event[1].endswith("_ns_per_call"):
+        return event[:2] + (None,) + event[3:]
+    return event
+
+
+def _backward(events):
+    starts = {e[1]: e[2] for e in events if e[0] == "start" and e[3] == 2}
+    return starts, [e for e in events if (e[0] == "start" and e[3] == 2)
+                    or (e[0] == "end" and e[1] in starts)]
+
+
+def test_cpp_and_python_hooks_record_the_same_events():
+    _library()
+    _, native = _events()
+    _, python = _events(GCPROF_NATIVE_HOOKS="0")
+    starts, backward = _backward(native)
+    assert len(starts) > 40, "too few backward ranges to compare: %d" % len(starts)
+    # The cases the job is made of are all there (names from backward_ranges_job.py).
+    for name in ("stem", "pair.same", "pair.act", "block", "MSELoss", "layers.1.mlp.act", "embed"):
+        assert name in starts.values(), (name, sorted(set(starts.values())))
+    assert native == python, next(
+        (i, a, b) for i, (a, b) in enumerate(zip(native, python)) if a != b) \
+        if len(native) == len(python) else (len(native), len(python))
+
+
+def test_the_switch_and_a_foreign_torch_choose_the_python_hooks():
+    library = _library()
+    probe = ("import torch, fake_recorder; from gcprof import native_hooks;"
+             "r = native_hooks.load(torch, fake_recorder.FakeRecorder());"
+             "print('native' if r is not None else 'python')")
+    proc, _ = run_python(["-c", probe])
+    assert proc.stdout.strip() == "native", proc.stdout + proc.stderr
+    proc, _ = run_python(["-c", probe], GCPROF_NATIVE_HOOKS="0")
+    assert proc.stdout.strip() == "python" and not proc.stderr, proc.stdout + proc.stderr
+    # A copy built "for another torch": never imported, one line says why.
+    with tempfile.TemporaryDirectory() as tmp:
+        copy = os.path.join(tmp, os.path.basename(library))
+        shutil.copy(library, copy)
+        with open(os.path.join(tmp, "gcprof_backward_hooks.abi"), "w") as f:
+            f.write("torch 0.0.1 python cpython-00\n")
+        proc, events = _events(GCPROF_NATIVE_HOOKS_LIB=copy)
+        said = [l for l in proc.stderr.splitlines() if "gcprof_backward_hooks" in l]
+        assert len(said) == 1 and "built for torch 0.0.1" in said[0], proc.stderr
+        assert "python hooks" in said[0], said
+        _, python = _events(GCPROF_NATIVE_HOOKS="0")
+        assert events == python
+
+
+def test_no_range_stays_open_after_the_passes():
+    _library()
+    probe = ("import torch, fake_recorder, backward_ranges_job as j;"
+             "from gcprof import startup;"
+             "startup.install_profiler(torch, fake_recorder.FakeRecorder());"
+             "j.shapes_and_losses();"
+             "from gcprof import native_hooks;"
+             "import sys; m = sys.modules['gcprof_backward_hooks'];"
+             "print('open', m.open_ranges())")
+    proc, _ = run_python(["-c", probe])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["open", "0"], proc.stdout + proc.stderr
+
+
+def test_the_failsafe_stops_hooks_already_on_a_graph():
+    # Armed in the forward, then an internal error elsewhere: the backward records nothing.
+    _library()
+    probe = ("import torch, fake_recorder; from gcprof import startup, failsafe;"
+             "rec = fake_recorder.FakeRecorder(); startup.install_profiler(torch, rec);"
+             "m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh());"
+             "loss = m(torch.randn(2, 4)).sum();"
+             "failsafe.internal_error('a test', RuntimeError('on purpose'));"
+             "loss.backward();"
+             "import sys; print('native' if 'gcprof_backward_hooks' in sys.modules else 'python',"
+             " sum(1 for e in rec.events if e[0] == 'start' and e[3] == 2))")
+    proc, _ = run_python(["-c", probe])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.split() == ["native", "0"], proc.stdout + proc.stderr
+
+
+def test_gcprof_record_finds_them_beside_the_injector():
+    _library()
+    gcprof = os.path.join(BUILD, "bin", "gcprof")
+    if not os.access(gcprof, os.X_OK):
+        raise Skip("gcprof is not built in " + BUILD)
+    job = ("import sys, torch; m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh());"
+           "m(torch.randn(2, 4)).sum().backward();"
+           "print('native' if 'gcprof_backward_hooks' in sys.modules else 'python')")
+    env = clean_env()
+    env.pop("GCPROF_NATIVE_HOOKS_LIB", None)  # found through the preloaded injector (dladdr)
+    with tempfile.TemporaryDirectory() as tmp:
+        for switch, want in ((None, "native"), ("0", "python")):
+            if switch is not None:
+                env["GCPROF_NATIVE_HOOKS"] = switch
+            db = os.path.join(tmp, "run%s.db" % want)
+            proc = subprocess.run([gcprof, "record", "-o", db, "--", sys.executable, "-c", job],
+                                  env=env, cwd=ROOT, capture_output=True, text=True, timeout=600)
+            assert proc.returncode == 0, proc.stderr[-3000:]
+            assert proc.stdout.split()[-1:] == [want], proc.stdout + proc.stderr
+            with sqlite3.connect(db) as c:
+                rows = c.execute("select name from ranges where phase=2 order by start_ns").fetchall()
+            assert [n for n, in rows] == ["", "1", "0"], rows
+
+
+run(globals())
