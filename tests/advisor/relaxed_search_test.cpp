@@ -83,7 +83,9 @@ TEST(RelaxedSearch, EveryAnswerFitsTheSimulator) {
     Advice a = advise(t, exactlyAt(budget));
     if (!a.feasible) continue;
     EXPECT_LE(a.chosen.peak, budget) << budget;
-    if (a.every.fits) EXPECT_LE(a.chosen.recompute_ns, a.every.recompute_ns) << budget;
+    if (a.every.fits) {
+      EXPECT_LE(a.chosen.recompute_ns, a.every.recompute_ns) << budget;
+    }
   }
 }
 
