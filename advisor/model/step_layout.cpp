@@ -32,23 +32,7 @@ struct Span {
   int forwards = 0, backwards = 0;
 };
 
-// A unit's backward range ends when the gradients of all its inputs are
-// complete (backward_ranges.py). An input that later units are passed too --
-// an encoder-decoder's encoder output, which every decoder layer's
-// cross-attention reads (BART, Whisper) -- gets its gradient only when the
-// last of them is done, so every such unit's backward "ends" together at the
-// end of the decoder's backward: the windows nest instead of following each
-// other, though each unit's own work is over when the next one's backward
-// starts. Such a unit's backward is taken to end where the next one starts.
-void endLateBackwards(std::vector<Span>& spans) {
-  for (size_t k = spans.size() - 1; k > 0; --k) {
-    Span &later = spans[k], &next = spans[k - 1];
-    bool nested = next.bs >= later.bs && next.bs < later.be && next.be <= later.be;
-    if (nested) later.be = next.bs;
-  }
-}
-
-std::string checkChain(std::vector<Span> spans, const std::vector<std::string>& names,
+std::string checkChain(const std::vector<Span>& spans, const std::vector<std::string>& names,
                        std::vector<UnitWindow>& out) {
   size_t n = spans.size();
   for (size_t k = 0; k < n; ++k) {
@@ -61,7 +45,6 @@ std::string checkChain(std::vector<Span> spans, const std::vector<std::string>& 
       return "forward of " + names[k + 1] + " starts before " + names[k] + "'s ends";
   if (spans[n - 1].bs < spans[n - 1].fe)
     return "backward of " + names[n - 1] + " starts before its forward ends";
-  endLateBackwards(spans);
   for (size_t k = n - 1; k > 0; --k)
     if (spans[k - 1].bs < spans[k].be)
       return "backward of " + names[k - 1] + " starts before " + names[k] + "'s ends";
