@@ -43,15 +43,7 @@ inline Ns backwardStart(const ChainSpec& c, int s, int k) {
 // extends by hand), with the next id and its own address, and sorts the
 // trace as loaded again.
 inline void addAllocation(Trace& t, Ns at, Ns free, Bytes bytes, int64_t step = 0) {
-  Allocation a;
-  a.id = static_cast<int64_t>(t.allocations.size()) + 1;
-  a.addr = 0x1000 * static_cast<uint64_t>(a.id);
-  a.bytes = bytes;
-  a.alloc = at;
-  a.free = free;
-  a.step = step;
-  a.kind = static_cast<int>(AllocKind::Tensor);
-  t.allocations.push_back(a);
+  appendAllocation(t, at, free, bytes, -1, step);
   sortAsLoaded(t);
 }
 

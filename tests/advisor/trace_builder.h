@@ -20,6 +20,22 @@ inline void sortAsLoaded(Trace& t) {
   std::stable_sort(t.steps.begin(), t.steps.end(), [](const Step& a, const Step& b) { return a.index < b.index; });
 }
 
+// The trace's next allocation (free = -1: never freed): ids count from 1 and
+// each has its own address, as the store numbers them.
+inline void appendAllocation(Trace& t, Ns at, Ns free, Bytes bytes, int device = -1,
+                             int64_t step = 0, AllocKind kind = AllocKind::Tensor) {
+  Allocation a;
+  a.id = static_cast<int64_t>(t.allocations.size()) + 1;
+  a.addr = 0x1000 * static_cast<uint64_t>(a.id);
+  a.bytes = bytes;
+  a.device = device;
+  a.alloc = at;
+  a.free = free;
+  a.step = step;
+  a.kind = static_cast<int>(kind);
+  t.allocations.push_back(a);
+}
+
 class TraceBuilder {
  public:
   TraceBuilder() { trace_.run.id = 1; trace_.run.runtime = "native"; }
@@ -54,19 +70,9 @@ class TraceBuilder {
     r.step = step;
     trace_.ranges.push_back(r);
   }
-  // free = -1: never freed.
   void alloc(Ns at, Ns free, Bytes bytes, int device = -1, int64_t step = 0,
              AllocKind kind = AllocKind::Tensor) {
-    Allocation a;
-    a.id = static_cast<int64_t>(trace_.allocations.size()) + 1;
-    a.addr = 0x1000 * static_cast<uint64_t>(a.id);
-    a.bytes = bytes;
-    a.device = device;
-    a.alloc = at;
-    a.free = free;
-    a.step = step;
-    a.kind = static_cast<int>(kind);
-    trace_.allocations.push_back(a);
+    appendAllocation(trace_, at, free, bytes, device, step, kind);
   }
   void step(int64_t index, Ns start, Ns end) { trace_.steps.push_back({index, start, end}); }
   void runtime(const std::string& rt) { trace_.run.runtime = rt; }
