@@ -1,5 +1,6 @@
 #include "run_writer.h"
 
+#include "allocation_batch.h"
 #include "run_row.h"
 #include "schema.h"
 #include "utf8_text.h"
@@ -34,16 +35,13 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   range_ = prepare(
       "INSERT INTO ranges (run, id, name, domain, phase, thread, depth, parent, start_ns,"
       " end_ns, step, device_ns, input_bytes, output_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  const std::string insert_allocations =
-      "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns,"
-      " free_ns, range, step, kind, id) VALUES ";
-  const std::string row = "(?,?,?,?,?,?,?,?,?,?,?,?,?)";
-  alloc_ = prepare((insert_allocations + row).c_str());
-  std::string rows = row;
-  for (int i = 1; i < kAllocationBatch; ++i) rows += "," + row;
-  alloc_batch_ = prepare((insert_allocations + rows).c_str());
-  batch_.reserve(kAllocationBatch);
-  set_free_ = prepare("UPDATE allocations SET free_ns=? WHERE run=? AND alloc_ns=? AND id=?");
+  alloc_ = prepare(
+      "INSERT INTO allocation_rows (run, addr, bytes, device, stream, thread, api, alloc_ns,"
+      " free_ns, range, step, kind, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  batch_insert_ = prepare(
+      "INSERT INTO allocation_batches (run, first_id, last_id, count, rows) VALUES (?,?,?,?,?)");
+  beginBatch(batch_);
+  set_free_ = prepare("UPDATE allocation_rows SET free_ns=? WHERE run=? AND alloc_ns=? AND id=?");
   step_ = prepare(
       "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
   scalar_ = prepare("INSERT INTO scalars (run, step, name, value) VALUES (?,?,?,?)");
@@ -61,7 +59,7 @@ RunWriter::~RunWriter() {
     }
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
-  for (sqlite3_stmt* st : {range_, alloc_, alloc_batch_, set_free_, step_, scalar_, kernel_})
+  for (sqlite3_stmt* st : {range_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_})
     sqlite3_finalize(st);
   sqlite3_close(db_);
 }
@@ -89,7 +87,9 @@ int64_t RunWriter::createRun(const RunInfo& r) {
 void RunWriter::selectRun(int64_t run) {
   // The run may hold rows already (the same process before an exec): number
   // on after them. One scan of the run's rows, once per process.
-  sqlite3_stmt* st = prepare("SELECT coalesce(max(id), 0) FROM allocations WHERE run=?");
+  sqlite3_stmt* st = prepare(
+      "SELECT max(coalesce((SELECT max(id) FROM allocation_rows WHERE run=?1), 0),"
+      " coalesce((SELECT max(last_id) FROM allocation_batches WHERE run=?1), 0))");
   sqlite3_bind_int64(st, 1, run);
   int rc = sqlite3_step(st);
   int64_t last = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -153,37 +153,39 @@ void bindAllocation(sqlite3_stmt* st, int first, int64_t run, const Allocation& 
   sqlite3_bind_int64(st, first + 12, a.id);
 }
 
-constexpr int kAllocationColumns = 13;
-
 }  // namespace
 
 void RunWriter::add(const Allocation& a) {
   begin();
-  batch_.push_back(a);
-  batch_.back().id = next_id_++;  // numbered in the order of the calls
-  if (static_cast<int>(batch_.size()) < kAllocationBatch) return;
-  for (int i = 0; i < kAllocationBatch; ++i)
-    bindAllocation(alloc_batch_, 1 + i * kAllocationColumns, run_, batch_[i]);
-  batch_.clear();
-  done(alloc_batch_);
+  Allocation numbered = a;
+  numbered.id = next_id_++;  // numbered in the order of the calls
+  if (batch_rows_ == 0) batch_first_id_ = numbered.id;
+  appendToBatch(batch_, numbered);
+  batch_last_id_ = numbered.id;
+  if (++batch_rows_ >= kAllocationBatch) flushAllocations();
 }
 
 void RunWriter::flushAllocations() {
+  if (batch_rows_ == 0) return;
+  closeBatch(batch_);
+  sqlite3_bind_int64(batch_insert_, 1, run_);
+  sqlite3_bind_int64(batch_insert_, 2, batch_first_id_);
+  sqlite3_bind_int64(batch_insert_, 3, batch_last_id_);
+  sqlite3_bind_int64(batch_insert_, 4, batch_rows_);
+  // SQLITE_STATIC: the text is not touched until the statement is reset.
+  sqlite3_bind_text(batch_insert_, 5, batch_.data(), static_cast<int>(batch_.size()), SQLITE_STATIC);
+  batch_rows_ = 0;
   try {
-    for (const Allocation& a : batch_) {
-      bindAllocation(alloc_, 1, run_, a);
-      done(alloc_);
-    }
+    done(batch_insert_);
   } catch (...) {
-    batch_.clear();  // not retried: the writer stops recording after a failed write
+    beginBatch(batch_);  // not retried: the writer stops recording after a failed write
     throw;
   }
-  batch_.clear();
+  beginBatch(batch_);
 }
 
 int64_t RunWriter::addLive(const Allocation& a) {
   begin();
-  flushAllocations();
   Allocation numbered = a;
   numbered.id = next_id_++;
   bindAllocation(alloc_, 1, run_, numbered);

@@ -27,14 +27,15 @@ class RunWriter {
 
   // Appends open a transaction when none is open; commit() ends it, so the
   // write lock is held only while a batch is written. Allocations are written
-  // kAllocationBatch rows per INSERT (an allocation storm spent half of the
-  // writer's time in per-statement overhead), the rest of a batch at commit();
-  // rows keep the order of the calls.
+  // up to kAllocationBatch to one row of `allocation_batches` (schema version
+  // 4, allocation_batch.h: per-row SQLite work was most of an allocation
+  // storm's cost), the rest of a batch at commit(); rows are numbered (`id`)
+  // in the order of the calls.
   void begin();
   void commit();
   void add(const Range& r);
   void add(const Allocation& a);
-  // Writes the block now (after those added before it) and returns its id
+  // Writes the block now, one row of its own, and returns its id
   // (the allocations.id the writer numbers rows with, in call order), for
   // setFree: a block written while still live.
   int64_t addLive(const Allocation& a);
@@ -61,7 +62,9 @@ class RunWriter {
   void done(sqlite3_stmt* st);
   void flushAllocations();
 
-  static constexpr int kAllocationBatch = 32;  // 416 parameters: below SQLite's 999 limit
+  // ~90 KiB of text per batch. Beyond a few hundred rows the cost per row no
+  // longer falls (bench/RESULTS.md, issue 14).
+  static constexpr int kAllocationBatch = 1024;
 
   std::string path_;
   sqlite3* db_ = nullptr;
@@ -70,8 +73,10 @@ class RunWriter {
   bool in_tx_ = false;
   sqlite3_stmt* range_ = nullptr;
   sqlite3_stmt* alloc_ = nullptr;
-  sqlite3_stmt* alloc_batch_ = nullptr;  // kAllocationBatch rows
-  std::vector<Allocation> batch_;
+  sqlite3_stmt* batch_insert_ = nullptr;
+  std::string batch_;  // the open batch's text (allocation_batch.h)
+  int batch_rows_ = 0;
+  int64_t batch_first_id_ = 0, batch_last_id_ = 0;
   sqlite3_stmt* set_free_ = nullptr;
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;

@@ -151,6 +151,38 @@ ALTER TABLE allocations_v3 RENAME TO allocations;
 PRAGMA user_version = 3;
 )SQL";
 
+// Version 4: the recorder writes allocations many to a row of
+// `allocation_batches` (allocation_batch.h): the per-row SQLite work was most
+// of an allocation storm's cost (bench/RESULTS.md, issue 14). The version 3
+// table keeps the rows written one by one (blocks still live when written,
+// whose free_ns is set later; rows copied by `merge`) as `allocation_rows`,
+// and the view `allocations` shows both as before, one row per allocation,
+// for any SQL reader (gcprof's loader reads the two tables itself).
+const char* kMigrateTo4 = R"SQL(
+ALTER TABLE allocations RENAME TO allocation_rows;
+CREATE TABLE allocation_batches (
+  run INTEGER NOT NULL,
+  first_id INTEGER NOT NULL,
+  last_id INTEGER NOT NULL,
+  count INTEGER NOT NULL,
+  rows TEXT NOT NULL
+);
+CREATE INDEX allocation_batches_run ON allocation_batches (run, first_id);
+CREATE VIEW allocations (run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range,
+                         step, kind, id) AS
+  SELECT run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind, id
+  FROM allocation_rows
+  UNION ALL
+  SELECT b.run, json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'),
+         json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]'),
+         json_extract(j.value, '$[5]'), json_extract(j.value, '$[6]'),
+         json_extract(j.value, '$[7]'), json_extract(j.value, '$[8]'),
+         json_extract(j.value, '$[9]'), json_extract(j.value, '$[10]'),
+         json_extract(j.value, '$[11]'), json_extract(j.value, '$[0]')
+  FROM allocation_batches b, json_each(b.rows) j;
+PRAGMA user_version = 4;
+)SQL";
+
 int userVersion(sqlite3* db, const std::string& path) {
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK)
@@ -225,6 +257,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
       exec(db, path, kCreateV1);
       exec(db, path, kMigrateTo2);
       exec(db, path, kMigrateTo3);
+      exec(db, path, kMigrateTo4);
     }
     exec(db, path, "COMMIT");
     return;
@@ -247,6 +280,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
     int now = userVersion(db, path);  // another rank may have done it
     if (now < 2) exec(db, path, kMigrateTo2);
     if (now < 3) exec(db, path, kMigrateTo3);
+    if (now < 4) exec(db, path, kMigrateTo4);
     exec(db, path, "COMMIT");
   }
 }

@@ -11,7 +11,7 @@ namespace gcprof {
 
 // The schema version this build writes (PRAGMA user_version). Bump it with a
 // migration in schema.cpp and a line in docs/schema.md.
-constexpr int kSchemaVersion = 3;
+constexpr int kSchemaVersion = 4;
 
 // Every store failure carries the file and what to do about it.
 struct StoreError : std::runtime_error {
@@ -31,6 +31,14 @@ int schemaVersionOf(sqlite3* db, const std::string& path);
 // The column that numbers a run's allocation rows in a file of `version`:
 // `id` from version 3 on, the rowid before.
 inline const char* allocationIdColumn(int version) { return version >= 3 ? "id" : "rowid"; }
+
+// The table of allocations written one row each in a file of `version`: from
+// version 4 on `allocation_rows`, beside `allocation_batches` (many rows each,
+// allocation_batch.h), both shown by the view `allocations`; before, the
+// table `allocations` itself.
+inline const char* allocationRowTable(int version) {
+  return version >= 4 ? "allocation_rows" : "allocations";
+}
 
 // What the last SQLite error on `db` means for the user: a lock that another
 // process held past our busy timeout is not damage; anything else is

@@ -43,6 +43,11 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
   std::string r = std::to_string(runs), p = std::to_string(plans), v = std::to_string(verifications);
   std::string rank_cols = version >= 2 ? "local_rank, world_size, " + shifted("job_run", runs)
                                        : std::string("-1, -1, 0");
+  // Batches (version 4) are copied as they are: their text holds no run.
+  std::string batches =
+      version >= 4 ? "INSERT INTO allocation_batches (run, first_id, last_id, count, rows) SELECT run + " +
+                         r + ", first_id, last_id, count, rows FROM src.allocation_batches;"
+                   : std::string();
   std::string sql =
       "INSERT INTO runs (id, command, cwd, env, name, backend, runtime, status, exit_code, pid,"
       " rank, started_ns, ended_ns, min_bytes, small_allocs, small_bytes, dropped_events,"
@@ -53,10 +58,10 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
       rank_cols + " FROM src.runs;"
       "INSERT INTO ranges SELECT run + " + r + ", id, name, domain, phase, thread, depth, parent,"
       " start_ns, end_ns, step, device_ns, input_bytes, output_bytes FROM src.ranges;"
-      "INSERT INTO allocations (run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,"
-      " range, step, kind, id) SELECT run + " + r + ", addr, bytes, device, stream, thread, api,"
-      " alloc_ns, free_ns, range, step, kind, " + allocationIdColumn(version) +
-      " FROM src.allocations;"
+      "INSERT INTO allocation_rows (run, addr, bytes, device, stream, thread, api, alloc_ns,"
+      " free_ns, range, step, kind, id) SELECT run + " + r + ", addr, bytes, device, stream,"
+      " thread, api, alloc_ns, free_ns, range, step, kind, " + allocationIdColumn(version) +
+      " FROM src." + allocationRowTable(version) + ";" + batches +
       "INSERT INTO steps SELECT run + " + r + ", step, start_ns, end_ns, peak_bytes FROM src.steps;"
       "INSERT INTO scalars SELECT run + " + r + ", step, name, value FROM src.scalars;"
       "INSERT INTO kernels SELECT run + " + r + ", name, device, stream, start_ns, end_ns,"

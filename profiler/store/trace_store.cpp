@@ -1,4 +1,5 @@
 #include "trace_store.h"
+#include "allocation_batch.h"
 #include "run_row.h"
 #include "utf8_text.h"
 
@@ -209,9 +210,13 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
   // Ranges and allocations are nearly all of a big run's rows.
   int64_t total = 0, done = 0;
   if (progress) {
-    for (const char* sql : {"SELECT count(*) FROM ranges WHERE run=?",
-                            "SELECT count(*) FROM allocations WHERE run=?"}) {
-      Stmt c(db_, path_, sql);
+    const std::string rows = std::string("SELECT count(*) FROM ") + allocationRowTable(version_) +
+                             " WHERE run=?";
+    std::vector<std::string> counts{"SELECT count(*) FROM ranges WHERE run=?", rows};
+    if (version_ >= 4)
+      counts.push_back("SELECT coalesce(sum(count), 0) FROM allocation_batches WHERE run=?");
+    for (const std::string& sql : counts) {
+      Stmt c(db_, path_, sql.c_str());
       c.bind(1, id);
       if (c.step()) total += c.i64(0);
     }
@@ -250,7 +255,8 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
     const std::string number = allocationIdColumn(version_);
     Stmt s(db_, path_,
            ("SELECT " + number + ", addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range,"
-            " step, kind FROM allocations WHERE run=? ORDER BY alloc_ns, " + number).c_str());
+            " step, kind FROM " + allocationRowTable(version_) + " WHERE run=? ORDER BY alloc_ns, " +
+            number).c_str());
     s.bind(1, id);
     while (s.step()) {
       Allocation a;
@@ -269,6 +275,25 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
       t.allocations.push_back(a);
       row();
     }
+  }
+  if (version_ >= 4) {
+    // Version 4: most rows are in batches (allocation_batch.h), in the order
+    // the recorder wrote them (at their free): put all in (alloc_ns, id) order.
+    Stmt s(db_, path_, "SELECT first_id, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
+    s.bind(1, id);
+    size_t before = t.allocations.size();
+    std::string problem;
+    while (s.step()) {
+      size_t from = t.allocations.size();
+      if (!parseBatch(s.text(1), t.allocations, problem))
+        throw StoreError(path_ + ": run " + std::to_string(id) + ": the allocation batch from id " +
+                         std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
+      for (size_t i = from; i < t.allocations.size(); ++i) row();
+    }
+    if (t.allocations.size() > before)
+      std::sort(t.allocations.begin(), t.allocations.end(), [](const Allocation& a, const Allocation& b) {
+        return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
+      });
   }
   {
     Stmt s(db_, path_,

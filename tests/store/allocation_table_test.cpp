@@ -1,8 +1,11 @@
-// Schema version 3 (docs/schema.md): the allocations table is clustered by
-// (run, alloc_ns, id) instead of a rowid table plus an index. These tests pin
-// what readers rely on: the load is a walk along the key (no sort), rows are
-// numbered per run in the order written, and older files still read and are
-// converted, with their order kept, when written to.
+// Schema versions 3 and 4 (docs/schema.md): rows written one by one are in a
+// table clustered by (run, alloc_ns, id) (`allocations` in version 3,
+// `allocation_rows` in 4); from version 4 the recorder writes most rows many
+// to a row of `allocation_batches`, and the view `allocations` shows both.
+// These tests pin what readers rely on: the load is in (alloc_ns, id) order,
+// rows are numbered per run in the order written, the view shows every row as
+// the loader does, and older files still read and are converted, with their
+// order kept, when written to.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 #include <unistd.h>
@@ -11,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_batch.h"
 #include "old_layouts.h"
 #include "run_writer.h"
 #include "schema.h"
@@ -62,15 +66,56 @@ void writeRun(const std::string& path) {
   w.finish(RunInfo{});
 }
 
+
+// Every row of the view, in (alloc_ns, id) order, as "id:addr:alloc:free".
+std::vector<std::string> viewRows(sqlite3* db) {
+  return column(db, "SELECT id || ':' || addr || ':' || alloc_ns || ':' || free_ns || ':' || bytes"
+                    " || ':' || device || ':' || step FROM allocations WHERE run=1 ORDER BY alloc_ns, id");
+}
+
+std::vector<std::string> loadedRows(TraceStore& s) {
+  std::vector<std::string> out;
+  for (const Allocation& a : s.load(1).allocations)
+    out.push_back(std::to_string(a.id) + ":" + std::to_string(a.addr) + ":" + std::to_string(a.alloc) +
+                  ":" + std::to_string(a.free) + ":" + std::to_string(a.bytes) + ":" +
+                  std::to_string(a.device) + ":" + std::to_string(a.step));
+  return out;
+}
+
 }  // namespace
 
-TEST(AllocationTable, LoadWalksThePrimaryKeyWithoutASort) {
-  std::string path = tempPath("plan");
+TEST(AllocationTable, BatchedRowsLoadInTimeOrderAndTheViewShowsEachRow) {
+  std::string path = tempPath("batched");
   writeRun(path);
   TraceStore s(path, TraceStore::Mode::ReadOnly);
-  ASSERT_EQ(schemaVersionOf(s.handle(), path), 3);
+  ASSERT_EQ(schemaVersionOf(s.handle(), path), 4);
+  // The five rows of writeRun went to one batch, none to allocation_rows.
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) || ' ' || sum(count) FROM allocation_batches"),
+            std::vector<std::string>{"1 5"});
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows"), std::vector<std::string>{"0"});
+  Trace t = s.load(1);
+  ASSERT_EQ(t.allocations.size(), 5u);
+  std::vector<std::pair<Ns, int64_t>> got;
+  for (const Allocation& a : t.allocations) got.push_back({a.alloc, a.id});
+  EXPECT_EQ(got, (std::vector<std::pair<Ns, int64_t>>{{10, 2}, {10, 4}, {20, 3}, {30, 1}, {30, 5}}));
+  std::vector<std::string> view = viewRows(s.handle());
+  EXPECT_EQ(view, loadedRows(s));
+  EXPECT_EQ(view.at(0), "2:4106:10:15:4096:-1:-1");
+}
+
+// Rows written one by one (blocks still live when written) stay clustered by
+// (run, alloc_ns, id): reading them is a walk along the key.
+TEST(AllocationTable, RowsWrittenOneByOneWalkThePrimaryKeyWithoutASort) {
+  std::string path = tempPath("plan");
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    for (Ns t : {30, 10, 20}) w.addLive(block(0x1000 + t, t, -1));
+    w.finish(RunInfo{});
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
   std::vector<std::string> plan =
-      column(s.handle(), "EXPLAIN QUERY PLAN SELECT id, addr FROM allocations WHERE run=1 "
+      column(s.handle(), "EXPLAIN QUERY PLAN SELECT id, addr FROM allocation_rows WHERE run=1 "
                          "ORDER BY alloc_ns, id",
              3);  // the plan's `detail`
   ASSERT_FALSE(plan.empty());
@@ -78,14 +123,92 @@ TEST(AllocationTable, LoadWalksThePrimaryKeyWithoutASort) {
   for (const std::string& p : plan) all += p + "\n";
   EXPECT_NE(all.find("PRIMARY KEY"), std::string::npos) << all;
   EXPECT_EQ(all.find("TEMP B-TREE"), std::string::npos) << all;
-  // One B-tree per row: no separate index on the table any more.
   EXPECT_TRUE(column(s.handle(), "SELECT name FROM sqlite_master WHERE type='index' "
-                                 "AND tbl_name='allocations' AND sql IS NOT NULL").empty());
-  Trace t = s.load(1);
-  ASSERT_EQ(t.allocations.size(), 5u);
-  std::vector<std::pair<Ns, int64_t>> got;
-  for (const Allocation& a : t.allocations) got.push_back({a.alloc, a.id});
-  EXPECT_EQ(got, (std::vector<std::pair<Ns, int64_t>>{{10, 2}, {10, 4}, {20, 3}, {30, 1}, {30, 5}}));
+                                 "AND tbl_name='allocation_rows' AND sql IS NOT NULL").empty());
+  EXPECT_EQ(viewRows(s.handle()).size(), 3u);
+  EXPECT_EQ(s.load(1).allocations.size(), 3u);
+}
+
+// Rows of both tables, with the extremes a row can hold: the loader and the
+// view agree on each, in one order.
+TEST(AllocationTable, BatchesAndSingleRowsMergeInOneOrder) {
+  std::string path = tempPath("mixed");
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    Allocation big = block(0xffff'ffff'ffff'f000ull, 25, INT64_MAX);
+    big.bytes = INT64_MAX;
+    big.step = 7;
+    big.device = 3;
+    w.add(big);
+    w.addLive(block(0x2000, 15, -1));
+    w.add(block(0x3000, 5, 6));
+    w.commit();
+    w.add(block(0x4000, 15, 16));  // a second batch (after the commit)
+    w.finish(RunInfo{});
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_batches"), std::vector<std::string>{"2"});
+  std::vector<std::string> want{"3:12288:5:6:4096:-1:-1", "2:8192:15:-1:4096:-1:-1",
+                                "4:16384:15:16:4096:-1:-1",
+                                "1:-4096:25:9223372036854775807:9223372036854775807:3:7"};
+  EXPECT_EQ(viewRows(s.handle()), want);
+  std::vector<std::string> loaded = loadedRows(s);
+  ASSERT_EQ(loaded.size(), 4u);
+  EXPECT_EQ(loaded[3], "1:18446744073709547520:25:9223372036854775807:9223372036854775807:3:7");
+  loaded[3] = want[3];
+  EXPECT_EQ(loaded, want);
+}
+
+// A damaged batch is an error naming the file, the run and the batch, not a
+// silently shorter trace.
+TEST(AllocationTable, ADamagedBatchIsAnErrorNamingTheFile) {
+  std::string path = tempPath("damaged");
+  writeRun(path);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    run(db, "UPDATE allocation_batches SET rows = substr(rows, 1, 40)");
+    sqlite3_close(db);
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  try {
+    s.load(1);
+    FAIL() << "a cut batch loaded";
+  } catch (const StoreError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("run 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("batch from id 1 is damaged"), std::string::npos) << what;
+  }
+}
+
+TEST(AllocationBatch, ParsesWhatItWritesAndRefusesAnythingElse) {
+  std::string text;
+  beginBatch(text);
+  Allocation a = block(0x1234, -5, INT64_MAX);
+  a.id = 9;
+  a.range = 77;
+  appendToBatch(text, a);
+  appendToBatch(text, block(1, 2, 3));
+  closeBatch(text);
+  std::vector<Allocation> out;
+  std::string problem;
+  ASSERT_TRUE(parseBatch(text, out, problem)) << problem;
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].id, 9);
+  EXPECT_EQ(out[0].alloc, -5);
+  EXPECT_EQ(out[0].free, INT64_MAX);
+  EXPECT_EQ(out[0].range, 77);
+  EXPECT_EQ(out[1].addr, 1u);
+  out.clear();
+  EXPECT_TRUE(parseBatch("[]", out, problem));
+  EXPECT_TRUE(out.empty());
+  for (const std::string& bad : std::vector<std::string>{"", "[", "[[1,2,3]]", "[[1,2,3,4,5,6,7,8,9,10,11,x]]", text + " ",
+                          text.substr(0, text.size() - 1), "[[1,2,3,4,5,6,7,8,9,10,11,12],]"}) {
+    EXPECT_FALSE(parseBatch(bad, out, problem)) << bad;
+    EXPECT_FALSE(problem.empty());
+  }
 }
 
 // The process `gcprof record` started opens the run that `record` made; after
@@ -141,9 +264,9 @@ TEST(AllocationTable, VersionTwoFilesReadAndMigrateKeepingTheirOrder) {
   }
   {
     TraceStore s(path, TraceStore::Mode::ReadWrite);
-    EXPECT_EQ(schemaVersionOf(s.handle(), path), 3);
+    EXPECT_EQ(schemaVersionOf(s.handle(), path), 4);
     EXPECT_EQ(order(s), want);
-    EXPECT_NE(column(s.handle(), "SELECT sql FROM sqlite_master WHERE name='allocations'").at(0)
+    EXPECT_NE(column(s.handle(), "SELECT sql FROM sqlite_master WHERE name='allocation_rows'").at(0)
                   .find("WITHOUT ROWID"), std::string::npos);
   }
   {
@@ -151,4 +274,44 @@ TEST(AllocationTable, VersionTwoFilesReadAndMigrateKeepingTheirOrder) {
     w.selectRun(1);
     EXPECT_EQ(w.addLive(block(0x7000, 10, -1)), 106);
   }
+}
+
+// A version 3 file (every row in the clustered `allocations` table) reads as
+// it is and becomes version 4 when written to: its rows move to
+// allocation_rows unchanged (a rename, no copy), new ones number on after them.
+TEST(AllocationTable, VersionThreeFilesReadAndMigrateKeepingTheirRows) {
+  std::string path = tempPath("v3");
+  writeRun(path);
+  std::vector<std::string> before;
+  {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+    before = loadedRows(s);
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    run(db, test::kVersion3Allocations);
+    run(db, "PRAGMA user_version = 3");
+    sqlite3_close(db);
+  }
+  {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+    EXPECT_EQ(schemaVersionOf(s.handle(), path), 3);
+    EXPECT_EQ(loadedRows(s), before);
+  }
+  {
+    RunWriter w(path);
+    w.selectRun(1);
+    w.add(block(0x9000, 1, 2));
+    w.commit();
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(schemaVersionOf(s.handle(), path), 4);
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows"), std::vector<std::string>{"5"});
+  std::vector<std::string> after = loadedRows(s);
+  ASSERT_EQ(after.size(), 6u);
+  EXPECT_EQ(after[0], "6:36864:1:2:4096:-1:-1");
+  after.erase(after.begin());
+  EXPECT_EQ(after, before);
+  EXPECT_EQ(viewRows(s.handle()).size(), 6u);
 }

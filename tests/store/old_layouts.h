@@ -4,6 +4,20 @@
 
 namespace gcprof::test {
 
+// The allocations table as version 3 had it: one table clustered by
+// (run, alloc_ns, id), every row (batched ones too) copied out of the view,
+// no allocation_rows or allocation_batches. Leaves user_version alone.
+inline const char* kVersion3Allocations =
+    "CREATE TABLE v3 (run INTEGER NOT NULL, addr INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+    " device INTEGER NOT NULL, stream INTEGER NOT NULL, thread INTEGER NOT NULL,"
+    " api INTEGER NOT NULL, alloc_ns INTEGER NOT NULL, free_ns INTEGER NOT NULL,"
+    " range INTEGER NOT NULL, step INTEGER NOT NULL, kind INTEGER NOT NULL, id INTEGER NOT NULL,"
+    " PRIMARY KEY (run, alloc_ns, id)) WITHOUT ROWID;"
+    "INSERT INTO v3 SELECT run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,"
+    " range, step, kind, id FROM allocations;"
+    "DROP VIEW allocations; DROP TABLE allocation_rows; DROP TABLE allocation_batches;"
+    "ALTER TABLE v3 RENAME TO allocations;";
+
 // The allocations table as versions 1 and 2 had it: a rowid table plus the
 // (run, alloc_ns) index. Rows get rowid = id + 100 and are inserted in reverse
 // id order, so that a reader ordering ties by anything but the rowid fails.
@@ -16,7 +30,8 @@ inline const char* kRowidAllocations =
     "INSERT INTO old (rowid, run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,"
     " range, step, kind) SELECT id + 100, run, addr, bytes, device, stream, thread, api,"
     " alloc_ns, free_ns, range, step, kind FROM allocations ORDER BY id DESC;"
-    "DROP TABLE allocations; ALTER TABLE old RENAME TO allocations;"
+    "DROP VIEW allocations; DROP TABLE allocation_rows; DROP TABLE allocation_batches;"
+    "ALTER TABLE old RENAME TO allocations;"
     "CREATE INDEX allocations_time ON allocations (run, alloc_ns);";
 
 }  // namespace gcprof::test

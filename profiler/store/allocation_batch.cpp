@@ -1,0 +1,98 @@
+#include "allocation_batch.h"
+
+#include <charconv>
+#include <cstdint>
+
+namespace gcprof {
+namespace {
+
+constexpr int kFields = 12;  // id, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind
+
+void appendInt(std::string& s, int64_t v) {
+  char buf[24];
+  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
+  (void)ec;  // 24 characters hold any int64
+  s.append(buf, end);
+}
+
+}  // namespace
+
+void beginBatch(std::string& batch) {
+  batch.clear();
+  batch.push_back('[');
+}
+
+void appendToBatch(std::string& batch, const Allocation& a) {
+  if (batch.size() > 1) batch.push_back(',');
+  const int64_t v[kFields] = {a.id,     static_cast<int64_t>(a.addr), a.bytes, a.device,
+                              a.stream, a.thread,  a.api,   a.alloc,
+                              a.free,   a.range,   a.step,  a.kind};
+  batch.push_back('[');
+  for (int i = 0; i < kFields; ++i) {
+    if (i) batch.push_back(',');
+    appendInt(batch, v[i]);
+  }
+  batch.push_back(']');
+}
+
+void closeBatch(std::string& batch) { batch.push_back(']'); }
+
+bool parseBatch(std::string_view text, std::vector<Allocation>& out, std::string& problem) {
+  const char* p = text.data();
+  const char* end = p + text.size();
+  auto expect = [&](char c) {
+    if (p < end && *p == c) {
+      ++p;
+      return true;
+    }
+    problem = std::string("expected '") + c + "' at byte " + std::to_string(p - text.data());
+    return false;
+  };
+  if (!expect('[')) return false;
+  if (p < end && *p == ']') {  // an empty batch (never written, but valid)
+    ++p;
+    if (p == end) return true;
+    problem = "text after the batch at byte " + std::to_string(p - text.data());
+    return false;
+  }
+  for (;;) {
+    if (!expect('[')) return false;
+    int64_t v[kFields];
+    for (int i = 0; i < kFields; ++i) {
+      if (i && !expect(',')) return false;
+      auto [next, ec] = std::from_chars(p, end, v[i]);
+      if (ec != std::errc()) {
+        problem = "expected an integer at byte " + std::to_string(p - text.data());
+        return false;
+      }
+      p = next;
+    }
+    if (!expect(']')) return false;
+    Allocation a;
+    a.id = v[0];
+    a.addr = static_cast<uint64_t>(v[1]);
+    a.bytes = v[2];
+    a.device = static_cast<int>(v[3]);
+    a.stream = v[4];
+    a.thread = v[5];
+    a.api = static_cast<int>(v[6]);
+    a.alloc = v[7];
+    a.free = v[8];
+    a.range = v[9];
+    a.step = v[10];
+    a.kind = static_cast<int>(v[11]);
+    out.push_back(a);
+    if (p < end && *p == ',') {
+      ++p;
+      continue;
+    }
+    if (!expect(']')) return false;
+    if (p != end) {
+      problem = "text after the batch at byte " + std::to_string(p - text.data());
+      return false;
+    }
+    return true;
+  }
+}
+
+}  // namespace gcprof
