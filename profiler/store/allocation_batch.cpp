@@ -6,7 +6,9 @@
 namespace gcprof {
 namespace {
 
-constexpr int kFields = 12;  // id, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind
+// id - first_id, addr, bytes, device, stream, thread, api, alloc_ns - base_ns,
+// lifetime, range, step, kind
+constexpr int kFields = 12;
 
 void appendInt(std::string& s, int64_t v) {
   char buf[24];
@@ -22,22 +24,30 @@ void beginBatch(std::string& batch) {
   batch.push_back('[');
 }
 
-void appendToBatch(std::string& batch, const Allocation& a) {
+bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& a) {
+  int64_t id, alloc, life = -1;
+  if (__builtin_sub_overflow(a.id, base.first_id, &id) ||
+      __builtin_sub_overflow(a.alloc, base.base_ns, &alloc))
+    return false;
+  if (a.free >= 0 && (__builtin_sub_overflow(a.free, a.alloc, &life) || life < 0)) return false;
+  if (a.free < -1) return false;  // only -1 means live
   if (batch.size() > 1) batch.push_back(',');
-  const int64_t v[kFields] = {a.id,     static_cast<int64_t>(a.addr), a.bytes, a.device,
-                              a.stream, a.thread,  a.api,   a.alloc,
-                              a.free,   a.range,   a.step,  a.kind};
+  const int64_t v[kFields] = {id,       static_cast<int64_t>(a.addr), a.bytes, a.device,
+                              a.stream, a.thread,  a.api,   alloc,
+                              life,     a.range,   a.step,  a.kind};
   batch.push_back('[');
   for (int i = 0; i < kFields; ++i) {
     if (i) batch.push_back(',');
     appendInt(batch, v[i]);
   }
   batch.push_back(']');
+  return true;
 }
 
 void closeBatch(std::string& batch) { batch.push_back(']'); }
 
-bool parseBatch(std::string_view text, std::vector<Allocation>& out, std::string& problem) {
+bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
+                std::string& problem) {
   const char* p = text.data();
   const char* end = p + text.size();
   auto expect = [&](char c) {
@@ -69,15 +79,19 @@ bool parseBatch(std::string_view text, std::vector<Allocation>& out, std::string
     }
     if (!expect(']')) return false;
     Allocation a;
-    a.id = v[0];
+    if (__builtin_add_overflow(base.first_id, v[0], &a.id) ||
+        __builtin_add_overflow(base.base_ns, v[7], &a.alloc) || v[8] < -1 ||
+        (v[8] >= 0 && __builtin_add_overflow(a.alloc, v[8], &a.free))) {
+      problem = "a row out of range before byte " + std::to_string(p - text.data());
+      return false;
+    }
+    if (v[8] < 0) a.free = -1;
     a.addr = static_cast<uint64_t>(v[1]);
     a.bytes = v[2];
     a.device = static_cast<int>(v[3]);
     a.stream = v[4];
     a.thread = v[5];
     a.api = static_cast<int>(v[6]);
-    a.alloc = v[7];
-    a.free = v[8];
     a.range = v[9];
     a.step = v[10];
     a.kind = static_cast<int>(v[11]);

@@ -39,7 +39,8 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
       "INSERT INTO allocation_rows (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
   batch_insert_ = prepare(
-      "INSERT INTO allocation_batches (run, first_id, last_id, count, rows) VALUES (?,?,?,?,?)");
+      "INSERT INTO allocation_batches (run, first_id, last_id, count, base_ns, rows)"
+      " VALUES (?,?,?,?,?,?)");
   beginBatch(batch_);
   set_free_ = prepare("UPDATE allocation_rows SET free_ns=? WHERE run=? AND alloc_ns=? AND id=?");
   step_ = prepare(
@@ -159,8 +160,13 @@ void RunWriter::add(const Allocation& a) {
   begin();
   Allocation numbered = a;
   numbered.id = next_id_++;  // numbered in the order of the calls
-  if (batch_rows_ == 0) batch_first_id_ = numbered.id;
-  appendToBatch(batch_, numbered);
+  if (batch_rows_ == 0) batch_base_ = BatchBase{numbered.id, numbered.alloc};
+  if (!appendToBatch(batch_, batch_base_, numbered)) {
+    // Not expressible relative to the batch (hand-made extremes): a row of its own.
+    bindAllocation(alloc_, 1, run_, numbered);
+    done(alloc_);
+    return;
+  }
   batch_last_id_ = numbered.id;
   if (++batch_rows_ >= kAllocationBatch) flushAllocations();
 }
@@ -169,11 +175,12 @@ void RunWriter::flushAllocations() {
   if (batch_rows_ == 0) return;
   closeBatch(batch_);
   sqlite3_bind_int64(batch_insert_, 1, run_);
-  sqlite3_bind_int64(batch_insert_, 2, batch_first_id_);
+  sqlite3_bind_int64(batch_insert_, 2, batch_base_.first_id);
   sqlite3_bind_int64(batch_insert_, 3, batch_last_id_);
   sqlite3_bind_int64(batch_insert_, 4, batch_rows_);
+  sqlite3_bind_int64(batch_insert_, 5, batch_base_.base_ns);
   // SQLITE_STATIC: the text is not touched until the statement is reset.
-  sqlite3_bind_text(batch_insert_, 5, batch_.data(), static_cast<int>(batch_.size()), SQLITE_STATIC);
+  sqlite3_bind_text(batch_insert_, 6, batch_.data(), static_cast<int>(batch_.size()), SQLITE_STATIC);
   batch_rows_ = 0;
   try {
     done(batch_insert_);

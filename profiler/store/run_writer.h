@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_batch.h"
 #include "trace.h"
 
 namespace gcprof {
@@ -76,7 +77,8 @@ class RunWriter {
   sqlite3_stmt* batch_insert_ = nullptr;
   std::string batch_;  // the open batch's text (allocation_batch.h)
   int batch_rows_ = 0;
-  int64_t batch_first_id_ = 0, batch_last_id_ = 0;
+  BatchBase batch_base_;  // the open batch's first id and time
+  int64_t batch_last_id_ = 0;
   sqlite3_stmt* set_free_ = nullptr;
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;

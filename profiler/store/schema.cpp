@@ -165,6 +165,7 @@ CREATE TABLE allocation_batches (
   first_id INTEGER NOT NULL,
   last_id INTEGER NOT NULL,
   count INTEGER NOT NULL,
+  base_ns INTEGER NOT NULL,
   rows TEXT NOT NULL
 );
 CREATE INDEX allocation_batches_run ON allocation_batches (run, first_id);
@@ -176,9 +177,11 @@ CREATE VIEW allocations (run, addr, bytes, device, stream, thread, api, alloc_ns
   SELECT b.run, json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'),
          json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]'),
          json_extract(j.value, '$[5]'), json_extract(j.value, '$[6]'),
-         json_extract(j.value, '$[7]'), json_extract(j.value, '$[8]'),
+         b.base_ns + json_extract(j.value, '$[7]'),
+         CASE WHEN json_extract(j.value, '$[8]') < 0 THEN -1
+              ELSE b.base_ns + json_extract(j.value, '$[7]') + json_extract(j.value, '$[8]') END,
          json_extract(j.value, '$[9]'), json_extract(j.value, '$[10]'),
-         json_extract(j.value, '$[11]'), json_extract(j.value, '$[0]')
+         json_extract(j.value, '$[11]'), b.first_id + json_extract(j.value, '$[0]')
   FROM allocation_batches b, json_each(b.rows) j;
 PRAGMA user_version = 4;
 )SQL";

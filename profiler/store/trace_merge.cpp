@@ -45,8 +45,9 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
                                        : std::string("-1, -1, 0");
   // Batches (version 4) are copied as they are: their text holds no run.
   std::string batches =
-      version >= 4 ? "INSERT INTO allocation_batches (run, first_id, last_id, count, rows) SELECT run + " +
-                         r + ", first_id, last_id, count, rows FROM src.allocation_batches;"
+      version >= 4 ? "INSERT INTO allocation_batches (run, first_id, last_id, count, base_ns, rows)"
+                         " SELECT run + " + r + ", first_id, last_id, count, base_ns, rows"
+                         " FROM src.allocation_batches;"
                    : std::string();
   std::string sql =
       "INSERT INTO runs (id, command, cwd, env, name, backend, runtime, status, exit_code, pid,"

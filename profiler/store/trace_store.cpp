@@ -279,13 +279,14 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
   if (version_ >= 4) {
     // Version 4: most rows are in batches (allocation_batch.h), in the order
     // the recorder wrote them (at their free): put all in (alloc_ns, id) order.
-    Stmt s(db_, path_, "SELECT first_id, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
+    Stmt s(db_, path_,
+           "SELECT first_id, base_ns, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
     s.bind(1, id);
     size_t before = t.allocations.size();
     std::string problem;
     while (s.step()) {
       size_t from = t.allocations.size();
-      if (!parseBatch(s.text(1), t.allocations, problem))
+      if (!parseBatch(s.text(2), BatchBase{s.i64(0), s.i64(1)}, t.allocations, problem))
         throw StoreError(path_ + ": run " + std::to_string(id) + ": the allocation batch from id " +
                          std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
       for (size_t i = from; i < t.allocations.size(); ++i) row();

@@ -145,18 +145,21 @@ TEST(AllocationTable, BatchesAndSingleRowsMergeInOneOrder) {
     w.add(block(0x3000, 5, 6));
     w.commit();
     w.add(block(0x4000, 15, 16));  // a second batch (after the commit)
+    w.add(block(0x5000, INT64_MIN, 0));  // not relative to the batch: a row of its own
     w.finish(RunInfo{});
   }
   TraceStore s(path, TraceStore::Mode::ReadOnly);
   EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_batches"), std::vector<std::string>{"2"});
-  std::vector<std::string> want{"3:12288:5:6:4096:-1:-1", "2:8192:15:-1:4096:-1:-1",
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows"), std::vector<std::string>{"2"});
+  std::vector<std::string> want{"5:20480:-9223372036854775808:0:4096:-1:-1",
+                                "3:12288:5:6:4096:-1:-1", "2:8192:15:-1:4096:-1:-1",
                                 "4:16384:15:16:4096:-1:-1",
                                 "1:-4096:25:9223372036854775807:9223372036854775807:3:7"};
   EXPECT_EQ(viewRows(s.handle()), want);
   std::vector<std::string> loaded = loadedRows(s);
-  ASSERT_EQ(loaded.size(), 4u);
-  EXPECT_EQ(loaded[3], "1:18446744073709547520:25:9223372036854775807:9223372036854775807:3:7");
-  loaded[3] = want[3];
+  ASSERT_EQ(loaded.size(), 5u);
+  EXPECT_EQ(loaded[4], "1:18446744073709547520:25:9223372036854775807:9223372036854775807:3:7");
+  loaded[4] = want[4];
   EXPECT_EQ(loaded, want);
 }
 
@@ -186,28 +189,46 @@ TEST(AllocationTable, ADamagedBatchIsAnErrorNamingTheFile) {
 TEST(AllocationBatch, ParsesWhatItWritesAndRefusesAnythingElse) {
   std::string text;
   beginBatch(text);
-  Allocation a = block(0x1234, -5, INT64_MAX);
+  const BatchBase base{7, 123456789};
+  Allocation a = block(0x1234, -5, INT64_MAX - 10);
   a.id = 9;
   a.range = 77;
-  appendToBatch(text, a);
-  appendToBatch(text, block(1, 2, 3));
+  ASSERT_TRUE(appendToBatch(text, base, a));
+  Allocation live = block(1, 2000, -1);
+  live.id = 8;
+  ASSERT_TRUE(appendToBatch(text, base, live));
+  // Not relative to the base without overflow, or freed before allocated:
+  // refused, the batch unchanged (the writer gives such rows a row each).
+  const std::string before = text;
+  EXPECT_FALSE(appendToBatch(text, base, block(2, INT64_MIN, 5)));
+  EXPECT_FALSE(appendToBatch(text, base, block(2, -10, INT64_MAX)));
+  EXPECT_FALSE(appendToBatch(text, base, block(2, 50, 40)));
+  EXPECT_FALSE(appendToBatch(text, base, block(2, 50, -2)));
+  EXPECT_EQ(text, before);
   closeBatch(text);
+  EXPECT_EQ(text.find("123456789"), std::string::npos) << "times relative to the base: " << text;
   std::vector<Allocation> out;
   std::string problem;
-  ASSERT_TRUE(parseBatch(text, out, problem)) << problem;
+  ASSERT_TRUE(parseBatch(text, base, out, problem)) << problem;
   ASSERT_EQ(out.size(), 2u);
   EXPECT_EQ(out[0].id, 9);
+  EXPECT_EQ(out[0].addr, 0x1234u);
   EXPECT_EQ(out[0].alloc, -5);
-  EXPECT_EQ(out[0].free, INT64_MAX);
+  EXPECT_EQ(out[0].free, INT64_MAX - 10);
   EXPECT_EQ(out[0].range, 77);
-  EXPECT_EQ(out[1].addr, 1u);
+  EXPECT_EQ(out[1].id, 8);
+  EXPECT_EQ(out[1].alloc, 2000);
+  EXPECT_EQ(out[1].free, -1);
   out.clear();
-  EXPECT_TRUE(parseBatch("[]", out, problem));
+  EXPECT_TRUE(parseBatch("[]", base, out, problem));
   EXPECT_TRUE(out.empty());
-  for (const std::string& bad : std::vector<std::string>{"", "[", "[[1,2,3]]", "[[1,2,3,4,5,6,7,8,9,10,11,x]]", text + " ",
-                          text.substr(0, text.size() - 1), "[[1,2,3,4,5,6,7,8,9,10,11,12],]"}) {
-    EXPECT_FALSE(parseBatch(bad, out, problem)) << bad;
-    EXPECT_FALSE(problem.empty());
+  for (const std::string& bad : std::vector<std::string>{
+           "", "[", "[[1,2,3]]", "[[1,2,3,4,5,6,7,8,9,10,11,x]]", text + " ", text.substr(0, text.size() - 1),
+           "[[1,2,3,4,5,6,7,8,9,10,11,12],]", "[[0,0,0,0,0,0,0,0,-2,0,0,0]]",
+           "[[0,0,0,0,0,0,0,9223372036854775807,0,0,0,0]]"}) {
+    problem.clear();
+    EXPECT_FALSE(parseBatch(bad, base, out, problem)) << bad;
+    EXPECT_FALSE(problem.empty()) << bad;
   }
 }
 
