@@ -10,13 +10,6 @@ namespace {
 // lifetime, range, step, kind
 constexpr int kFields = 12;
 
-void appendInt(std::string& s, int64_t v) {
-  char buf[24];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, v);
-  (void)ec;  // 24 characters hold any int64
-  s.append(buf, end);
-}
-
 }  // namespace
 
 void beginBatch(std::string& batch) {
@@ -31,16 +24,21 @@ bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& 
     return false;
   if (a.free >= 0 && (__builtin_sub_overflow(a.free, a.alloc, &life) || life < 0)) return false;
   if (a.free < -1) return false;  // only -1 means live
-  if (batch.size() > 1) batch.push_back(',');
   const int64_t v[kFields] = {id,       static_cast<int64_t>(a.addr), a.bytes, a.device,
                               a.stream, a.thread,  a.api,   alloc,
                               life,     a.range,   a.step,  a.kind};
-  batch.push_back('[');
+  // One append per row: the storm's writer spent a sixth of its time in
+  // per-number appends (bench/RESULTS.md, issue 14).
+  char row[kFields * 21 + 4];  // 20 characters per int64, the separators, ",[" and "]"
+  char* p = row;
+  if (batch.size() > 1) *p++ = ',';
+  *p++ = '[';
   for (int i = 0; i < kFields; ++i) {
-    if (i) batch.push_back(',');
-    appendInt(batch, v[i]);
+    if (i) *p++ = ',';
+    p = std::to_chars(p, row + sizeof row, v[i]).ptr;
   }
-  batch.push_back(']');
+  *p++ = ']';
+  batch.append(row, p);
   return true;
 }
 
