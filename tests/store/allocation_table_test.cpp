@@ -8,6 +8,8 @@
 // order kept, when written to.
 #include <gtest/gtest.h>
 #include <sqlite3.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -335,4 +337,29 @@ TEST(AllocationTable, VersionThreeFilesReadAndMigrateKeepingTheirRows) {
   after.erase(after.begin());
   EXPECT_EQ(after, before);
   EXPECT_EQ(viewRows(s.handle()).size(), 6u);
+}
+
+// A job killed mid-round keeps every batch committed before (the recorder
+// commits the open batch with its round, docs/recording.md): here a writer
+// process dies of SIGKILL with one batch committed and another open.
+TEST(AllocationTable, AKilledWriterLeavesItsCommittedBatches) {
+  std::string path = tempPath("killed");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    for (Ns t : {10, 20, 30}) w.add(block(0x1000 + t, t, t + 1));
+    w.commit();
+    for (Ns t : {40, 50}) w.add(block(0x1000 + t, t, t + 1));  // the open batch
+    raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  std::vector<Ns> times;
+  for (const Allocation& a : s.load(1).allocations) times.push_back(a.alloc);
+  EXPECT_EQ(times, (std::vector<Ns>{10, 20, 30}));
+  EXPECT_EQ(viewRows(s.handle()).size(), 3u);
 }
