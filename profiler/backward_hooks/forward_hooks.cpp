@@ -418,6 +418,9 @@ PyObject* py_forward_supported(PyObject*, PyObject*) {
 PyObject* py_forward_disable(PyObject*, PyObject*) {
   Py_CLEAR(g_shim);  // the hooks return at once from now on
   g_names.clear();
+  // Calls in flight when it failed never reach the post-hook: let their tensors go.
+  for (size_t i = 0; i < t_stack.depth; ++i) t_stack.entries[i].clear();
+  t_stack.depth = t_stack.scopes = 0;
   Py_RETURN_NONE;
 }
 
