@@ -5,9 +5,10 @@
 // torch builds a RemovableHandle per node and the engine takes the GIL to
 // call into python for each of them. This module does the same work with
 // C++ hooks added to the nodes directly: no python object per node, no GIL
-// in the backward pass. The forward side stays in python (module names);
-// after each module call python hands `arm` the grad_fn objects of the
-// call's outputs and of its inputs (captured before the forward ran).
+// in the backward pass. After each module call the forward side hands
+// `arm` the nodes of the call's outputs and of its inputs (captured before
+// the forward ran): forward_hooks.cpp directly (armBackward), or python's
+// forward hooks through py_arm with grad_fn objects.
 //
 // The range semantics are backward_ranges.py's docstring, unchanged:
 //   start  the first pre-hook of an output node to fire opens the range;
