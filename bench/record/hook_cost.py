@@ -31,6 +31,13 @@ rotates in the state "python backward hooks": this shim with its backward
 ranges on the python path (backward_ranges.py) for that step, so that the two
 paths are compared step by step in one process.
 
+With the C++ forward hooks in use too (forward_hooks.cpp), --split rotates in
+"python forward hooks" (module_ranges.py's own _pre/_post, C++ backward), and
+the states "forward-only" and "python backward hooks" run with the python
+forward hooks (the C++ ones arm in C++, which the bench cannot turn off), so
+"python forward hooks" - "this shim" is what moving the forward side to C++
+saves per module call, step by step in one process. --count counts both.
+
 --count runs one hooks-on step under cProfile and prints, per module call, the
 python-level calls (functions and builtins cProfile sees) and the calls into
 the injector (ctypes), against a hooks-off step.
@@ -59,6 +66,8 @@ _HOOK_DICTS = ("_global_forward_pre_hooks", "_global_forward_hooks",
 
 FORWARD_ONLY = "forward-only"  # this shim's module hooks without arming backward ranges
 PYTHON_BACKWARD = "python-backward"  # this shim with the python backward hooks instead of C++
+PYTHON_FORWARD = "python-forward"  # this shim with its python forward hooks instead of C++
+_ON_VARIANTS = (FORWARD_ONLY, PYTHON_BACKWARD, PYTHON_FORWARD)  # "on"'s hooks, changed
 
 _PUBLIC = {
     "gpt2": ["--model", "gpt2", "--layers", "4", "--hidden", "128", "--seq", "256", "--batch", "8"],
@@ -84,6 +93,8 @@ class Hooks:
         # This shim's ModuleRanges: the state "forward-only" turns its backward
         # arming off, which splits the module hooks' cost into forward and backward.
         self.ranges = ranges
+        # The C++ forward hooks' module (forward_hooks.cpp) when this shim uses them.
+        self.native_forward = getattr(ranges, "_native", None)
         self.native_backward = self.python_backward = None
         if ranges is not None and getattr(ranges._backward, "native", False):
             from gcprof.backward_ranges import BackwardRanges
@@ -118,13 +129,26 @@ class Hooks:
                 self.step_end_ns += time.thread_time_ns() - start
         return timed
 
+    def _python_hook(self, hook):
+        """module_ranges.py's python hook for the thin wrapper of a C++ one."""
+        if hook == self.ranges._pre_in_cpp:
+            return self.ranges._pre
+        if hook == self.ranges._post_in_cpp:
+            return self.ranges._post
+        return hook
+
     def use(self, label):
         for n in _HOOK_DICTS:
             if hasattr(registry, n):
                 getattr(registry, n).clear()
-        entries_of = self.sets.get("on" if label in (FORWARD_ONLY, PYTHON_BACKWARD) else label, {})
+        entries_of = self.sets.get("on" if label in _ON_VARIANTS else label, {})
+        python_forward = self.native_forward is not None and label in _ON_VARIANTS
         for n, entries in entries_of.items():
+            if python_forward:
+                entries = {k: self._python_hook(v) for k, v in entries.items()}
             getattr(registry, n).update(entries)
+        if self.native_forward is not None:
+            self.ranges._native = None if python_forward else self.native_forward
         if self.native_backward is not None:
             self.ranges._backward = (self.python_backward if label == PYTHON_BACKWARD
                                      else self.native_backward)
@@ -248,7 +272,8 @@ def profile_calls(model, opt, loss_fn):
 def count(model, opt, loss_fn, hooks, calls):
     counter = CountingCalls()
     per = {}
-    for state in ("on", "off"):
+    states = ("on", "off") + ((PYTHON_FORWARD,) if hooks.native_forward is not None else ())
+    for state in states:
         hooks.use(state)
         step(model, opt, loss_fn)  # warm
         before = counter.count
@@ -257,8 +282,14 @@ def count(model, opt, loss_fn, hooks, calls):
     hooks.use("on")
     py = (per["on"][0] - per["off"][0]) / calls
     native = (per["on"][1] - per["off"][1]) / calls
-    print(f"per module call: {py:.1f} python-level calls (cProfile, hooks on - off), "
-          f"{native:.2f} calls into the injector")
+    where = " (C++ forward hooks)" if hooks.native_forward is not None else ""
+    print(f"per module call{where}: {py:.1f} python-level calls (cProfile, hooks on - off), "
+          f"{native:.2f} calls into the injector through ctypes")
+    if PYTHON_FORWARD in per:
+        py = (per[PYTHON_FORWARD][0] - per["off"][0]) / calls
+        native = (per[PYTHON_FORWARD][1] - per["off"][1]) / calls
+        print(f"per module call (python forward hooks): {py:.1f} python-level calls, "
+              f"{native:.2f} calls into the injector through ctypes")
 
 
 def main():
@@ -295,6 +326,8 @@ def main():
     labels = list(sets) + ([FORWARD_ONLY] if a.split and hooks.ranges is not None else [])
     if a.split and hooks.python_backward is not None:
         labels.append(PYTHON_BACKWARD)
+    if a.split and hooks.native_forward is not None:
+        labels.append(PYTHON_FORWARD)
     states = labels + ["off"]
     threads_before, main_before = threads_cpu_ns(), time.thread_time_ns()
     per_call = {label: [] for label in labels}
@@ -324,20 +357,30 @@ def main():
           f"{statistics.median(off):.1f} ms (thread CPU, median of {a.pairs} rounds)")
     for label in labels:
         q = statistics.quantiles(per_call[label], n=4)
-        name = {"on": "this shim" + (" (C++ backward hooks)" if hooks.native_backward else ""),
-                FORWARD_ONLY: "this shim's forward hooks alone",
-                PYTHON_BACKWARD: "this shim with python backward hooks"}.get(label, a.compare)
+        cpp = " (C++ forward and backward hooks)" if hooks.native_forward is not None else \
+            " (C++ backward hooks)" if hooks.native_backward else ""
+        python_forward = " python" if hooks.native_forward is not None else ""
+        name = {"on": "this shim" + cpp,
+                FORWARD_ONLY: f"this shim's{python_forward} forward hooks alone",
+                PYTHON_BACKWARD: f"this shim with{python_forward} forward and python backward hooks",
+                PYTHON_FORWARD: "this shim with python forward hooks (C++ backward)"
+                }.get(label, a.compare)
         print(f"  {name}: module hooks per module call (fwd+bwd): median "
               f"{statistics.median(per_call[label]):.1f} us (quartiles {q[0]:.1f}-{q[2]:.1f}); "
               f"step with them / without: {statistics.median(ratio[label]):.3f}")
     if FORWARD_ONLY in labels:
-        both = [x - y for x, y in zip(per_call["on"], per_call[FORWARD_ONLY])]
+        full = PYTHON_FORWARD if PYTHON_FORWARD in labels else "on"  # same forward hooks
+        both = [x - y for x, y in zip(per_call[full], per_call[FORWARD_ONLY])]
         print(f"  backward node hooks (arming + dispatch), per module call: median "
-              f"{statistics.median(both):.1f} us (this shim - its forward hooks alone, same round)")
+              f"{statistics.median(both):.1f} us ({full} - its forward hooks alone, same round)")
     if PYTHON_BACKWARD in labels:
         both = [x - y for x, y in zip(per_call[PYTHON_BACKWARD], per_call[FORWARD_ONLY])]
         print(f"  python backward node hooks instead, per module call: median "
               f"{statistics.median(both):.1f} us (same rounds)")
+    if PYTHON_FORWARD in labels:
+        saved = [x - y for x, y in zip(per_call[PYTHON_FORWARD], per_call["on"])]
+        print(f"  C++ forward hooks save per module call: median "
+              f"{statistics.median(saved):.1f} us (python forward hooks - this shim, same rounds)")
     print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step, "
           f"of which fingerprints +{100 * statistics.median(fingerprint):.2f}%")
     print(f"  gcprof's writer thread: {writer / 1e6:.0f} ms of CPU over the rounds, "

@@ -64,9 +64,11 @@ MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
 # no module ranges, so gcprof - gcprof-alloc-only is what the shim costs;
 # `gcprof-python-hooks`: gcprof record with the backward ranges on the python
 # path (GCPROF_NATIVE_HOOKS=0) instead of the C++ hooks (profiler/backward_hooks);
+# `gcprof-python-forward`: C++ backward hooks, python forward hooks
+# (GCPROF_NATIVE_FORWARD=0: what the shim did before forward_hooks.cpp);
 # and `plain-again`, a second plain process, the control: it must read 1.00 of
 # plain, else the harness itself favours a place in the turns.
-EXTRA_MODES = ("gcprof-alloc-only", "gcprof-python-hooks", "plain-again")
+EXTRA_MODES = ("gcprof-alloc-only", "gcprof-python-hooks", "gcprof-python-forward", "plain-again")
 
 
 def tree_threads(pid, with_root=True):
@@ -228,9 +230,10 @@ def command(job, mode, build, steps, tmp, n):
     else:
         prof = ["--torch-profiler"] if mode == "torch.profiler" else []
         base = [sys.executable, JOB, *prof, *script, "--steps", str(steps)]
-    if mode in ("gcprof", "gcprof-alloc-only", "gcprof-python-hooks"):
+    if mode in ("gcprof", "gcprof-alloc-only", "gcprof-python-hooks", "gcprof-python-forward"):
         shim = {"gcprof": [], "gcprof-alloc-only": ["env", "PYTHONPATH="],
-                "gcprof-python-hooks": ["env", "GCPROF_NATIVE_HOOKS=0"]}[mode]
+                "gcprof-python-hooks": ["env", "GCPROF_NATIVE_HOOKS=0"],
+                "gcprof-python-forward": ["env", "GCPROF_NATIVE_FORWARD=0"]}[mode]
         return [os.path.join(build, "bin", "gcprof"), "record", "-o",
                 os.path.join(tmp, f"{job}-{n}.db"), "--", *shim, *base]
     if mode == "heaptrack":

@@ -5,9 +5,10 @@
 // torch builds a RemovableHandle per node and the engine takes the GIL to
 // call into python for each of them. This module does the same work with
 // C++ hooks added to the nodes directly: no python object per node, no GIL
-// in the backward pass. The forward side stays in python (module names);
-// after each module call python hands `arm` the grad_fn objects of the
-// call's outputs and of its inputs (captured before the forward ran).
+// in the backward pass. After each module call the forward side hands
+// `arm` the nodes of the call's outputs and of its inputs (captured before
+// the forward ran): forward_hooks.cpp directly (armBackward), or python's
+// forward hooks through py_arm with grad_fn objects.
 //
 // The range semantics are backward_ranges.py's docstring, unchanged:
 //   start  the first pre-hook of an output node to fire opens the range;
@@ -58,6 +59,17 @@
 #include <utility>
 #include <vector>
 
+#include "hooks.h"
+
+namespace gcprof_hooks {
+RangeStartFn g_range_start = nullptr;
+RangeEndFn g_range_end = nullptr;
+RangeEndIoFn g_range_end_io = nullptr;
+std::atomic<bool> g_enabled{false};
+}  // namespace gcprof_hooks
+
+using namespace gcprof_hooks;
+
 namespace {
 
 using torch::autograd::Node;
@@ -65,12 +77,6 @@ using torch::autograd::variable_list;
 
 constexpr int kBackwardPhase = 2;    // GCPROF_BACKWARD
 constexpr size_t kOwnGraphLimit = 8;  // backward_ranges.py's _OWN_GRAPH_LIMIT
-
-using RangeStartFn = uint64_t (*)(const char*, int);
-using RangeEndFn = void (*)(uint64_t);
-RangeStartFn g_range_start = nullptr;
-RangeEndFn g_range_end = nullptr;
-std::atomic<bool> g_enabled{false};
 
 // Every state change below happens under this lock: the forward thread arms
 // while backward passes (CPU: the caller's thread, CUDA: autograd's device
@@ -223,14 +229,6 @@ Dispatcher& dispatcherOf(Node& node) {
   return d;
 }
 
-// The node behind a grad_fn object; null for anything else.
-Node* nodeOf(PyObject* obj) {
-  if (torch::autograd::THPCppFunction_Check(obj))
-    return reinterpret_cast<torch::autograd::THPCppFunction*>(obj)->cdata.get();
-  if (THPFunction_Check(obj)) return reinterpret_cast<THPFunction*>(obj)->cdata.get();
-  return nullptr;
-}
-
 bool nodesOf(PyObject* seq, std::vector<Node*>& out) {
   PyObject* fast = PySequence_Fast(seq, "gcprof_backward_hooks.arm: expected a list of grad_fn");
   if (!fast) return false;
@@ -295,6 +293,29 @@ void arm(const std::string& name, const std::vector<Node*>& outputs,
   }
 }
 
+}  // namespace
+
+namespace gcprof_hooks {
+
+Node* nodeOf(PyObject* obj) {
+  if (torch::autograd::THPCppFunction_Check(obj))
+    return reinterpret_cast<torch::autograd::THPCppFunction*>(obj)->cdata.get();
+  if (THPFunction_Check(obj)) return reinterpret_cast<THPFunction*>(obj)->cdata.get();
+  return nullptr;
+}
+
+void armBackward(const std::string& name, const std::vector<Node*>& outputs,
+                 const std::vector<Node*>& inputs, bool root) {
+  if (!g_enabled.load(std::memory_order_relaxed)) return;
+  arm(name, outputs, inputs);
+  // A root call's dispatchers are not shared with the next root call.
+  if (root) t_token = g_next_token.fetch_add(1);
+}
+
+}  // namespace gcprof_hooks
+
+namespace {
+
 PyObject* py_arm(PyObject*, PyObject* args) {
   const char* name = nullptr;
   Py_ssize_t name_len = 0;
@@ -305,19 +326,19 @@ PyObject* py_arm(PyObject*, PyObject* args) {
   std::vector<Node*> out_nodes, in_nodes;
   if (!nodesOf(outputs, out_nodes) || !nodesOf(inputs, in_nodes)) return nullptr;
   try {
-    arm(std::string(name, static_cast<size_t>(name_len)), out_nodes, in_nodes);
+    armBackward(std::string(name, static_cast<size_t>(name_len)), out_nodes, in_nodes, root);
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
   }
-  // A root call's dispatchers are not shared with the next root call.
-  if (root) t_token = g_next_token.fetch_add(1);
   Py_RETURN_NONE;
 }
 
 PyObject* py_install(PyObject*, PyObject* args) {
-  unsigned long long start = 0, end = 0;
-  if (!PyArg_ParseTuple(args, "KK", &start, &end)) return nullptr;
+  unsigned long long start = 0, end = 0, end_io = 0;
+  if (!PyArg_ParseTuple(args, "KK|K", &start, &end, &end_io)) return nullptr;
+  if (!start && !end_io)  // the injector's, found beside range_start (forward_hooks.cpp uses it)
+    end_io = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_end_io"));
   if (!start) start = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_start"));
   if (!end) end = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_end"));
   if (!start || !end) {
@@ -327,6 +348,7 @@ PyObject* py_install(PyObject*, PyObject* args) {
   }
   g_range_start = reinterpret_cast<RangeStartFn>(static_cast<uintptr_t>(start));
   g_range_end = reinterpret_cast<RangeEndFn>(static_cast<uintptr_t>(end));
+  g_range_end_io = reinterpret_cast<RangeEndIoFn>(static_cast<uintptr_t>(end_io));
   g_enabled = true;
   Py_RETURN_NONE;
 }
@@ -343,7 +365,8 @@ PyObject* py_open_ranges(PyObject*, PyObject*) {
 
 PyMethodDef kMethods[] = {
     {"install", py_install, METH_VARARGS,
-     "install(range_start_addr, range_end_addr): 0 resolves the injector's entry points"},
+     "install(range_start_addr, range_end_addr[, range_end_io_addr]): 0 resolves the "
+     "injector's entry points; without range_end_io the forward hooks stay in python"},
     {"arm", py_arm, METH_VARARGS,
      "arm(name, output_nodes, input_nodes, root): a module call's backward range"},
     {"disable", py_disable, METH_NOARGS, "stop recording (the shim's failsafe)"},
@@ -358,7 +381,8 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "gcprof_backward_hooks",
 
 PyMODINIT_FUNC PyInit_gcprof_backward_hooks() {
   PyObject* m = PyModule_Create(&kModule);
-  if (m && PyModule_AddStringConstant(m, "built_for", GCPROF_BUILT_FOR) < 0) {
+  if (m && (PyModule_AddStringConstant(m, "built_for", GCPROF_BUILT_FOR) < 0 ||
+            !gcprof_hooks::addForwardHooks(m))) {
     Py_DECREF(m);
     return nullptr;
   }

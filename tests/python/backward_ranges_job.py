@@ -1,8 +1,9 @@
-"""A job whose backward ranges meet every rule of backward_ranges.py's docstring.
+"""A job whose backward ranges meet every rule of backward_ranges.py's docstring,
+and whose module calls meet every way forward_hooks.cpp hands a call to python.
 
-Run under the fake recorder by test_native_hooks.py, once with the C++
-backward hooks and once with the python ones: the events must be equal.
-Each case trains one step with its own model; it prints nothing.
+Run under the fake recorder by test_native_hooks.py with the C++ hooks, with
+the python forward hooks (C++ backward) and with the python ones: the events
+must be equal. Each case trains one step with its own model; it prints nothing.
 """
 import torch
 import torch.nn as nn
@@ -40,6 +41,82 @@ class Model(nn.Module):
         return self.head(w)
 
 
+class Tagged(torch.Tensor):
+    """A tensor subclass: its walk is left to python (tensors.py)."""
+
+
+class Pairs(tuple):
+    """A tuple subclass: likewise."""
+
+
+class Takes(nn.Module):
+    """Adds whatever tensors it is given, wherever they are; returns a container."""
+
+    def __init__(self, kind):
+        super().__init__()
+        self.kind = kind
+        self.lin = nn.Linear(8, 8)
+
+    def forward(self, *args, **kwargs):
+        tensors = []
+
+        def collect(v):
+            if isinstance(v, torch.Tensor):
+                tensors.append(v)
+            elif isinstance(v, (tuple, list)):
+                for x in v:
+                    collect(x)
+            elif isinstance(v, dict):
+                for x in v.values():
+                    collect(x)
+        collect(args)
+        collect(kwargs)
+        h = self.lin(sum(t.as_subclass(torch.Tensor) for t in tensors))
+        if self.kind == "dict":
+            return {"h": h, "n": len(tensors), "deep": [(h * 2,)]}
+        if self.kind == "list":
+            return [h, None, 3]
+        return h
+
+
+class Arguments(nn.Module):
+    """Every shape of module arguments and results the hooks walk."""
+
+    def __init__(self):
+        super().__init__()
+        self.stem = nn.Linear(4, 8)
+        self.plain = Takes("tensor")
+        self.nested = Takes("dict")
+        self.keyword = Takes("list")
+        self.subclass = Takes("tensor")
+        self.parameter = Takes("tensor")
+        self.frozen = Takes("tensor")
+
+    def forward(self, x):
+        h = self.stem(x)
+        a = self.plain(h, 3, None, "text")
+        b = self.nested((a, [h, {"k": a}]), {"x": (h,)})["deep"][0][0]
+        c = self.keyword(h, scale=b, extra={"y": a})[0]  # kwargs: tensors and a dict
+        d = self.keyword(other=c)[0]  # keyword inputs only
+        e = self.subclass(d.as_subclass(Tagged))
+        f = self.nested(Pairs((e, h)))["h"]
+        g = self.parameter(self.stem.weight.sum() + f)
+        with torch.no_grad():
+            self.frozen(g)
+        return g
+
+
+def forward_arguments():
+    torch.manual_seed(0)
+    model = Arguments()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for _ in range(2):
+        loss = model(torch.randn(3, 4)).square().mean()
+        opt.zero_grad(set_to_none=True)
+        loss.backward()
+        opt.step()
+
+
 def shapes_and_losses():
     torch.manual_seed(0)
     model = Model()
@@ -59,4 +136,5 @@ def shapes_and_losses():
 
 if __name__ == "__main__":
     shapes_and_losses()
+    forward_arguments()
     train(steps=2, layers=2)

@@ -66,13 +66,15 @@ class FakeRecorder:
         return True
 
     def native_entry_points(self):
-        """C function pointers into range_start/range_end for the C++ backward hooks
-        (profiler/python/gcprof/native_hooks.py), which then record here too."""
+        """C function pointers into range_start/range_end/range_end_io for the C++
+        hooks (profiler/python/gcprof/native_hooks.py), which then record here too."""
         if not hasattr(self, "_c_entry_points"):
             start = ctypes.CFUNCTYPE(ctypes.c_uint64, ctypes.c_char_p, ctypes.c_int)(
                 lambda name, phase: self.range_start(name.decode("utf-8"), phase))
             end = ctypes.CFUNCTYPE(None, ctypes.c_uint64)(self.range_end)
-            self._c_entry_points = (start, end)  # alive as long as the recorder
+            end_io = ctypes.CFUNCTYPE(None, ctypes.c_uint64, ctypes.c_int64, ctypes.c_int64)(
+                self.range_end_io)
+            self._c_entry_points = (start, end, end_io)  # alive as long as the recorder
         return tuple(ctypes.cast(f, ctypes.c_void_p).value for f in self._c_entry_points)
 
 

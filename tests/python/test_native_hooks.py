@@ -1,9 +1,12 @@
-"""The C++ backward hooks (profiler/backward_hooks) against the python ones.
+"""The C++ hooks (profiler/backward_hooks: backward ranges, forward hooks)
+against the python ones.
 
 Every other shim test runs with whichever path is in use (CTest runs them
 with the C++ hooks and again with GCPROF_NATIVE_HOOKS=0); these check that
-the two paths record the same events, that the switch and the torch/python
-check choose the python path, and that a mismatch says so once.
+the paths record the same events (C++ forward and backward; python forward
+and C++ backward, GCPROF_NATIVE_FORWARD=0; all python), that the switches
+and the torch/python check choose the python path, and that a mismatch says
+so once.
 """
 import os
 import shutil
@@ -45,18 +48,44 @@ def _backward(events):
                     or (e[0] == "end" and e[1] in starts)]
 
 
+def _same(native, python):
+    assert native == python, next(
+        (i, a, b) for i, (a, b) in enumerate(zip(native, python)) if a != b) \
+        if len(native) == len(python) else (len(native), len(python))
+
+
 def test_cpp_and_python_hooks_record_the_same_events():
     _library()
     _, native = _events()
+    _, python_forward = _events(GCPROF_NATIVE_FORWARD="0")
     _, python = _events(GCPROF_NATIVE_HOOKS="0")
     starts, backward = _backward(native)
     assert len(starts) > 40, "too few backward ranges to compare: %d" % len(starts)
     # The cases the job is made of are all there (names from backward_ranges_job.py).
-    for name in ("stem", "pair.same", "pair.act", "block", "MSELoss", "layers.1.mlp.act", "embed"):
+    for name in ("stem", "pair.same", "pair.act", "block", "MSELoss", "layers.1.mlp.act", "embed",
+                 "nested", "keyword", "subclass"):
         assert name in starts.values(), (name, sorted(set(starts.values())))
-    assert native == python, next(
-        (i, a, b) for i, (a, b) in enumerate(zip(native, python)) if a != b) \
-        if len(native) == len(python) else (len(native), len(python))
+    forward = {e[2] for e in native if e[0] == "start" and e[3] == 1}
+    for name in ("plain", "parameter", "frozen", "nested.lin"):
+        assert name in forward, (name, sorted(forward))
+    _same(native, python)
+    _same(python_forward, python)
+
+
+def test_the_forward_hooks_are_the_cpp_ones_unless_switched_off():
+    _library()
+    probe = ("import torch, fake_recorder, sys; from gcprof import startup;"
+             "startup.install_profiler(torch, fake_recorder.FakeRecorder());"
+             "hooks = torch.nn.modules.module._global_forward_pre_hooks.values();"
+             "m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh());"
+             "m(torch.randn(2, 4)).sum().backward(); m(torch.randn(2, 4));"
+             "n = sys.modules.get('gcprof_backward_hooks');"
+             "print([h.__name__ for h in hooks], n.forward_depth() if n else None)")
+    for env, want in (({}, "['_pre_in_cpp'] 0"), ({"GCPROF_NATIVE_FORWARD": "0"}, "['_pre'] 0"),
+                      ({"GCPROF_NATIVE_HOOKS": "0"}, "['_pre'] None")):
+        proc, _ = run_python(["-c", probe], **env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        assert proc.stdout.strip() == want, (env, proc.stdout, proc.stderr)
 
 
 def test_the_switch_and_a_foreign_torch_choose_the_python_hooks():
@@ -99,17 +128,21 @@ def test_no_range_stays_open_after_the_passes():
 def test_the_failsafe_stops_hooks_already_on_a_graph():
     # Armed in the forward, then an internal error elsewhere: the backward records nothing.
     _library()
+    # And the C++ forward hooks stop too: a forward after it records nothing.
+    _library()
     probe = ("import torch, fake_recorder; from gcprof import startup, failsafe;"
              "rec = fake_recorder.FakeRecorder(); startup.install_profiler(torch, rec);"
              "m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh());"
              "loss = m(torch.randn(2, 4)).sum();"
              "failsafe.internal_error('a test', RuntimeError('on purpose'));"
-             "loss.backward();"
+             "loss.backward(); before = len(rec.events);"
+             "m(torch.randn(2, 4)); m[0](torch.randn(2, 4));"
              "import sys; print('native' if 'gcprof_backward_hooks' in sys.modules else 'python',"
-             " sum(1 for e in rec.events if e[0] == 'start' and e[3] == 2))")
+             " sum(1 for e in rec.events if e[0] == 'start' and e[3] == 2),"
+             " len(rec.events) - before)")
     proc, _ = run_python(["-c", probe])
     assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["native", "0"], proc.stdout + proc.stderr
+    assert proc.stdout.split() == ["native", "0", "0"], proc.stdout + proc.stderr
 
 
 def test_gcprof_record_finds_them_beside_the_injector():

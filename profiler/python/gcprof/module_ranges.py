@@ -35,6 +35,14 @@ every module called inside it, which its recomputation (unrecorded) does not
 pay. take_hook_cost() gives the mean cost per module call since the last
 call; steps.py records it per step as the scalar `hook_ns_per_call` and the
 advisor subtracts it from recorded forward times.
+
+With the C++ extension loaded (native_hooks.py), the common module call is
+done in C++ (profiler/backward_hooks/forward_hooks.cpp): the registered hooks
+are two thin python functions around its forward_pre/forward_post, the
+C++ side keeps the per-thread stack and the names (set_names at each root
+call), and calls back into _native_pre/_native_post/_note_inplace below for
+root calls, calls during a backward pass and arguments it does not walk
+itself. Both paths record the same events (tests/python/test_native_hooks.py).
 """
 import contextlib
 import threading
@@ -47,6 +55,7 @@ from .native import FORWARD, USER
 from .tensors import grad_nodes, storage_address, tensor_bytes
 
 _SKIP = None  # stack entry of a call that is not recorded
+_A_CALLER = ({},)  # `callers` of a C++ stack frame that has a recorded caller (arm)
 COMPILED_MARK = "torch.compile"  # + " <class>"; read by the advisor (docs/python-shim.md)
 INPLACE_OUTPUT = "inplace output "  # + "0x<address>"; read by the advisor (docs/python-shim.md)
 
@@ -76,6 +85,8 @@ class ModuleRanges:
         self._steps = steps
         # The C++ hooks when built for this torch, else the python ones (native_hooks.py).
         self._backward = native_hooks.load(torch, recorder) or BackwardRanges(torch, recorder)
+        # The C++ forward hooks (forward_hooks.cpp) when the extension has them; install().
+        self._native = getattr(self._backward, "forward_hooks", None)
         self._tls = threading.local()
         self._names = {}          # id(module) -> qualified name
         self._primary = None      # weakref to the first root module
@@ -94,10 +105,22 @@ class ModuleRanges:
 
     def install(self):
         hooks = self._torch.nn.modules.module
+        pre_hook, post_hook = self._pre, self._post
+        native = self._native
+        if native is not None:
+            tensor = self._tensor
+            native.forward_install(self, lambda v: tensor_bytes(v, tensor),
+                                   lambda v: grad_nodes(v, tensor))
+            failsafe.on_failure(native.forward_disable)
+            self._native_pre_hook, self._native_post_hook = native.forward_pre, native.forward_post
+            pre_hook, post_hook = self._pre_in_cpp, self._post_in_cpp
         try:
-            post = hooks.register_module_forward_hook(self._post, with_kwargs=True, always_call=True)
-            pre = hooks.register_module_forward_pre_hook(self._pre)
+            post = hooks.register_module_forward_hook(post_hook, with_kwargs=True, always_call=True)
+            pre = hooks.register_module_forward_pre_hook(pre_hook)
         except TypeError:  # PyTorch 1.13: no kwargs, not called when forward raises
+            if native is not None:  # never built for it (native_hooks.py); stays correct anyway
+                native.forward_disable()
+                self._native = None
             post = hooks.register_module_forward_hook(self._post)
             pre = hooks.register_module_forward_pre_hook(self._pre_without_always_call)
         failsafe.on_failure(pre.remove)
@@ -138,6 +161,8 @@ class ModuleRanges:
 
     def take_hook_cost(self):
         """Mean ns of hook time per module call since the last call; None without calls."""
+        if self._native is not None:
+            return self._native.take_hook_cost()
         ns, calls = self._hook_ns, self._hook_calls
         self._hook_ns = self._hook_calls = 0
         return ns / calls if calls else None
@@ -156,9 +181,12 @@ class ModuleRanges:
             except AttributeError:
                 stack = self._stack()
             if self._graph_task() != -1:
-                self._enter_in_backward(module, stack)
+                frame = self._open_in_backward(module)
             else:
-                self._enter(module, args, stack)
+                frame = self._open(module, args, not stack)
+            stack.append(frame)
+            if frame is not _SKIP and not frame.recompute:
+                self._tls.scopes.append(frame.nodes)
         except Exception as exc:
             failsafe.internal_error("the module forward pre-hook", exc)
         self._hook_calls += 1
@@ -191,23 +219,53 @@ class ModuleRanges:
                     self.ops.end()
             self._rec.range_end(frame.range_id)
 
-    def _enter_in_backward(self, module, stack):
+    # The C++ hooks (forward_hooks.cpp) behind two thin python functions: a
+    # python function can see torch.compile tracing it (the C function would
+    # break the graph at every module call) and catch what goes wrong.
+
+    def _pre_in_cpp(self, module, args):
+        if self._compiling():
+            return None
+        try:
+            self._native_pre_hook(module, args)
+        except Exception as exc:
+            failsafe.internal_error("the module forward pre-hook", exc)
+        return None
+
+    def _post_in_cpp(self, module, args, *rest):  # rest: kwargs, output; or output
+        if self._compiling():
+            return None
+        try:
+            self._native_post_hook(module, args, *rest)
+        except Exception as exc:
+            failsafe.internal_error("the module forward hook", exc)
+        return None
+
+    def _native_pre(self, module, args, root):
+        """The calls the C++ pre-hook leaves to python: its _Frame, or None (not recorded)."""
+        self._stack()
+        if self._graph_task() != -1:
+            return self._open_in_backward(module)
+        return self._open(module, args, root)
+
+    def _native_post(self, frame, args, kwargs, output, has_caller):
+        """The end of a call _native_pre opened (the C++ post-hook popped its frame)."""
+        self._finish(frame, args, kwargs, output, _A_CALLER if has_caller else ())
+
+    def _open_in_backward(self, module):
         if self._tls.recomputing or not self._recording:
-            stack.append(_SKIP)
-            return
+            return _SKIP
         name = self._names.get(id(module))
         rid = self._rec.range_start("recompute " + name, USER) if name is not None else 0
         self._tls.recomputing += 1
-        stack.append(_Frame(name, rid, None, recompute=True))
+        return _Frame(name, rid, None, recompute=True)
 
-    def _enter(self, module, args, stack):
-        root = not stack
+    def _open(self, module, args, root):
         if root:
             self._root_call(module)
         name = self._names.get(id(module)) if self._recording else None
         if name is None:
-            stack.append(_SKIP)
-            return
+            return _SKIP
         rid = self._range_start(name, FORWARD)
         if not self._grad_enabled():
             frame = _Frame(name, rid, None)
@@ -220,11 +278,10 @@ class ModuleRanges:
             tensor = self._tensor
             frame = _Frame(name, rid, grad_nodes(args, tensor),
                            versions=[(a, a._version) for a in args if isinstance(a, tensor)])
-        stack.append(frame)
-        self._tls.scopes.append(frame.nodes)
         if root and self.ops is not None and frame.input_nodes is not None:
             frame.ops = True
             self.ops.begin()
+        return frame
 
     def primary(self):
         """The model: the first root module called (None before, or once it is gone)."""
@@ -246,6 +303,8 @@ class ModuleRanges:
         self._name_tree(module)
         self._steps.root_forward()
         self._recording = self._rec.active()
+        if self._native is not None:
+            self._native.set_names(self._names, self._recording)
         inner = getattr(module, "_orig_mod", None)
         if inner is not None and self._recording and not self._compiled_marked:
             self._compiled_marked = True
@@ -284,15 +343,21 @@ class ModuleRanges:
         return None
 
     def _leave(self, frame, args, rest):
+        scopes = self._tls.scopes
+        if not frame.recompute:
+            scopes.pop()
+        kwargs, output = rest if len(rest) == 2 else (None, rest[0])
+        self._finish(frame, args, kwargs, output, scopes)
+
+    def _finish(self, frame, args, kwargs, output, scopes):
+        """Ends a call's range and arms its backward; `scopes`: the recorded callers'
+        node dicts, innermost last (only their presence counts on the C++ path)."""
         if frame.recompute:
             self._tls.recomputing -= 1
             self._rec.range_end(frame.range_id)
             return
-        scopes = self._tls.scopes
-        scopes.pop()
         if frame.ops:
             self.ops.end()
-        kwargs, output = rest if len(rest) == 2 else (None, rest[0])
         for t, version in frame.versions:
             if t._version != version:
                 self._note_inplace(frame.name, output)

@@ -40,6 +40,11 @@ class NativeBackwardRanges:
     def __init__(self, module):
         self.module = module
         self._arm = module.arm
+        # The forward hooks in C++ (forward_hooks.cpp, module_ranges.py) when the
+        # recorder gave an entry point ending a range with its io; else None.
+        supported = getattr(module, "forward_supported", None)
+        forward_off = os.environ.get("GCPROF_NATIVE_FORWARD") == "0"
+        self.forward_hooks = module if supported and supported() and not forward_off else None
 
     def in_backward(self):
         return False  # only asked on PyTorch without _current_graph_task_id, never native

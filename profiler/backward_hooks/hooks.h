@@ -1,0 +1,36 @@
+// What backward_hooks.cpp (the backward ranges) and forward_hooks.cpp (the
+// module forward hooks) of the gcprof_backward_hooks extension share: the
+// injector's entry points and arming a module call's backward range.
+#pragma once
+
+#include <Python.h>
+
+#include <torch/csrc/autograd/function.h>
+
+#include <atomic>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace gcprof_hooks {
+
+using RangeStartFn = uint64_t (*)(const char*, int);
+using RangeEndFn = void (*)(uint64_t);
+using RangeEndIoFn = void (*)(uint64_t, int64_t, int64_t);
+extern RangeStartFn g_range_start;
+extern RangeEndFn g_range_end;
+extern RangeEndIoFn g_range_end_io;  // null: the forward hooks stay in python
+extern std::atomic<bool> g_enabled;  // false once the shim's failsafe ran
+
+// The node behind a grad_fn object; null for anything else.
+torch::autograd::Node* nodeOf(PyObject* obj);
+
+// A module call's backward range (backward_hooks.cpp's arm); `root`: the call
+// had no recorded caller, so the next root call gets its own dispatchers.
+void armBackward(const std::string& name, const std::vector<torch::autograd::Node*>& outputs,
+                 const std::vector<torch::autograd::Node*>& inputs, bool root);
+
+// Adds forward_hooks.cpp's functions to the module; false with a python error set.
+bool addForwardHooks(PyObject* module);
+
+}  // namespace gcprof_hooks
