@@ -6,6 +6,7 @@ torch.compile are refused with a message naming the cause and what to do."""
 import json
 import os
 import sqlite3
+import statistics
 import unittest
 
 import pipeline as p
@@ -37,23 +38,30 @@ class GradientAccumulation(unittest.TestCase):
         self.assertEqual(len(plan.get("blocks", plan["units"])), 4)  # tree plans: units are sub-modules
 
     def test_recompute_counts_every_micro_batch(self):
+        # Recompute is priced per optimizer step, both micro-batches
+        # together, in the solver's unit times as in the plan's total
+        # (advisor/model/recompute_cost.h). Per-pass times on a loaded
+        # machine vary 10x between passes, so no fixed ratio holds: the
+        # units' forward_ns must be nearer the median over the steady steps
+        # of both passes' sum (from the recorded forward ranges) than the
+        # median of one pass.
         plan = load(self.plan_path)
-        spanned = {n for seg in plan["segments"] for n in seg["units"]}
-        # One pass's forward of the spanned units, from the recorded forward
-        # ranges (one per micro-batch): the median per unit.
+        spanned = sorted({n for seg in plan["segments"] for n in seg["units"]})
+        self.assertTrue(spanned)
+        self.assertEqual(plan["predicted"]["recompute_ns"], sum(seg["recompute_ns"] for seg in plan["segments"]))
+        per_step = per_pass = 0
         with sqlite3.connect(self.db) as db:
-            per_pass = 0
             for name in spanned:
-                times = sorted(e - s for s, e in db.execute(
-                    "SELECT start_ns, end_ns FROM ranges WHERE run = 1 AND phase = 1 AND name = ?", (name,)))
-                self.assertEqual(len(times), 6, name)  # 3 steps of 2 micro-batches
-                per_pass += times[len(times) // 2]
-        self.assertGreater(plan["predicted"]["recompute_ns"], 1.5 * per_pass)
-        # The units' forward times are priced per optimizer step too, both
-        # micro-batches (advisor/model/recompute_cost.h): the solver and the
-        # simulator price recompute alike.
-        per_step = sum(u["forward_ns"] for u in plan["unit_stats"] if u["name"] in spanned)
-        self.assertGreater(per_step, 1.5 * per_pass)
+                rows = db.execute("SELECT step, end_ns - start_ns FROM ranges WHERE run = 1 AND phase = 1 "
+                                  "AND name = ? AND step >= 1", (name,)).fetchall()  # the steady steps
+                self.assertEqual(len(rows), 4, name)  # 2 steady steps of 2 micro-batches
+                sums = {}
+                for step, ns in rows:
+                    sums[step] = sums.get(step, 0) + ns
+                per_step += statistics.median(sums.values())
+                per_pass += statistics.median(ns for _, ns in rows)
+        forward = sum(u["forward_ns"] for u in plan["unit_stats"] if u["name"] in spanned)
+        self.assertLess(abs(forward - per_step), abs(forward - per_pass), (forward, per_step, per_pass))
 
     def test_verify_confirms_the_model(self):
         # The gates that test the model: the job ran, the measured peak is the
