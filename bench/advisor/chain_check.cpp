@@ -6,9 +6,12 @@
 // the real peak (the other gaps' held arguments, for one).
 //
 //   chain_check TRACE.db RUN [UNITS_REGEX]
+//   chain_check TRACE.db RUN --pair OTHER_RUN   (the what-if's instants, issue 12:
+//       how many region moments of two runs of one job pair up instant by instant)
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
+#include <string>
 
 #include "model/chain_peak.h"
 #include "plan/advice.h"
@@ -28,6 +31,22 @@ int main(int argc, char** argv) {
   AdviceRequest r;
   r.strategy = Strategy::None;
   r.tree = false;
+  if (argc > 4 && std::string(argv[3]) == "--pair") {
+    UnitChain a = advise(trace, r).chain, b = advise(store.load(std::atoll(argv[4])), r).chain;
+    int moments = 0, paired = 0;
+    size_t instants = 0;
+    using Field = std::vector<std::vector<std::vector<Bytes>>> UnitChain::*;
+    for (Field f : {&UnitChain::unit_peak_instants, &UnitChain::backward_peak_instants, &UnitChain::gap_peak_instants})
+      for (size_t k = 0; k < (a.*f).size() && k < (b.*f).size(); ++k)
+        for (size_t j = 0; j < (a.*f)[k].size() && j < (b.*f)[k].size(); ++j) {
+          ++moments;
+          instants += (a.*f)[k][j].size();
+          if ((a.*f)[k][j].size() == (b.*f)[k][j].size()) ++paired;
+        }
+    std::printf("%d of %d region moments pair up instant by instant (%zu instants in the first run)\n", paired,
+                moments, instants);
+    return 0;
+  }
   if (argc > 3) r.units = argv[3];
   Advice a = advise(trace, r);
   int n = a.chain.size(), plans = 0, low = 0;
