@@ -182,7 +182,9 @@ TEST(SelectiveChainExact, ABudgetSweepWithNoisyCallTimesIsMonotone) {
       Advice a = advise(t, r);
       if (!a.chosen.fits) break;
       SCOPED_TRACE("seed " + std::to_string(seed) + ", " + std::to_string(pct) + "%");
-      if (last >= 0) EXPECT_GE(a.chosen.recompute_ns, last);  // budgets fall: recompute may only grow
+      if (last >= 0) {
+        EXPECT_GE(a.chosen.recompute_ns, last);  // budgets fall: recompute may only grow
+      }
       last = a.chosen.recompute_ns;
       Ns sum = 0;
       for (const Segment& s : a.chosen.segments) {
