@@ -11,6 +11,7 @@
 #include "model/median.h"
 #include "model/memory_events.h"
 #include "model/op_table.h"
+#include "model/recompute_cost.h"
 #include "model/selective_replay_peak.h"
 #include "model/step_regions.h"
 #include "saturating.h"
@@ -26,9 +27,43 @@ void raise(Bytes& slot, std::vector<Bytes>& moments, Bytes v) {
   raise(slot, v);
 }
 
+// raise() with a region's moment, keeping its instants beside it.
+void raise(Bytes& slot, std::vector<Bytes>& moments, std::vector<std::vector<Bytes>>& instants, Bytes v,
+           const std::vector<Bytes>& region_instants) {
+  raise(slot, moments, v);
+  instants.push_back(region_instants);
+  for (Bytes& b : instants.back()) b = std::max<Bytes>(0, b);
+}
+
+// The local maxima of one region's live-bytes curve, in time order: the
+// entry level and the level after each instant's events, a value kept when
+// the next is lower or the region ends. Whichever is highest at one size
+// may not be at another (UnitChain::*_instants).
+class RegionInstants {
+ public:
+  void add(Bytes v) {
+    if (started_ && v < last_ && rising_) maxima_.push_back(last_);
+    if (!started_ || v > last_) rising_ = true;
+    if (v < last_) rising_ = false;
+    started_ = true;
+    last_ = v;
+  }
+  std::vector<Bytes> finish() {
+    if (started_ && rising_) maxima_.push_back(last_);
+    started_ = false;
+    return std::move(maxima_);
+  }
+
+ private:
+  std::vector<Bytes> maxima_;
+  Bytes last_ = 0;
+  bool started_ = false, rising_ = false;
+};
+
 // Live-byte maxima of the regions of every complete step, entry levels included.
 struct RegionMaxima {
   std::vector<std::vector<Bytes>> per_step;  // [complete step][region]
+  std::vector<std::vector<std::vector<Bytes>>> instants;  // [complete step][region]: RegionInstants
   Bytes outside = 0;
   std::string outside_where = "nowhere (no memory recorded)";
 };
@@ -39,11 +74,14 @@ RegionMaxima regionMaxima(const Trace& trace, const AllocationFilter& filter,
                           std::vector<std::vector<Bytes>>& entering) {
   RegionMaxima m;
   m.per_step.resize(steps.size());
+  m.instants.resize(steps.size());
   entering.resize(steps.size());
   for (size_t s = 0; s < steps.size(); ++s) {
     m.per_step[s].assign(regions[s].count(), LLONG_MIN);
+    m.instants[s].assign(regions[s].count(), {});
     entering[s].assign(regions[s].count(), 0);
   }
+  std::vector<RegionInstants> open;  // the current step's regions
   std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
   Bytes live = 0;
   size_t s = 0;       // current complete step
@@ -64,19 +102,24 @@ RegionMaxima regionMaxima(const Trace& trace, const AllocationFilter& filter,
   };
   // Enter every region of step s up to `r` at the current level.
   auto enterUpTo = [&](int r) {
+    if (cur < 0) open.assign(regions[s].count(), {});
     for (int q = cur + 1; q <= r; ++q) {
+      if (q > 0) m.instants[s][q - 1] = open[q - 1].finish();
       entering[s][q] = live;
       raise(m.per_step[s][q], live);
+      open[q].add(live);
     }
     cur = std::max(cur, r);
   };
+  auto leaveStep = [&] {
+    enterUpTo(regions[s].count() - 1);
+    m.instants[s][cur] = open[cur].finish();
+    ++s;
+    cur = -1;
+  };
   for (size_t i = 0; i < events.size(); ++i) {
     Ns t = events[i].time;
-    while (s < steps.size() && t > regions[s].end()) {
-      enterUpTo(regions[s].count() - 1);
-      ++s;
-      cur = -1;
-    }
+    while (s < steps.size() && t > regions[s].end()) leaveStep();
     int r = s < steps.size() ? regions[s].regionOf(t) : StepRegions::kOutside;
     if (r != StepRegions::kOutside) enterUpTo(r);
     sat::addTo(live, events[i].delta);
@@ -84,10 +127,12 @@ RegionMaxima regionMaxima(const Trace& trace, const AllocationFilter& filter,
     if (!last_at_time) continue;
     if (r == StepRegions::kOutside)
       noteOutside(t);
-    else
+    else {
       raise(m.per_step[s][r], live);
+      open[r].add(live);
+    }
   }
-  for (; s < steps.size(); ++s, cur = -1) enterUpTo(regions[s].count() - 1);
+  while (s < steps.size()) leaveStep();
   return m;
 }
 
@@ -180,6 +225,9 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.backward_peak.assign(n, 0);
   c.backward_peak_moments.assign(n, {});
   c.gap_peak_moments.assign(n, {});
+  c.unit_peak_instants.assign(n, {});
+  c.backward_peak_instants.assign(n, {});
+  c.gap_peak_instants.assign(n, {});
   c.before_backward_moments.assign(n, {});
   c.born_kept_moments.assign(2 * n - 1, {});
   c.born_peak_moments.assign(2 * n - 1, {});
@@ -193,14 +241,19 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     const StepRegions& reg = regions[s];
     const std::vector<Bytes>& mx = maxima.per_step[s];
     for (int k = 0; k < n; ++k) {
-      raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.forward(k)]);
-      raise(c.unit_peak[k], c.unit_peak_moments[k], mx[reg.backward(k)]);
+      const std::vector<std::vector<Bytes>>& at = maxima.instants[s];
+      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.forward(k)], at[reg.forward(k)]);
+      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.backward(k)], at[reg.backward(k)]);
       c.forward_peak[k] = std::max(c.forward_peak[k], mx[reg.forward(k)]);
       Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, events, *steps[s], reg, k, {});
       c.checkpointed_forward_peak[k] = std::max(c.checkpointed_forward_peak[k], ck >= 0 ? ck : mx[reg.forward(k)]);
-      raise(c.backward_peak[k], c.backward_peak_moments[k], mx[reg.backward(k)]);
-      raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.forwardGap(k)]);
-      if (k + 1 < n) raise(c.gap_peak[k], c.gap_peak_moments[k], mx[reg.backwardGap(k + 1)]);
+      raise(c.backward_peak[k], c.backward_peak_moments[k], c.backward_peak_instants[k], mx[reg.backward(k)],
+            at[reg.backward(k)]);
+      raise(c.gap_peak[k], c.gap_peak_moments[k], c.gap_peak_instants[k], mx[reg.forwardGap(k)],
+            at[reg.forwardGap(k)]);
+      if (k + 1 < n)
+        raise(c.gap_peak[k], c.gap_peak_moments[k], c.gap_peak_instants[k], mx[reg.backwardGap(k + 1)],
+              at[reg.backwardGap(k + 1)]);
       raise(c.before_backward[k], c.before_backward_moments[k], entering[s][reg.backward(k)]);
     }
     BornStats b = bornStats(trace, filter, reg);
@@ -233,17 +286,13 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   // Times from the steady steps.
   std::vector<const StepLayout*> steady;
   for (size_t i : layout.steady) steady.push_back(&layout.steps[i]);
+  // Recompute as the simulator prices it (recompute_cost.h).
   c.forward_ns.assign(n, 0);
   c.gap_ns.assign(n, 0);
+  OpIndex no_calls_kept(trace);
   for (int k = 0; k < n; ++k) {
-    std::vector<Ns> f, g;
-    for (const StepLayout* s : steady) {
-      f.push_back(s->units[k].forward_ns);
-      if (k + 1 < n && !s->units[k].device_time)
-        g.push_back(sat::sub(s->units[k + 1].fwd_start, s->units[k].fwd_end));
-    }
-    c.forward_ns[k] = median(f);
-    c.gap_ns[k] = median(g);
+    c.forward_ns[k] = unitRecomputeNs(layout, no_calls_kept, k);
+    if (k + 1 < n) c.gap_ns[k] = gapRecomputeNs(layout, k);
   }
   std::vector<Ns> durations;
   for (const StepLayout* s : steady) durations.push_back(sat::sub(s->end, s->start));
@@ -288,6 +337,13 @@ void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationF
   for (size_t k = 0; k < chain.selective.size() && k < free_at_peak.size(); ++k)
     addOption(chain.selective[k], optionOfCalls("alive at its replay's peak", ops[k], free_at_peak[k]),
               chain.saved[k]);
+  // Each save-list's recompute as the simulator prices it: the median of
+  // each step's unit time less its kept calls' times, not the sum of the
+  // calls' medians (recompute_cost.h).
+  OpIndex index(trace);
+  for (size_t k = 0; k < chain.selective.size(); ++k)
+    for (SelectiveOption& o : chain.selective[k])
+      o.saved_ns = std::max<Ns>(0, chain.forward_ns[k] - unitRecomputeNs(layout, index, static_cast<int>(k), o.save));
   measureReplayPeaks(chain.selective, trace, filter, layout);
   measureForwardPeaks(chain, trace, filter, layout);
 }

@@ -67,6 +67,16 @@ struct UnitChain {
   // the maximum at the new size (scale/chain_scaling.h).
   std::vector<std::vector<Bytes>> unit_peak_moments, gap_peak_moments, before_backward_moments,
       born_kept_moments, born_peak_moments, backward_peak_moments;
+  // Within one moment (a region of one step) the instant that is highest
+  // moves too: HF GPT-2's loss had one more logits-sized tensor alive at its
+  // peak at batch 16 than at 4. So for the moments that are a region's
+  // maximum, each moment's candidate instants: the local maxima of the
+  // region's live bytes in time order (entry level included), [k][moment]
+  // parallel to the moments. Runs of one job make the same allocations in
+  // the same order, so their instants pair up one to one; the what-if fits
+  // each and takes the maximum, and falls back to the moment where the
+  // counts differ.
+  std::vector<std::vector<std::vector<Bytes>>> unit_peak_instants, backward_peak_instants, gap_peak_instants;
 
   // Per unit, the arguments of a checkpoint beginning with it
   // (checkpoint_arguments.h) that the recorded run frees before the backward

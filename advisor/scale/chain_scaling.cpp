@@ -101,11 +101,27 @@ bool haveMoments(const std::vector<SizedChain>& runs, Moments moments, size_t k)
   return true;
 }
 
+using Instants = std::vector<std::vector<std::vector<Bytes>>> UnitChain::*;
+
+// Moment j of entry k's instants when every run has the same number of them
+// (UnitChain::*_instants: the same allocations in the same order).
+bool haveInstants(const std::vector<SizedChain>& runs, Instants instants, size_t k, size_t j) {
+  auto count = [&](const UnitChain& c) -> size_t {
+    const auto& v = c.*instants;
+    return k < v.size() && j < v[k].size() ? v[k][j].size() : 0;
+  };
+  size_t n = count(runs.front().chain);
+  if (n == 0) return false;
+  for (const SizedChain& r : runs)
+    if (count(r.chain) != n) return false;
+  return true;
+}
+
 template <typename T>
 void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double size,
                  std::vector<T> UnitChain::*field, UnitChain& out,
                  const std::optional<PersistentModel>& live = std::nullopt, bool time = false,
-                 Moments moments = nullptr) {
+                 Moments moments = nullptr, Instants instants = nullptr) {
   size_t n = (runs.front().chain.*field).size();
   for (const SizedChain& r : runs)
     if ((r.chain.*field).size() != n)
@@ -121,11 +137,22 @@ void scaleVector(const std::vector<SizedChain>& runs, GrowthForm form, double si
       // A maximum of moments that each grow with the size, the largest at
       // one size not the largest at another: fit each, then take the
       // maximum (a line through the maxima would cut below it).
+      // Within a moment, the same again with its instants (the highest
+      // instant of a region moves too); the moment itself where the runs'
+      // instants do not pair up.
       Bytes most = 0;
-      for (size_t j = 0; j < (runs.front().chain.*moments)[k].size(); ++j)
+      for (size_t j = 0; j < (runs.front().chain.*moments)[k].size(); ++j) {
+        if (instants && haveInstants(runs, instants, k, j)) {
+          for (size_t i = 0; i < (runs.front().chain.*instants)[k][j].size(); ++i)
+            most = std::max<Bytes>(most, predictedLive(runs, form, size, live, [&](const UnitChain& c) {
+                                     return static_cast<double>((c.*instants)[k][j][i]);
+                                   }));
+          continue;
+        }
         most = std::max<Bytes>(most, predictedLive(runs, form, size, live, [&](const UnitChain& c) {
                                  return static_cast<double>((c.*moments)[k][j]);
                                }));
+      }
       (out.*field)[k] = most;
     } else {
       (out.*field)[k] = predictedLive(runs, form, size, live, [&](const UnitChain& c) {
@@ -195,10 +222,12 @@ UnitChain ChainScaling::at(double size) const {
   c.names = shape.names;
   scaleVector(runs_, form_, size, &UnitChain::forward_ns, c, std::nullopt, true);
   scaleVector(runs_, form_, size, &UnitChain::gap_ns, c, std::nullopt, true);
-  scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_, false, &UnitChain::unit_peak_moments);
+  scaleVector(runs_, form_, size, &UnitChain::unit_peak, c, persistent_, false, &UnitChain::unit_peak_moments,
+              &UnitChain::unit_peak_instants);
   scaleVector(runs_, form_, size, &UnitChain::backward_peak, c, persistent_, false,
-              &UnitChain::backward_peak_moments);
-  scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_, false, &UnitChain::gap_peak_moments);
+              &UnitChain::backward_peak_moments, &UnitChain::backward_peak_instants);
+  scaleVector(runs_, form_, size, &UnitChain::gap_peak, c, persistent_, false, &UnitChain::gap_peak_moments,
+              &UnitChain::gap_peak_instants);
   scaleVector(runs_, form_, size, &UnitChain::before_backward, c, persistent_, false,
               &UnitChain::before_backward_moments);
   scaleVector(runs_, form_, size, &UnitChain::born_kept, c, std::nullopt, false, &UnitChain::born_kept_moments);

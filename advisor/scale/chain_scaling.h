@@ -6,7 +6,9 @@
 // bytes (peaks, the memory outside the units) are fitted above the
 // persistent part and the persistent part's own model added back. Numbers
 // that are maxima of several moments (UnitChain::*_moments) are the maximum
-// of the moments' fits: the moment that is highest changes with the size.
+// of the moments' fits, and within a moment the maximum of its instants'
+// fits (UnitChain::*_instants): the moment and the instant that are highest
+// change with the size.
 #pragma once
 
 #include <optional>

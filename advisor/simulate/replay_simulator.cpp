@@ -10,6 +10,7 @@
 #include "model/in_place_outputs.h"
 #include "model/median.h"
 #include "model/op_table.h"
+#include "model/recompute_cost.h"
 #include "model/step_regions.h"
 #include "saturating.h"
 
@@ -46,29 +47,17 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
   return out;
 }
 
-// A selective segment's kept operator calls in this step, as time windows:
-// what is born inside them is not dropped and not replayed, and their time
-// is not recomputed.
-std::vector<OpCall> keptCalls(const OpIndex& ops, const UnitWindow& unit, const Segment& seg) {
-  if (!seg.selective()) return {};
-  return savedCalls(ops.within(unit.fwd_start, unit.fwd_end), seg.save);
-}
-
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
                 const StepRegions& reg, const Segment& seg, const OpIndex& ops,
                 const std::unordered_set<int64_t>& gathers, const InPlaceOutputs& inplace,
                 const CheckpointedForward& forward, std::vector<SimEvent>& ev) {
   const UnitWindow& first = step.units[seg.first];
   const UnitWindow& last = step.units[seg.last];
-  Ns cost = 0;
-  for (int k = seg.first; k <= seg.last; ++k) {
-    sat::addTo(cost, step.units[k].forward_ns);
-    if (k < seg.last && !step.units[k].device_time)
-      sat::addTo(cost, sat::sub(step.units[k + 1].fwd_start, step.units[k].fwd_end));
-  }
-  std::vector<OpCall> kept = keptCalls(ops, first, seg);
-  for (const OpCall& c : kept) cost -= c.end - c.start;
-  cost = std::max<Ns>(cost, 0);
+  // A selective segment's kept operator calls in this step, as time
+  // windows: what is born inside them is not dropped and not replayed, and
+  // their time is not recomputed (model/recompute_cost.h).
+  std::vector<OpCall> kept = seg.selective() ? keptCalls(ops, step, seg.first, seg.save) : std::vector<OpCall>{};
+  Ns cost = stepRecomputeNs(step, seg.first, seg.last, kept);
   Ns anchor = last.bwd_start;
   uint8_t replay_phase = reg.regionOf(anchor) == reg.backward(seg.last) ? 0 : 2;
   Ns replay_end = sat::add(sat::sub(last.fwd_end, first.fwd_start), 1);
@@ -210,21 +199,25 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   }
   // Per training step: the micro-steps of one step (gradient accumulation)
   // add up, so recompute compares with the optimizer step's time.
-  std::vector<Ns> recompute, step_time;
+  std::vector<Ns> step_time;
   int64_t current = 0;
   for (size_t k = 0; k < layout.steady.size(); ++k) {
     const StepLayout& st = layout.steps[layout.steady[k]];
     Ns cost = step_cost[layout.steady[k]];
     if (k > 0 && st.step == current && st.step >= 0) {
-      sat::addTo(recompute.back(), cost);
       sat::addTo(step_time.back(), sat::add(sat::sub(st.end, st.start), cost));
       continue;
     }
     current = st.step;
-    recompute.push_back(cost);
     step_time.push_back(sat::add(sat::sub(st.end, st.start), cost));
   }
-  sim.recompute_ns = median(recompute);
+  // The plan's recompute as the solvers price it: per segment the median
+  // over the steady steps of each unit's (and inner gap's) cost, summed
+  // (model/recompute_cost.h), not the median of each step's total.
+  if (sim.steps_applied > 0)
+    for (const Segment& seg : plan)
+      sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ops, seg.first, seg.last,
+                                                      seg.selective() ? seg.save : std::vector<std::string>{}));
   sim.step_ns = median(step_time);
   return sim;
 }

@@ -4,6 +4,7 @@
 bench/RESULTS.md).
 
     python3 bench/plan/selective_bench.py BUILD [--jobs gpt,hf-gpt2,hf-gpt2-vocab] [--rounds 3] [--out DIR]
+    python3 bench/plan/selective_bench.py BUILD --sweep [--jobs gpt]   # the budget sweep only
 
 Per job: record once with --ops (what advise plans from); advise `every`,
 `matmuls`, and `optimal` at the peak `every` is predicted to reach and at
@@ -59,12 +60,46 @@ def clocked(prefix, argv, out):
         return [s["cpu_ns"] for s in json.load(f)[1:]]
 
 
-def bench(build, name, job, rounds, work):
+SWEEP_MIB = [0, 0.5, 1, 2, 4, 8, 12, 13, 16, 20]
+
+
+def sweep(build, name, units, db, work):
+    """Predicted recompute of the optimal plan at every's peak + x MiB (x in
+    SWEEP_MIB, `--headroom 0`): one Markdown row, and whether the plan's
+    per-segment prices add up to its total (issue 10: one price)."""
+    def plan_at(label, *extra):
+        path = os.path.join(work, "%s-sweep-%s.json" % (name, label))
+        gcprof(build, "advise", db, "--run", "1", "--units", units, *extra, "-o", path)
+        with open(path) as f:
+            return json.load(f)
+    every = plan_at("every", "--strategy", "every")
+    peak = every["predicted"]["peak_bytes"]
+    cells, mismatches, last, monotone = [], 0, None, True
+    for x in SWEEP_MIB:
+        plan = plan_at(str(x), "--budget", "%dB" % (peak + int(x * 2**20)), "--headroom", "0")
+        total = plan["predicted"]["recompute_ns"]
+        parts = sum(seg.get("recompute_ns", 0) for seg in plan["segments"])
+        mismatches += parts != total
+        if last is not None and total > last:
+            monotone = False
+        last = total
+        selective = sum(1 for seg in plan["segments"] if seg.get("policy") == "selective")
+        cells.append("%.1f%s" % (total / 1e6, " (%ds)" % selective if selective else ""))
+    print("| %s (every %.1f MiB, %.1f ms) | %s |" % (name, peak / 2**20, every["predicted"]["recompute_ns"] / 1e6,
+                                                   " | ".join(cells)))
+    print("  monotone: %s; plans whose per-segment recompute does not add up to the total: %d of %d"
+          % ("yes" if monotone else "NO", mismatches, len(SWEEP_MIB)), flush=True)
+
+
+def bench(build, name, job, rounds, work, sweep_only=False):
     argv, units = job
     db = os.path.join(work, name + ".db")
     if os.path.exists(db):
         os.remove(db)
     gcprof(build, "record", "-o", db, "--ops", "--", sys.executable, *argv)
+    if sweep_only:
+        sweep(build, name, units, db, work)
+        return
     plans = {}
 
     def advise(label, *extra):
@@ -108,9 +143,19 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--jobs", default=",".join(JOBS))
     ap.add_argument("--out", help="keep the traces, plans and step times here (default: a temporary folder)")
+    ap.add_argument("--sweep", action="store_true",
+                    help="only the budget sweep: predicted recompute at every's peak + %s MiB" %
+                    ",".join("%g" % x for x in SWEEP_MIB))
     a = ap.parse_args()
     work = a.out or tempfile.mkdtemp(prefix="gcprof-selective-bench-")
     os.makedirs(work, exist_ok=True)
+    if a.sweep:
+        print("selective_bench --sweep: load average %.1f at start" % os.getloadavg()[0])
+        print("| job | %s |" % " | ".join("+%g MiB" % x for x in SWEEP_MIB))
+        print("|---|%s" % ("---:|" * len(SWEEP_MIB)))
+        for name in a.jobs.split(","):
+            bench(a.build, name, JOBS[name], a.rounds, work, sweep_only=True)
+        return
     print("selective_bench: OMP_NUM_THREADS=1, %d rounds, load average %.1f at start" % (a.rounds, os.getloadavg()[0]))
     print("| job | plan | segments | predicted peak MiB | measured peak MiB | predicted recompute ms/step "
           "| CPU ms/step (median) | over plain | verdict |")

@@ -49,7 +49,7 @@ def measured(gcprof, db, budget, strategy, size):
 
 
 def mib(b):
-    return f"{b / 2**20:.1f}" if b is not None else "-"
+    return f"{b / 2**20:.2f} ({b:,} B)" if b is not None else "-"
 
 
 def bench(gcprof, name, argv, percent, sizes, budget_of):

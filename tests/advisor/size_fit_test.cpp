@@ -4,6 +4,7 @@
 
 #include <cmath>
 
+#include "chain_run.h"
 #include "chain_traces.h"
 #include "model/advice_error.h"
 #include "plan/plan_file.h"
@@ -161,6 +162,42 @@ TEST(ChainScaling, FitsEachMomentAndTakesTheMaximumAtTheNewSize) {
   b.chain.unit_peak_moments[0].push_back(0);
   ChainScaling unpaired({a, b}, GrowthForm::Affine);
   EXPECT_EQ(unpaired.at(16).unit_peak[0], 1160);
+}
+
+// A loss whose highest instant moves with the size (issue 12: HF GPT-2 had
+// one more logits-sized tensor alive at its loss's peak at batch 16 than at
+// 4): instant A, a tensor that hardly grows, is the highest at 2 and 4;
+// instant B, two tensors of 200 bytes per sample alive at once, at 16.
+Trace movingLoss(Bytes size) {
+  testing::ChainSpec c;
+  c.units = 2;
+  c.steps = 2;
+  Trace t = testing::chainTrace(c);
+  for (int s = 0; s < c.steps; ++s) {
+    Ns loss = testing::forwardStart(c, s, c.units - 1) + c.forward + 5;  // after the last forward
+    testing::addAllocation(t, loss, loss + 10, 2000 + 10 * size, s);     // A
+    testing::addAllocation(t, loss + 20, loss + 40, 200 * size, s);      // B
+    testing::addAllocation(t, loss + 25, loss + 40, 200 * size, s);
+  }
+  return t;
+}
+
+SizedChain movingLossChain(Bytes size) {
+  testing::ChainRun run(movingLoss(size), 2);
+  return {static_cast<double>(size), size, run.chain, {}};
+}
+
+TEST(ChainScaling, FitsEachInstantOfARegionWhereTheHighestMoves) {
+  UnitChain real = movingLossChain(16).chain;
+  ChainScaling s({movingLossChain(2), movingLossChain(4)}, GrowthForm::Affine);
+  EXPECT_EQ(s.at(16).gap_peak[1], real.gap_peak[1]);
+  EXPECT_EQ(s.at(16).gap_peak[1] - s.at(4).gap_peak[1], 2 * 200 * 16 - (2000 + 10 * 4));  // B at 16, A at 4
+  // The moments alone (a line through A at 2 and 4) are far too low at 16;
+  // that is also the fall-back when the runs' instants do not pair up.
+  SizedChain a = movingLossChain(2), b = movingLossChain(4);
+  for (std::vector<Bytes>& moment : b.chain.gap_peak_instants[1]) moment.push_back(0);
+  ChainScaling unpaired({a, b}, GrowthForm::Affine);
+  EXPECT_EQ(real.gap_peak[1] - unpaired.at(16).gap_peak[1], 2 * 200 * 16 - (2000 + 10 * 16));
 }
 
 // The last gap after the checkpoints' arguments were freed (chain_peak.cpp

@@ -5,6 +5,8 @@ called several times per forward (weight sharing) and a model under
 torch.compile are refused with a message naming the cause and what to do."""
 import json
 import os
+import sqlite3
+import statistics
 import unittest
 
 import pipeline as p
@@ -36,10 +38,30 @@ class GradientAccumulation(unittest.TestCase):
         self.assertEqual(len(plan.get("blocks", plan["units"])), 4)  # tree plans: units are sub-modules
 
     def test_recompute_counts_every_micro_batch(self):
+        # Recompute is priced per optimizer step, both micro-batches
+        # together, in the solver's unit times as in the plan's total
+        # (advisor/model/recompute_cost.h). Per-pass times on a loaded
+        # machine vary 10x between passes, so no fixed ratio holds: the
+        # units' forward_ns must be nearer the median over the steady steps
+        # of both passes' sum (from the recorded forward ranges) than the
+        # median of one pass.
         plan = load(self.plan_path)
-        spanned = {n for seg in plan["segments"] for n in seg["units"]}
-        per_pass = sum(u["forward_ns"] for u in plan["unit_stats"] if u["name"] in spanned)
-        self.assertGreater(plan["predicted"]["recompute_ns"], 1.5 * per_pass)
+        spanned = sorted({n for seg in plan["segments"] for n in seg["units"]})
+        self.assertTrue(spanned)
+        self.assertEqual(plan["predicted"]["recompute_ns"], sum(seg["recompute_ns"] for seg in plan["segments"]))
+        per_step = per_pass = 0
+        with sqlite3.connect(self.db) as db:
+            for name in spanned:
+                rows = db.execute("SELECT step, end_ns - start_ns FROM ranges WHERE run = 1 AND phase = 1 "
+                                  "AND name = ? AND step >= 1", (name,)).fetchall()  # the steady steps
+                self.assertEqual(len(rows), 4, name)  # 2 steady steps of 2 micro-batches
+                sums = {}
+                for step, ns in rows:
+                    sums[step] = sums.get(step, 0) + ns
+                per_step += statistics.median(sums.values())
+                per_pass += statistics.median(ns for _, ns in rows)
+        forward = sum(u["forward_ns"] for u in plan["unit_stats"] if u["name"] in spanned)
+        self.assertLess(abs(forward - per_step), abs(forward - per_pass), (forward, per_step, per_pass))
 
     def test_verify_confirms_the_model(self):
         # The gates that test the model: the job ran, the measured peak is the

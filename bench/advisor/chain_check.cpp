@@ -1,0 +1,79 @@
+// Diagnostic for issue 12 (not a test): on a real recording, every plan of
+// whole units (every set of disjoint contiguous segments), the unit chain's
+// peak against the replay simulator's. The chain adds the checkpoints' held
+// arguments only to the last gap (model/chain_peak.cpp); where a plan's
+// chain peak is below the simulator's, a moment the chain leaves out sets
+// the real peak (the other gaps' held arguments, for one).
+//
+//   chain_check TRACE.db RUN [UNITS_REGEX]
+//   chain_check TRACE.db RUN --pair OTHER_RUN   (the what-if's instants, issue 12:
+//       how many region moments of two runs of one job pair up instant by instant)
+#include <cstdio>
+#include <cstdlib>
+#include <functional>
+#include <string>
+
+#include "model/chain_peak.h"
+#include "plan/advice.h"
+#include "simulate/replay_simulator.h"
+#include "trace_store.h"
+
+using namespace gcprof;
+using namespace gcprof::advisor;
+
+int main(int argc, char** argv) {
+  if (argc < 3) {
+    std::fprintf(stderr, "usage: chain_check TRACE.db RUN [UNITS_REGEX]\n");
+    return 2;
+  }
+  TraceStore store(argv[1], TraceStore::Mode::ReadOnly);
+  Trace trace = store.load(std::atoll(argv[2]));
+  AdviceRequest r;
+  r.strategy = Strategy::None;
+  r.tree = false;
+  if (argc > 4 && std::string(argv[3]) == "--pair") {
+    UnitChain a = advise(trace, r).chain, b = advise(store.load(std::atoll(argv[4])), r).chain;
+    int moments = 0, paired = 0;
+    size_t instants = 0;
+    using Field = std::vector<std::vector<std::vector<Bytes>>> UnitChain::*;
+    for (Field f : {&UnitChain::unit_peak_instants, &UnitChain::backward_peak_instants, &UnitChain::gap_peak_instants})
+      for (size_t k = 0; k < (a.*f).size() && k < (b.*f).size(); ++k)
+        for (size_t j = 0; j < (a.*f)[k].size() && j < (b.*f)[k].size(); ++j) {
+          ++moments;
+          instants += (a.*f)[k][j].size();
+          if ((a.*f)[k][j].size() == (b.*f)[k][j].size()) ++paired;
+        }
+    std::printf("%d of %d region moments pair up instant by instant (%zu instants in the first run)\n", paired,
+                moments, instants);
+    return 0;
+  }
+  if (argc > 3) r.units = argv[3];
+  Advice a = advise(trace, r);
+  int n = a.chain.size(), plans = 0, low = 0;
+  Bytes worst = 0;
+  Segments plan;
+  std::function<void(int)> each = [&](int k) {
+    if (k >= n) {
+      if (plan.empty()) return;
+      Bytes chain = evaluateChain(a.chain, plan).peak, sim = simulate(trace, a.filter, a.layout, plan).peak;
+      ++plans;
+      std::string text;
+      for (const Segment& s : plan) text += " [" + std::to_string(s.first) + ".." + std::to_string(s.last) + "]";
+      std::printf("%-24s chain %12lld  simulator %12lld  chain - simulator %+lld\n", text.c_str(),
+                  static_cast<long long>(chain), static_cast<long long>(sim), static_cast<long long>(chain - sim));
+      if (chain < sim) ++low;
+      worst = std::min(worst, chain - sim);
+      return;
+    }
+    each(k + 1);  // unit k not checkpointed
+    for (int last = k; last < n; ++last) {
+      plan.push_back(Segment(k, last));
+      each(last + 1);
+      plan.pop_back();
+    }
+  };
+  each(0);
+  std::printf("%d plans over %d units; chain below the simulator on %d (most: %lld B)\n", plans, n, low,
+              static_cast<long long>(-worst));
+  return 0;
+}
