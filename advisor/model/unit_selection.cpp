@@ -179,6 +179,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     for (const Family& f : fams)
       if (moreWorth(f, *best)) best = &f;
     std::vector<std::string> stages;
+    const Family* stage = nullptr;
     for (bool descended = true; descended;) {
       descended = false;
       const Family* finer = nullptr;
@@ -189,6 +190,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
       }
       if (finer) {
         stages.push_back(best->pattern);
+        stage = best;
         best = finer;
         descended = true;
       }
@@ -215,6 +217,17 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     s.rule = "auto: " + best->pattern;
     for (size_t i = 1; i < stacks.size(); ++i) s.rule += " + " + stacks[i]->pattern;
     if (!stages.empty()) s.rule += " (the blocks of the stages " + stages.back() + ")";
+    // Without a descent (the blocks held the most bytes themselves), the
+    // nearest family the blocks lie in: the one with the most members.
+    if (!stage)
+      for (const Family& f : fams)
+        if (f.members.size() < best->members.size() && splits(*best, f) &&
+            (!stage || f.members.size() > stage->members.size()))
+          stage = &f;
+    if (stage) {
+      for (const ModuleStats* m : stage->members) s.stage_names.push_back(m->name);
+      s.stage_rule = "auto: " + stage->pattern;
+    }
     return s;
   }
   // A composite called more often than the model itself is one block applied
