@@ -76,13 +76,26 @@ const Allocation* InPlaceOutputs::bySize(const StepRegions& reg, int k, const Un
   return first;
 }
 
+const Allocation* InPlaceOutputs::bySizeOfOutput(const UnitWindow& unit) const {
+  if (unit.output_bytes <= 0) return nullptr;
+  auto begin = std::lower_bound(trace_.allocations.begin(), trace_.allocations.end(), unit.fwd_start,
+                                [](const Allocation& a, Ns t) { return a.alloc < t; });
+  auto end = std::upper_bound(begin, trace_.allocations.end(), unit.fwd_end,
+                              [](Ns t, const Allocation& a) { return t < a.alloc; });
+  for (auto it = end; it != begin;) {  // latest first
+    const Allocation& a = *--it;
+    if (filter_.matches(a) && a.bytes == unit.output_bytes && (!a.freed() || a.free > unit.fwd_end)) return &a;
+  }
+  return nullptr;
+}
+
 const Allocation* InPlaceOutputs::output(const StepLayout& step, const StepRegions& reg, int k,
                                          bool* exact) const {
   if (exact) *exact = false;
-  if (modules_.empty() || k < 0 || k >= static_cast<int>(step.units.size())) return nullptr;
+  if (k < 0 || k >= static_cast<int>(step.units.size())) return nullptr;
   const UnitWindow& unit = step.units[k];
-  const Range* call = lastCall(unit);
-  if (!call) return nullptr;
+  const Range* call = modules_.empty() ? nullptr : lastCall(unit);
+  if (!call) return bySizeOfOutput(unit);
   auto marked = marked_.find(call->id);
   if (marked == marked_.end()) return bySize(reg, k, unit, call->input_bytes);
   if (exact) *exact = true;

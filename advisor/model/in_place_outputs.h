@@ -11,6 +11,22 @@
 // recorded before that mark (or by runtimes without it) fall back to a guess
 // by size: of the tensors the unit made with the in-place module's input size
 // and freed in its own backward, the one freed first.
+//
+// A unit can also end in an operation that is not a module and saves its own
+// result: `F.relu(x, inplace=True)` in a U-Net block's forward, or any
+// result-saving op (relu, sigmoid, tanh, exp). The trace then shows the same
+// thing, the unit's output freed in the unit's own backward, but nothing marks
+// it. Its consumers still hold it when the unit is checkpointed (a U-Net's
+// max-pool saves it, its skip connection carries it to the up path), so the
+// checkpoint does not drop it (the small U-Net of bench/robustness measured
+// exactly its three down blocks' outputs, 7.88 MiB, over the prediction).
+// For a unit not ending in a recorded in-place module, the output is taken
+// from the unit's recorded output bytes: the latest-born tensor made in its
+// forward, alive when the forward ends, of exactly that size (outputs are
+// made last; a saved tensor made after the output, BatchNorm's batch
+// statistics, is smaller). Taking a saved tensor of the same size for the
+// output only keeps it (the prediction errs high); units without output
+// bytes (the C++ runtime, NVTX ranges) have none.
 #pragma once
 
 #include <cstdint>
@@ -33,9 +49,11 @@ class InPlaceOutputs {
  public:
   InPlaceOutputs(const Trace& trace, const AllocationFilter& filter);
 
-  // The allocation that unit `k` of `step` returns when its forward ends in an
-  // in-place module call and that allocation was made in its forward; nullptr
-  // otherwise. `exact` (optional) tells whether the recorded address named it.
+  // The allocation that unit `k` of `step` returns when it was made in the
+  // unit's forward: by the in-place module call that ends the forward, or
+  // else by the unit's output bytes (see above); nullptr when none is found.
+  // `exact` (optional) tells whether a recorded address named it. Callers
+  // keep it only where the trace frees it in the unit's own backward.
   const Allocation* output(const StepLayout& step, const StepRegions& regions, int k,
                            bool* exact = nullptr) const;
 
@@ -44,6 +62,7 @@ class InPlaceOutputs {
   const Allocation* atAddress(uint64_t address, const Range& call) const;
   const Allocation* bySize(const StepRegions& regions, int k, const UnitWindow& unit,
                            Bytes bytes) const;
+  const Allocation* bySizeOfOutput(const UnitWindow& unit) const;
 
   const Trace& trace_;
   AllocationFilter filter_;

@@ -142,8 +142,15 @@ struct BornStats {
   std::map<std::pair<int, int>, Bytes> buckets;  // (first unit, last unit) -> bytes
 };
 
-BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const StepRegions& reg) {
+// A unit's output that the trace frees in the unit's own backward (it saved
+// its own result, model/in_place_outputs.h) is held by its consumer when the
+// unit ends a checkpoint: only a checkpoint that also holds the next unit
+// drops it, so it goes to the bucket (k, k + 1), as the simulator prices it.
+BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
+                    const StepRegions& reg, const InPlaceOutputs& inplace) {
   int n = reg.units();
+  std::vector<const Allocation*> outputs(n);
+  for (int k = 0; k < n; ++k) outputs[k] = inplace.output(step, reg, k);
   BornStats b;
   b.kept.assign(2 * n - 1, 0);
   b.peak.assign(2 * n - 1, 0);
@@ -165,6 +172,10 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
     sat::addTo(b.kept[p], a.bytes);
     int q = reg.backwardPosition(fr);
     if (q < 0) continue;
+    if (p == q && p % 2 == 0 && &a == outputs[p / 2]) {
+      if (p / 2 + 1 >= n) continue;  // the last unit's output: no checkpoint drops it
+      q = p + 2;
+    }
     int lo = std::min(p, q), hi = std::max(p, q);
     sat::addTo(b.buckets[{lo / 2, (hi + 1) / 2}], a.bytes);
   }
@@ -256,7 +267,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
               at[reg.backwardGap(k + 1)]);
       raise(c.before_backward[k], c.before_backward_moments[k], entering[s][reg.backward(k)]);
     }
-    BornStats b = bornStats(trace, filter, reg);
+    BornStats b = bornStats(trace, filter, *steps[s], reg, inplace);
     for (int p = 0; p < 2 * n - 1; ++p) {
       raise(c.born_kept[p], c.born_kept_moments[p], b.kept[p]);
       raise(c.born_peak[p], c.born_peak_moments[p], b.peak[p]);

@@ -117,6 +117,30 @@ std::string stackTail(const std::string& pattern) {
   return pattern.substr(start == std::string::npos ? 0 : start + 1);
 }
 
+// "down.#" -> "": where the family's list of modules lives (the list's
+// parent), what a U-Net's down and up paths share; kNoList when the list's
+// own name is numbered (ResNet's stages "layer#.#" are one family already)
+// or the family is not a list.
+const std::string kNoList = "\x01";
+std::string listParent(const std::string& pattern) {
+  size_t dot = pattern.rfind('.');
+  if (dot == std::string::npos || pattern.compare(dot + 1, std::string::npos, "#") != 0) return kNoList;
+  std::string list = pattern.substr(0, dot);
+  if (list.find('#') != std::string::npos) return kNoList;
+  size_t up = list.rfind('.');
+  return up == std::string::npos ? "" : list.substr(0, up);
+}
+
+// The names of a module's direct sub-modules, relative to it ("c1", "n1"):
+// what tells blocks of one kind from other lists of modules.
+std::set<std::string> childNames(const std::vector<ModuleStats>& modules, const std::string& name) {
+  std::set<std::string> out;
+  for (const ModuleStats& m : modules)
+    if (nestedIn(m.name, name) && m.name.find('.', name.size() + 1) == std::string::npos)
+      out.insert(m.name.substr(name.size() + 1));
+  return out;
+}
+
 bool overlaps(const Family& a, const Family& b) {
   for (const ModuleStats* x : a.members)
     for (const ModuleStats* y : b.members)
@@ -125,9 +149,15 @@ bool overlaps(const Family& a, const Family& b) {
 }
 
 // An encoder-decoder model repeats one kind of block in two stacks
-// (`encoder.block.#`, `decoder.block.#`): both are its blocks. Families
-// with the chosen one's tail that do not overlap it and hold at least
-// kStackShare of its saved bytes join it.
+// (`encoder.block.#`, `decoder.block.#`): both are its blocks. A U-Net
+// keeps its down and up paths in two sibling lists (`down.#`, `up.#`) of
+// one kind of block, and the up path's blocks (which take the skip
+// connections) hold about as much as the down path's: a sibling list joins
+// when its first member has the same sub-modules as the chosen family's
+// first (a U-Net's blocks: c1, n1, c2, n2), so unrelated lists under one
+// parent stay out. Families with the chosen one's tail, or such siblings,
+// that do not overlap it and hold at least kStackShare of its saved bytes
+// join it.
 constexpr double kStackShare = 0.25;
 
 // See docs/plan.md, "Units": of the families of repeated composite modules,
@@ -149,6 +179,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     for (const Family& f : fams)
       if (moreWorth(f, *best)) best = &f;
     std::vector<std::string> stages;
+    const Family* stage = nullptr;
     for (bool descended = true; descended;) {
       descended = false;
       const Family* finer = nullptr;
@@ -159,14 +190,19 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
       }
       if (finer) {
         stages.push_back(best->pattern);
+        stage = best;
         best = finer;
         descended = true;
       }
     }
     std::vector<const Family*> stacks = {best};
-    std::string tail = stackTail(best->pattern);
+    std::string tail = stackTail(best->pattern), parent = listParent(best->pattern);
+    std::set<std::string> shape = childNames(modules, best->members.front()->name);
     for (const Family& f : fams) {
-      if (&f == best || tail.empty() || stackTail(f.pattern) != tail) continue;
+      bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
+      bool sibling = parent != kNoList && !shape.empty() && listParent(f.pattern) == parent &&
+                     childNames(modules, f.members.front()->name) == shape;
+      if (&f == best || !(same_tail || sibling)) continue;
       if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
       if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
       stacks.push_back(&f);
@@ -181,6 +217,17 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     s.rule = "auto: " + best->pattern;
     for (size_t i = 1; i < stacks.size(); ++i) s.rule += " + " + stacks[i]->pattern;
     if (!stages.empty()) s.rule += " (the blocks of the stages " + stages.back() + ")";
+    // Without a descent (the blocks held the most bytes themselves), the
+    // nearest family the blocks lie in: the one with the most members.
+    if (!stage)
+      for (const Family& f : fams)
+        if (f.members.size() < best->members.size() && splits(*best, f) &&
+            (!stage || f.members.size() > stage->members.size()))
+          stage = &f;
+    if (stage) {
+      for (const ModuleStats* m : stage->members) s.stage_names.push_back(m->name);
+      s.stage_rule = "auto: " + stage->pattern;
+    }
     return s;
   }
   // A composite called more often than the model itself is one block applied

@@ -14,6 +14,14 @@ namespace gcprof::advisor {
 struct UnitSelection {
   std::vector<std::string> names;  // in forward order
   std::string rule;                // how they were chosen, for humans ("auto: layers.#")
+  // `auto` only: the stages the blocks were found in (the family the rule
+  // descended from, docs/plan.md "Units", or else the family with the most
+  // members that holds every block), in forward order; empty when no family
+  // holds them. advise falls back to them when the blocks' own
+  // backward ranges are not in chain order (DenseNet's dense layers take a
+  // list of tensors, so their backward ends only with their block's).
+  std::vector<std::string> stage_names;
+  std::string stage_rule;
 };
 
 // Throws AdviceError (with the candidates it saw) when nothing matches or

@@ -308,8 +308,28 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.filter = primaryFilter(trace);
   a.modules = moduleStats(trace, a.filter);
   a.units = selectUnits(trace, a.modules, req.units);
+  std::vector<std::string> stage_names = a.units.stage_names;
   a.excluded = excludeUnsafeUnits(a.units, inPlaceModules(trace));
   a.layout = stepLayouts(trace, a.units.names);
+  if (a.layout.complete == 0 && !stage_names.empty()) {
+    // The blocks are not a chain (their backward ranges nest), but the
+    // stages they were found in may be (unit_selection.h).
+    std::string why = a.layout.steps.empty() ? "no steps" : a.layout.steps.front().problem;
+    UnitSelection stages;
+    stages.names = stage_names;
+    stages.rule = a.units.stage_rule + " (its blocks are not in chain order: " + why + ")";
+    try {
+      std::vector<ExcludedUnit> excluded = excludeUnsafeUnits(stages, inPlaceModules(trace));
+      RunLayout layout = stepLayouts(trace, stages.names);
+      if (layout.complete > 0) {
+        a.units = std::move(stages);
+        a.excluded = std::move(excluded);
+        a.layout = std::move(layout);
+      }
+    } catch (const AdviceError&) {
+      // No stage is safe to checkpoint: the blocks' refusal stands.
+    }
+  }
   a.hook_ns_per_call = hookCostPerCall(trace);
   subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
   a.op_ns_per_call = opCostPerCall(trace);

@@ -7,7 +7,8 @@ val pattern).
                  [--pattern p1,p2,...]
 
 MODEL: bert roberta mistral qwen2 neox mixtral qwen2moe bart whisper gpt2
-(Hugging Face), unet (a small UNet), lraspp, or any torchvision classifier
+(Hugging Face), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
+fcn_resnet50, deeplabv3_resnet50, or any torchvision classifier
 name (convnext_tiny, swin_t, efficientnet_b0, mobilenet_v3_small, resnet18).
 Patterns: bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
 val (eval() + no_grad validation pass after each step), adamw, zero_none
@@ -91,8 +92,29 @@ def vision(name, image):
     if name == "lraspp":
         return m.segmentation.lraspp_mobilenet_v3_large(num_classes=4, weights=None,
                                                         weights_backbone=None), "seg"
+    if name in ("fcn_resnet50", "deeplabv3_resnet50"):
+        return getattr(m.segmentation, name)(num_classes=4, weights=None, weights_backbone=None,
+                                             aux_loss=False), "seg"
+    if name == "fpn":
+        return TinyFPN(), "seg"
     kw = {"num_classes": 10}
     return getattr(m, name)(**kw), "cls"
+
+
+class TinyFPN(nn.Module):
+    """A ResNet-18 feature pyramid (torchvision's BackboneWithFPN) with a
+    segmentation head on its finest level: the backbone's stage outputs are
+    skip connections read by the pyramid after the whole backbone ran."""
+
+    def __init__(self):
+        super().__init__()
+        from torchvision.models.detection.backbone_utils import resnet_fpn_backbone
+        self.fpn = resnet_fpn_backbone(backbone_name="resnet18", weights=None, trainable_layers=5)
+        self.head = nn.Conv2d(self.fpn.out_channels, 4, 1)
+
+    def forward(self, x):
+        feats = self.fpn(x)
+        return F.interpolate(self.head(feats["0"]), size=x.shape[-2:])
 
 
 class Block(nn.Module):

@@ -363,5 +363,48 @@ TEST(ChromeTrace, SlicesCountersAndInstants) {
   EXPECT_EQ(j["otherData"]["peak_bytes"], memoryCurve(t).peak);
 }
 
+// DenseNet's dense layers take a list of tensors, so the recording cannot
+// see their inputs' gradients and each layer's backward range ends only with
+// its dense block's: the layers (the blocks `auto` finds) are not in chain
+// order, and advise refused the model at every budget. It falls back to the
+// stages the rule descended from, the dense blocks, which are.
+TEST(Advice, BlocksNotInChainOrderFallBackToTheirStages) {
+  ChainSpec c;
+  c.units = 4;
+  c.output = 10;
+  Trace t = chainTrace(c);
+  auto layer = [](int k) { return "blocks." + std::to_string(k / 2) + ".layer." + std::to_string(k % 2); };
+  for (Range& r : t.ranges) {
+    int k = r.name.back() - '0';
+    r.name = layer(k);
+    r.depth = 3;
+    // The second layer of each block: its backward ends with the first's.
+    if (r.phase == Phase::Backward && k % 2 == 1) r.end = testing::backwardStart(c, 0, k - 1) + 40;
+  }
+  testing::TraceBuilder b;
+  for (int s = 0; s < 2; ++s)
+    for (Phase ph : {Phase::Forward, Phase::Backward}) {
+      int64_t id = b.range("blocks." + std::to_string(s), ph,
+                           ph == Phase::Forward ? testing::forwardStart(c, 0, 2 * s) : testing::backwardStart(c, 0, 2 * s + 1),
+                           ph == Phase::Forward ? testing::forwardStart(c, 0, 2 * s + 1) + c.forward
+                                                : testing::backwardStart(c, 0, 2 * s) + 40);
+      (void)id;
+    }
+  for (const Range& r : t.ranges)  // a sub-module each: the layers are composites (blocks)
+    b.range(r.name + ".conv", r.phase, r.start + 1, r.phase == Phase::Forward ? r.end - 1 : r.start + 30);
+  for (Range r : b.build().ranges) {
+    r.id += 10000;
+    t.ranges.push_back(r);
+  }
+  testing::sortAsLoaded(t);
+  AdviceRequest r;
+  r.budget = percent(0.9);
+  Advice a = advise(t, r);
+  EXPECT_EQ(a.units.names, std::vector<std::string>({"blocks.0", "blocks.1"}));
+  EXPECT_NE(a.units.rule.find("auto: blocks.# (its blocks are not in chain order: backward of blocks.1.layer.0 starts before blocks.1.layer.1's ends)"),
+            std::string::npos) << a.units.rule;
+  EXPECT_GT(a.layout.complete, 0u);
+}
+
 }  // namespace
 }  // namespace gcprof::advisor

@@ -6,6 +6,7 @@
 #include <stdexcept>
 
 #include "chain_run.h"
+#include "model/chain_peak.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -106,6 +107,58 @@ TEST(InPlaceOutputs, TheReplayKeepsTheMarkedOutput) {
   EXPECT_EQ(f.simPeak({}), 2000);
   // Checkpointing layers.0 frees its 200 saved bytes and the decoy; the output stays.
   EXPECT_EQ(f.simPeak({{0, 0}}), 1700);
+}
+
+// A U-Net block (bench/robustness/probe_job.py) ends in F.relu(x,
+// inplace=True), a function, not a module: nothing marks it in place, but
+// the relu saves its result, so the trace frees the block's output in the
+// block's own backward, like a saved tensor. Its consumers (the max-pool,
+// the skip connection) hold it when the block is checkpointed. layers.0
+// here: the output (100 B at +30) freed as its backward begins; a saved
+// tensor of the output's size made before it (+25) and a small batch
+// statistic made after it (+35), both freed in the unit's backward.
+struct EndsInAFunctionInPlace : testing::ChainRun {
+  static Trace build(Bytes recorded_output_bytes) {
+    ChainSpec c;
+    Trace t = testing::chainTrace(c);
+    Ns f = testing::forwardStart(c, 0, 0), b = testing::backwardStart(c, 0, 0);
+    for (Allocation& a : t.allocations)
+      if (a.step == 0 && a.alloc == f + 30 && a.bytes == c.output) a.free = b + 1;
+    for (Range& r : t.ranges)
+      if (r.name == testing::unitName(0) && r.phase == Phase::Forward) r.output_bytes = recorded_output_bytes;
+    testing::addAllocation(t, f + 25, b + 30, c.output);  // same size, saved
+    testing::addAllocation(t, f + 35, b + 30, 10);        // made after the output, saved
+    return t;
+  }
+  explicit EndsInAFunctionInPlace(Bytes recorded_output_bytes) : ChainRun(build(recorded_output_bytes), 3) {}
+};
+
+TEST(InPlaceOutputs, AUnitsOutputItSavesItselfIsFoundByItsOutputBytes) {
+  EndsInAFunctionInPlace f(100);
+  InPlaceOutputs outputs(f.trace, f.filter);
+  StepRegions reg(f.firstStep());
+  bool exact = true;
+  const Allocation* out = outputs.output(f.firstStep(), reg, 0, &exact);
+  ASSERT_NE(out, nullptr);
+  EXPECT_EQ(out->alloc, testing::forwardStart(ChainSpec{}, 0, 0) + 30);  // not the earlier one of its size
+  EXPECT_FALSE(exact);
+  // No output bytes recorded (C++ runtime, NVTX ranges): none is told.
+  EndsInAFunctionInPlace unknown(0);
+  EXPECT_EQ(InPlaceOutputs(unknown.trace, unknown.filter).output(unknown.firstStep(), reg, 0), nullptr);
+}
+
+TEST(InPlaceOutputs, TheReplayAndTheChainKeepAnOutputTheUnitSavedItself) {
+  EndsInAFunctionInPlace f(100);
+  // Baseline: parameters + 3 x (saved + output) + 110 B more of layers.0's.
+  EXPECT_EQ(f.simPeak({}), 2010);
+  // Checkpointing layers.0 frees its 310 saved bytes; its output stays.
+  EXPECT_EQ(f.simPeak({{0, 0}}), 1700);
+  EXPECT_EQ(evaluateChain(f.chain, {{0, 0}}).peak, 1700);
+  // A checkpoint that holds layers.1 too drops it (its consumer is inside).
+  EXPECT_EQ(f.simPeak({{0, 1}}), evaluateChain(f.chain, {{0, 1}}).peak);
+  // Without output bytes it looks saved and is dropped: 100 B under the run.
+  EndsInAFunctionInPlace unknown(0);
+  EXPECT_EQ(unknown.simPeak({{0, 0}}), 1600);
 }
 
 }  // namespace

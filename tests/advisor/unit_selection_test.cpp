@@ -170,6 +170,29 @@ TEST(AutoUnits, EncoderDecoderTakesBothStacks) {
   EXPECT_EQ(u.rule, "auto: decoder.block.# + encoder.block.#");
 }
 
+// A U-Net (bench/robustness/probe_job.py): the down path's blocks and the
+// up path's, two sibling lists of one kind of block (c1, n1, c2, n2), are
+// all its blocks; the down path alone left 60% and 75% out of reach. A
+// sibling list of other modules (`heads.#`, one conv each) stays out.
+TEST(AutoUnits, UNetTakesTheDownAndTheUpPath) {
+  auto block = [](Tree& t, const std::string& b, Bytes saved) {
+    t.add(b, saved).add(b + ".c1", 0).add(b + ".n1", saved / 2).add(b + ".c2", 0).add(b + ".n2", saved / 2);
+  };
+  Tree t;
+  t.add("", 0);
+  block(t, "down.0", 180);
+  block(t, "down.1", 90);
+  block(t, "down.2", 45);
+  block(t, "mid", 11);
+  block(t, "up.0", 22);
+  block(t, "up.1", 45);
+  block(t, "up.2", 180);
+  for (int h = 0; h < 2; ++h) t.add("heads." + std::to_string(h), 150).add("heads." + std::to_string(h) + ".conv", 0);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"down.0", "down.1", "down.2", "up.0", "up.1", "up.2"}));
+  EXPECT_EQ(u.rule, "auto: down.# + up.#");
+}
+
 TEST(AutoUnits, FamilyPattern) {
   EXPECT_EQ(familyPattern("layer3.1"), "layer#.#");
   EXPECT_EQ(familyPattern("encoder.layers.encoder_layer_11"), "encoder.layers.encoder_layer_#");
