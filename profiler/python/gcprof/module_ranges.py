@@ -244,7 +244,7 @@ class ModuleRanges:
 
     def _root_call(self, module):
         self._name_tree(module)
-        self._steps.root_forward()
+        self._steps.root_forward(module)
         self._recording = self._rec.active()
         inner = getattr(module, "_orig_mod", None)
         if inner is not None and self._recording and not self._compiled_marked:
