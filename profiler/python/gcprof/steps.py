@@ -114,7 +114,9 @@ class StepTracker:
 
     def _optimizer_stepped(self, optimizer, args, kwargs):
         if not self._open:
-            return  # stepped outside a step (no training forward since the last)
+            # No training forward since the step ended: ZeroRedundancyOptimizer's
+            # wrapper after its inner optimizer.
+            return
         try:
             if any(o() is optimizer for o in self._stepped):
                 # A new iteration: a root waited for was never stepped.
