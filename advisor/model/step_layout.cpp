@@ -57,10 +57,10 @@ bool neighboursInOneList(const std::string& a, const std::string& b) {
 // verified 5.6% off, e2e.public.ResNet50):
 // - the two are neighbours in one numbered list of blocks (layers.3, layers.2);
 // - the next window starts inside this one and ends with it (the one
-//   gradient completing ends both; kTogether of the next window's length);
+//   gradient completing ends both, 1/kTogether of the next window apart at most);
 // - this unit is passed more bytes than the next one returns: it reads a
 //   tensor besides the chain's (unknown, 0, without the python shim: refused).
-constexpr Ns kTogether = 100;  // at most 1/100 of the next window apart
+constexpr Ns kTogether = 10;  // at most 1/10 of the next window apart (a preempted hook)
 
 void endLateBackwards(std::vector<Span>& spans, const std::vector<std::string>& names) {
   for (size_t k = spans.size() - 1; k > 0; --k) {
