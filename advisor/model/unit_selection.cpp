@@ -91,6 +91,26 @@ std::vector<Family> families(const std::vector<const ModuleStats*>& cands) {
   return out;
 }
 
+double mostCalls(const Family& f) {
+  double most = 0;
+  for (const ModuleStats* m : f.members) most = std::max(most, m->calls);
+  return most;
+}
+
+// Families whose members run more often per step than those of another are
+// left out: such a module is applied several times in one step under one
+// name (a GAN's discriminator: on real data, on detached fakes, then on the
+// fakes for the generator's loss), so its calls cannot be planned one by
+// one (step_layout.cpp refuses them), while the blocks called once can.
+void keepTheLeastCalled(std::vector<Family>& fams) {
+  if (fams.empty()) return;
+  double least = mostCalls(fams.front());
+  for (const Family& f : fams) least = std::min(least, mostCalls(f));
+  fams.erase(std::remove_if(fams.begin(), fams.end(),
+                            [&](const Family& f) { return mostCalls(f) > least + 0.5; }),
+             fams.end());
+}
+
 bool moreWorth(const Family& a, const Family& b) {
   if (a.saved != b.saved) return a.saved > b.saved;
   return a.members.size() > b.members.size();
@@ -174,6 +194,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     if (!m->name.empty() && composite.count(m->name)) blocks.push_back(m);
   std::vector<Family> fams = families(blocks);
   if (fams.empty()) fams = families(cands);  // ranges without sub-ranges (NVTX, C API)
+  keepTheLeastCalled(fams);
   if (!fams.empty()) {
     const Family* best = &fams.front();
     for (const Family& f : fams)

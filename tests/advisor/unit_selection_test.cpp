@@ -13,9 +13,10 @@ namespace {
 // Builds a module list in forward order; every module gets a backward.
 class Tree {
  public:
-  Tree& add(const std::string& name, Bytes saved) {
+  Tree& add(const std::string& name, Bytes saved, double calls = 1) {
     ModuleStats m;
     m.name = name;
+    m.calls = calls;
     m.depth = name.empty() ? 0 : 1 + static_cast<int>(std::count(name.begin(), name.end(), '.'));
     m.saved_bytes = saved;
     m.first_forward = static_cast<Ns>(modules_.size());
@@ -191,6 +192,27 @@ TEST(AutoUnits, UNetTakesTheDownAndTheUpPath) {
   UnitSelection u = selectUnits(t.modules(), "auto");
   EXPECT_EQ(u.names, names({"down.0", "down.1", "down.2", "up.0", "up.1", "up.2"}));
   EXPECT_EQ(u.rule, "auto: down.# + up.#");
+}
+
+// A GAN (bench/robustness/probe_gan.py): the generator is the first root,
+// the discriminator runs three times per step (real data, detached fakes,
+// the fakes for the generator's loss) and saves more. Its blocks cannot be
+// planned call by call; the generator's can.
+TEST(AutoUnits, BlocksCalledSeveralTimesPerStepGiveWayToBlocksCalledOnce) {
+  Tree t;
+  t.add("", 0);
+  for (int b = 0; b < 3; ++b) {
+    std::string blk = "layers." + std::to_string(b);
+    t.add(blk, 60).add(blk + ".0", 40).add(blk + ".1", 20);
+  }
+  t.add("D", 0, 3);
+  for (int b = 0; b < 3; ++b) {
+    std::string blk = "D.layers." + std::to_string(b);
+    t.add(blk, 180, 3).add(blk + ".0", 120, 3).add(blk + ".1", 60, 3);
+  }
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"layers.0", "layers.1", "layers.2"}));
+  EXPECT_EQ(u.rule, "auto: layers.#");
 }
 
 TEST(AutoUnits, FamilyPattern) {

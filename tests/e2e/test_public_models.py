@@ -174,6 +174,47 @@ class T5(PublicModel, unittest.TestCase):
     ladder = ()
 
 
+class Bart(unittest.TestCase):
+    """HF BART: every decoder layer reads the encoder's output, whose gradient
+    completes only when the last of them is done, so their recorded backward
+    ranges all end together (nested, not one after another). advise refused
+    every step as "not in chain order" before; the least peak the blocks
+    reach must now verify with identical losses (step_layout.cpp's late
+    backward end, which ResNet50 below must not pass). Tiny: two steps, 2+2
+    layers."""
+
+    @classmethod
+    def setUpClass(cls):
+        if missing("transformers"):
+            raise unittest.SkipTest("transformers not installed (scripts/install-deps)")
+        cls.db = p.tempdb("public-bart")
+        cls.baseline = p.record(cls.db, public("bart", "--layers", "2", "--seq", "64", "--batch", "4",
+                                               "--steps", "2"))
+        cls.least = p.gcprof("advise", cls.db, "--strategy", "every", "--json", "--no-store", check=False)
+
+    def test_units_of_both_stacks_form_a_chain(self):
+        self.assertEqual(self.least.returncode, 0, self.least.stderr)
+        plan = json.loads(self.least.stdout)
+        self.assertEqual(plan.get("blocks", plan["units"]),
+                         ["model.encoder.layers.0", "model.encoder.layers.1",
+                          "model.decoder.layers.0", "model.decoder.layers.1"])
+
+    def test_least_peak_plan_verifies(self):
+        self.assertEqual(self.least.returncode, 0, self.least.stderr)
+        least = json.loads(self.least.stdout)
+        # 3% of the recorded peak as headroom, as PublicModel does when 60% is out of reach.
+        budget = f"{least['predicted']['peak_bytes'] + least['baseline']['peak_bytes'] * 3 // 100}B"
+        plan = os.path.join(os.path.dirname(self.db), "plan.json")
+        p.gcprof("advise", self.db, "--strategy", "every", "--budget", budget, "-o", plan)
+        verify = p.gcprof("verify", self.db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", self.db, "--format", "json").stdout)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        self.assertEqual(report["verdict"], "PASS")
+        m, pr = report["measured"]["peak_bytes"], report["predicted"]["peak_bytes"]
+        self.assertLessEqual(abs(m - pr), 0.05 * m)
+        self.assertEqual(p.losses(verify.stdout), p.losses(self.baseline.stdout))
+
+
 class ResNet18(PublicModel, unittest.TestCase):
     """Small images keep the test fast; then parameters and the process's own
     heap dominate the host peak and 60% is out of reach: advise must say so in

@@ -7,10 +7,13 @@ import json
 import os
 import sqlite3
 import statistics
+import sys
 import unittest
 
 import pipeline as p
 from test_public_models import load, missing, public
+
+HERE = os.path.dirname(os.path.abspath(__file__))
 
 
 def needs_transformers():
@@ -97,6 +100,35 @@ class ValidationPass(unittest.TestCase):
             self.assertTrue(gates[name]["passed"], gates[name]["detail"])
         self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
         self.assertEqual(len(p.losses(baseline.stdout)), 3)
+
+
+class Gan(unittest.TestCase):
+    """Two models, two optimizers (gan_job.py): one iteration is one step
+    (steps.py), so the generator's forward and backward lie in one step and
+    its blocks are the units (the discriminator runs three times per step and
+    is left out); the least peak they reach verifies with identical losses."""
+
+    def test_generator_blocks_plan_and_verify(self):
+        db = p.tempdb("gan")
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        baseline = p.record(db, [sys.executable, os.path.join(HERE, "gan_job.py")])
+        self.assertEqual(len(p.losses(baseline.stdout)), 3)
+        steps = p.gcprof("show", db, "--json")
+        self.assertEqual(json.loads(steps.stdout)["runs"][0]["steps"], 3)  # was 6 (a step per optimizer)
+        least = p.gcprof("advise", db, "--strategy", "every", "--json", "--no-store", check=False)
+        self.assertEqual(least.returncode, 0, least.stdout + least.stderr)
+        least = json.loads(least.stdout)
+        self.assertEqual(least.get("blocks", least["units"]), [f"layers.{i}" for i in range(4)])
+        # Parameters and the process's heap hold most of the host peak: the
+        # least peak plus 5% of the recorded one leaves room for advise's headroom.
+        self.assertLess(least["predicted"]["peak_bytes"], 0.97 * least["baseline"]["peak_bytes"])
+        budget = f"{least['predicted']['peak_bytes'] + least['baseline']['peak_bytes'] * 5 // 100}B"
+        p.gcprof("advise", db, "--budget", budget, "-o", plan)
+        verify = p.gcprof("verify", db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        self.assertEqual(report["verdict"], "PASS")
+        self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
 
 
 class WeightSharing(unittest.TestCase):

@@ -196,7 +196,11 @@ def test_user_checkpoint_recomputation_is_a_recompute_range_not_a_forward():
 def test_steps_and_loss_from_optimizer_and_backward():
     model = inplace_model()
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    opt.step()  # closes the step the earlier tests' forwards opened
+    # Close the step the earlier tests' forwards opened: their models are in
+    # no optimizer, so the step waits for them (steps.py) until one optimizer
+    # steps twice in it.
+    opt.step()
+    opt.step()
     REC.events.clear()
     losses = []
     for _ in range(3):

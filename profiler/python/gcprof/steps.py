@@ -1,9 +1,22 @@
 """Training-step boundaries and the loss of each step.
 
-A step ends when optimizer.step() returns (a global optimizer post hook) and
-the next one begins at the first root-module forward with grad enabled after
-that (or the first one of the process); evaluation forwards under no_grad do
-not open steps. Indices count from 0.
+A step begins at the first root-module forward with grad enabled (the first
+of the process, or the first after the previous step ended); evaluation
+forwards under no_grad do not open steps. Indices count from 0.
+
+A step ends when an optimizer.step() returns (a global optimizer post hook)
+and every root module called with grad in the step is done with: one of its
+trainable parameters belongs to an optimizer that has stepped in this step,
+or it has none. One training iteration is one step even with several
+optimizers: in a GAN's loop (D's optimizer steps, then G's) the generator's
+forward lies before D's step and its backward after, so the step stays open
+at D's step (no G parameter stepped yet) and ends at G's. One optimizer with
+gradient accumulation, an LR scheduler (it steps no optimizer) and
+ZeroRedundancyOptimizer (its inner optimizer steps a shard, then the wrapper
+all parameters) end where they did. A root that no optimizer ever steps
+(a frozen teacher left with requires_grad) would hold the step open; when an
+optimizer steps twice in one open step the step ends there and such roots
+are not waited for again (only the first step then spans two iterations).
 
 The loss is the last single-element tensor that backward was called on
 outside another backward (torch.autograd.backward is patched; Tensor.backward
@@ -13,6 +26,7 @@ step and never extends the graph's lifetime. With gradient accumulation the
 step's loss is that of its last micro-batch.
 """
 import functools
+import weakref
 
 from . import failsafe, fingerprints
 
@@ -31,6 +45,11 @@ class StepTracker:
         self.hook_cost = lambda: None
         self.op_cost = lambda: None  # record --ops (op_ranges.py)
         self._at_first_step = []
+        # The open step's root modules called with grad (id -> weakref), the
+        # optimizers that stepped in it, and roots found never to be stepped.
+        self._roots = {}
+        self._stepped = []
+        self._unstepped_roots = set()
 
     def install(self):
         torch = self._torch
@@ -66,9 +85,13 @@ class StepTracker:
     def index(self):
         return self._index
 
-    def root_forward(self):
+    def root_forward(self, module=None):
         """A root module's forward starts; opens a step when none is open."""
-        if self._open or not self._torch.is_grad_enabled():
+        if not self._torch.is_grad_enabled():
+            return
+        if module is not None and id(module) not in self._roots:
+            self._roots[id(module)] = weakref.ref(module)
+        if self._open:
             return
         self._open = True
         first, self._at_first_step = self._at_first_step, []
@@ -91,8 +114,18 @@ class StepTracker:
 
     def _optimizer_stepped(self, optimizer, args, kwargs):
         if not self._open:
-            return  # a second optimizer in the same iteration (GAN): one step
+            # No training forward since the step ended: ZeroRedundancyOptimizer's
+            # wrapper after its inner optimizer.
+            return
         try:
+            if any(o() is optimizer for o in self._stepped):
+                # A new iteration: a root waited for was never stepped.
+                self._unstepped_roots.update(self._waiting_roots())
+            else:
+                self._stepped.append(weakref.ref(optimizer))
+                if self._waiting_roots():
+                    return  # another optimizer of this iteration steps later (GAN)
+            self._roots, self._stepped = {}, []
             self._open = False
             loss, self._loss = self._loss, None
             if loss is not None:
@@ -109,6 +142,24 @@ class StepTracker:
         except Exception as exc:
             failsafe.internal_error("the optimizer step hook", exc)
 
+
+    def _waiting_roots(self):
+        """Ids of the step's roots with trainable parameters of which no
+        optimizer that stepped in this step holds one."""
+        stepped = set()
+        for ref in self._stepped:
+            optimizer = ref()
+            if optimizer is not None:
+                stepped.update(id(p) for g in optimizer.param_groups for p in g["params"])
+        waiting = []
+        for key, ref in self._roots.items():
+            module = ref()
+            if module is None or key in self._unstepped_roots:
+                continue
+            trainable = [id(p) for p in module.parameters() if p.requires_grad]
+            if trainable and not stepped.intersection(trainable):
+                waiting.append(key)
+        return waiting
 
     def _fingerprint(self, optimizer):
         torch = self._torch

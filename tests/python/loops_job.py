@@ -1,0 +1,76 @@
+"""Training loops whose optimizer steps are not one per iteration, for
+test_steps.py: each prints one `loss <iteration> <repr>` line per iteration.
+
+    python loops_job.py gan          D's optimizer steps, then G's (DCGAN)
+    python loops_job.py gan-g-first  G's optimizer steps, then D's
+    python loops_job.py accumulate   two micro-batches per optimizer step
+    python loops_job.py scheduler    one optimizer and a StepLR
+    python loops_job.py teacher      a trainable root no optimizer steps
+"""
+import sys
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+torch.manual_seed(0)
+torch.set_num_threads(1)
+
+
+def mlp(a, b):
+    return nn.Sequential(nn.Linear(a, 32), nn.Tanh(), nn.Linear(32, b))
+
+
+def gan(d_first):
+    g, d = mlp(8, 16), mlp(16, 1)
+    og = torch.optim.Adam(g.parameters(), lr=1e-3)
+    od = torch.optim.Adam(d.parameters(), lr=1e-3)
+
+    def d_step(fake, real):
+        od.zero_grad()
+        ld = F.binary_cross_entropy_with_logits(d(real), torch.ones(4, 1)) + \
+            F.binary_cross_entropy_with_logits(d(fake.detach()), torch.zeros(4, 1))
+        ld.backward()
+        od.step()
+
+    def g_step(fake):
+        og.zero_grad()
+        lg = F.binary_cross_entropy_with_logits(d(fake), torch.ones(4, 1))
+        lg.backward()
+        og.step()
+        return lg
+
+    for it in range(3):
+        real, fake = torch.randn(4, 16), g(torch.randn(4, 8))
+        if d_first:
+            d_step(fake, real)
+            loss = g_step(fake)
+        else:
+            loss = g_step(fake)
+            d_step(fake, real)
+        print("loss %d %r" % (it, loss.item()), flush=True)
+
+
+def single(accumulate=1, scheduler=False, teacher=False):
+    model = mlp(16, 1)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5) if scheduler else None
+    frozen = mlp(16, 16) if teacher else None  # requires_grad left on, in no optimizer
+    for it in range(3):
+        for _ in range(accumulate):
+            x = torch.randn(4, 16)
+            if frozen is not None:
+                x = frozen(x).detach()
+            loss = model(x).pow(2).mean()
+            loss.backward()
+        opt.step()
+        opt.zero_grad()
+        if sched is not None:
+            sched.step()
+        print("loss %d %r" % (it, loss.item()), flush=True)
+
+
+if __name__ == "__main__":
+    {"gan": lambda: gan(True), "gan-g-first": lambda: gan(False),
+     "accumulate": lambda: single(accumulate=2), "scheduler": lambda: single(scheduler=True),
+     "teacher": lambda: single(teacher=True)}[sys.argv[1]]()

@@ -1,0 +1,57 @@
+"""One training iteration is one step, whatever the number of optimizers
+(steps.py): a GAN's generator forward and backward lie in one step."""
+import os
+
+from harness import HERE, loss_lines, run, run_python
+
+JOB = os.path.join(HERE, "loops_job.py")
+
+
+def _steps(pattern, compare=False):
+    proc, events = run_python([JOB, pattern], fake=True)
+    if compare:  # the step's end moved: results must not
+        plain = loss_lines(run_python([JOB, pattern], shim=False)[0])
+        assert loss_lines(proc) == plain, (pattern, loss_lines(proc), plain)
+    else:
+        loss_lines(proc)
+    ends = [e[1] for e in events if e[0] == "step_end"]
+    names = {}  # range id -> (name, phase, step)
+    for e in events:
+        if e[0] == "start":
+            names[e[1]] = (e[2], e[3], e[4])
+    return ends, names
+
+
+def _phases_by_step(names, module):
+    """{step: set of phases} of one module's ranges."""
+    out = {}
+    for name, phase, step in names.values():
+        if name == module:
+            out.setdefault(step, set()).add(phase)
+    return out
+
+
+def test_gan_iteration_is_one_step_with_the_generator_in_it():
+    for pattern in ("gan", "gan-g-first"):
+        ends, names = _steps(pattern, compare=pattern == "gan")
+        assert ends == [0, 1, 2], (pattern, ends)
+        # The generator (the first root: names without prefix) has its
+        # forward and its backward in the same step, every step.
+        g = _phases_by_step(names, "0")
+        assert sorted(g) == [0, 1, 2], (pattern, g)
+        assert all(len(p) == 2 for p in g.values()), (pattern, g)
+
+
+def test_one_optimizer_patterns_keep_one_step_per_optimizer_step():
+    for pattern in ("accumulate", "scheduler"):
+        ends, _ = _steps(pattern)
+        assert ends == [0, 1, 2], (pattern, ends)
+
+
+def test_a_root_no_optimizer_steps_holds_only_the_first_step():
+    ends, _ = _steps("teacher")
+    assert ends == [0, 1], ends  # the first step spans two iterations, then one each
+
+
+if __name__ == "__main__":
+    run(globals())
