@@ -31,13 +31,43 @@ from side_by_side import JOBS, ROOT, command, tree_threads  # noqa: E402  (same 
 WRITER = "gcprof-writer"
 
 
-def thread_cpu_ns(pid):
-    """{'writer': ns, 'job': ns} over every live thread of pid's descendants;
-    `gcprof record` itself (pid, the parent that only waits) is left out."""
-    totals = {"writer": 0, "job": 0}
-    for name, ns in tree_threads(pid, with_root=False):
+def thread_cpu_ns(pid, with_root=False):
+    """{'writer': ns, 'job': ns, 'faults': minor page faults of the job's
+    threads} over every live thread of pid's descendants; `gcprof record`
+    itself (pid, the parent that only waits) is left out unless with_root (a
+    plain job is pid itself)."""
+    totals = {"writer": 0, "job": 0, "faults": 0}
+    for name, ns in tree_threads(pid, with_root=with_root):
         totals["writer" if name == WRITER else "job"] += ns
+    totals["faults"] = job_minor_faults(pid, with_root)
     return totals
+
+
+def job_minor_faults(pid, with_root):
+    """Minor page faults of every thread but the writer of pid's descendants
+    (/proc/<pid>/task/<tid>/stat, field 10): a count, not a time, so the
+    neighbours' load does not move it. More of them recorded than plain would
+    say the interposed malloc changed glibc's mmap threshold behaviour."""
+    total = 0
+    stack = [pid]
+    while stack:
+        p = stack.pop()
+        try:
+            tids = os.listdir(f"/proc/{p}/task")
+        except OSError:
+            continue
+        for tid in tids:
+            try:
+                with open(f"/proc/{p}/task/{tid}/stat") as f:
+                    stat = f.read()
+                with open(f"/proc/{p}/task/{tid}/children") as f:
+                    stack.extend(int(c) for c in f.read().split())
+            except (OSError, ValueError):
+                continue
+            name = stat[stat.index("(") + 1:stat.rindex(")")]
+            if (with_root or p != pid) and name != WRITER:
+                total += int(stat[stat.rindex(")") + 2:].split()[7])
+    return total
 
 
 def rows_per_step(db, first_step):
@@ -55,23 +85,51 @@ def rows_per_step(db, first_step):
         con.close()
 
 
-def run_once(job, build, steps, warmup, tmp, n):
-    argv = command(job, "gcprof", build, steps, tmp, n)
-    db = argv[argv.index("-o") + 1]
+def run_once(job, build, steps, warmup, tmp, n, mode="gcprof"):
+    """Per step medians of one run: (writer ms, job threads ms, job minor
+    faults, allocation rows, ranges); rows and ranges 0 for a plain run."""
+    argv = command(job, mode, build, steps, tmp, n)
+    recorded = mode != "plain"
     env = dict(os.environ, OMP_NUM_THREADS="1", PYTHONUNBUFFERED="1")
     proc = subprocess.Popen(argv, cwd=tmp, env=env, stdout=subprocess.PIPE,
                             stderr=subprocess.DEVNULL, text=True)
     marks = []
     for line in proc.stdout:
         if line.startswith("step "):
-            marks.append(thread_cpu_ns(proc.pid))
+            marks.append(thread_cpu_ns(proc.pid, with_root=not recorded))
     if proc.wait() != 0 or len(marks) < steps:
         raise RuntimeError(f"{' '.join(argv)}: exit {proc.returncode}, {len(marks)} of {steps} steps")
     marks = marks[warmup:]
-    writer = statistics.median((b["writer"] - a["writer"]) / 1e6 for a, b in zip(marks, marks[1:]))
-    jobcpu = statistics.median((b["job"] - a["job"]) / 1e6 for a, b in zip(marks, marks[1:]))
-    allocs, ranges = rows_per_step(db, warmup)
-    return writer, jobcpu, allocs, ranges
+
+    def per_step(key, scale=1.0):
+        return statistics.median((b[key] - a[key]) * scale for a, b in zip(marks, marks[1:]))
+    allocs, ranges = rows_per_step(argv[argv.index("-o") + 1], warmup) if recorded else (0, 0)
+    return per_step("writer", 1e-6), per_step("job", 1e-6), per_step("faults"), allocs, ranges
+
+
+def compare_plain(jobs, a, tmp):
+    """Plain and recorded runs of each job one after the other (alternating
+    which goes first): the job's own threads, CPU and minor page faults per
+    step. The faults are exact counts; the CPU ratio is as good as the load."""
+    print("\n| job | runs | job threads CPU / step, plain (ms) | recorded (ms) | recorded / plain "
+          "| minor faults / step, plain | recorded |")
+    print("|---|---:|---:|---:|---:|---:|---:|")
+    n = 1000
+    for j in jobs:
+        ratios, cpu, faults = [], {"plain": [], "gcprof": []}, {"plain": [], "gcprof": []}
+        for r in range(a.runs):
+            got = {}
+            for m in (("plain", "gcprof") if r % 2 == 0 else ("gcprof", "plain")):
+                got[m] = run_once(j, a.build, a.steps, a.warmup, tmp, n, m)
+                n += 1
+            for m in got:
+                cpu[m].append(got[m][1])
+                faults[m].append(got[m][2])
+            ratios.append(got["gcprof"][1] / got["plain"][1])
+        med = statistics.median
+        print(f"| {j} | {a.runs} | {med(cpu['plain']):.1f} | {med(cpu['gcprof']):.1f} | "
+              f"{med(ratios):.3f} ({' '.join(f'{x:.3f}' for x in ratios)}) | "
+              f"{med(faults['plain']):.0f} | {med(faults['gcprof']):.0f} |", flush=True)
 
 
 def main():
@@ -82,6 +140,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=2)
     ap.add_argument("--runs", type=int, default=1)
     ap.add_argument("--keep", help="keep the traces in this folder")
+    ap.add_argument("--plain", action="store_true",
+                    help="also compare the job's own threads plain vs recorded (CPU, page faults)")
     a = ap.parse_args()
     a.build = os.path.abspath(a.build)  # the jobs run in a temporary folder
     jobs = a.jobs.split(",")
@@ -104,11 +164,13 @@ def main():
         w = statistics.median(r[0] for r in runs)
         c = statistics.median(r[1] for r in runs)
         share = statistics.median(r[0] / r[1] for r in runs)
-        al = statistics.median(r[2] for r in runs)
-        rg = statistics.median(r[3] for r in runs)
+        al = statistics.median(r[3] for r in runs)
+        rg = statistics.median(r[4] for r in runs)
         per_row = 1000 * w / (al + rg) if al + rg else 0
         print(f"| {j} | {w:.2f} | {c:.1f} | {100 * share:.2f}% | {al:.0f} | {rg:.0f} | {per_row:.2f} |",
               flush=True)
+    if a.plain:
+        compare_plain(jobs, a, tmp)
 
 
 if __name__ == "__main__":

@@ -60,8 +60,7 @@ void recordAlloc(uint64_t addr, int64_t bytes, int api, int device, int64_t stre
   ThreadState* ts = threadState();
   if (!ts) return;
   if (bytes < config().min_bytes && !force) {
-    ts->small_allocs.fetch_add(1, std::memory_order_relaxed);
-    ts->small_bytes.fetch_add(bytes, std::memory_order_relaxed);
+    ts->countSmall(bytes);
     return;
   }
   if (!liveAddresses().insert(addr)) {
