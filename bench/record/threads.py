@@ -4,18 +4,22 @@ as side_by_side.py, recorded with `gcprof record`, and at every `step` line
 the job prints, the CPU time of each thread of the job's process tree.
 
     python3 bench/record/threads.py [--build build] [--jobs py-gpt,vit,gpt2,resnet18]
-                                    [--steps 8] [--warmup 2] [--runs 1] [--keep DIR]
+                                    [--steps 8] [--warmup 2] [--runs 1] [--keep DIR] [--plain]
 
 Per job it prints, per step (median over the steps after the warm-up, then
 over --runs runs): the CPU of gcprof's writer thread (named `gcprof-writer`),
 of the job's other threads (the training thread, its intra-op and autograd
 threads), the writer's share of them, and from the trace the job wrote how many
 allocation rows and ranges each step recorded, and the writer's CPU per row.
+With --plain, also plain and recorded runs in turn: the job's own threads' CPU
+and minor page faults per step in each.
 
 Why this measure: CPU time is hardly touched by the neighbours' load (wall
 time is), and the writer's share is a ratio of two threads of one process in
-the same seconds, so it holds on a shared machine where the plain-vs-recorded
-ratio of side_by_side.py needs a quiet one.
+the same seconds, so it holds better on a shared machine than the
+plain-vs-recorded ratio of side_by_side.py. Not exactly: at load 9-15 the same
+build's writer read 0.98% and 2.50% of resnet18's job in two runs (its many
+short wake-ups find cold caches), so take the median of --runs 3 or more.
 """
 import argparse
 import os
@@ -46,8 +50,9 @@ def thread_cpu_ns(pid, with_root=False):
 def job_minor_faults(pid, with_root):
     """Minor page faults of every thread but the writer of pid's descendants
     (/proc/<pid>/task/<tid>/stat, field 10): a count, not a time, so the
-    neighbours' load does not move it. More of them recorded than plain would
-    say the interposed malloc changed glibc's mmap threshold behaviour."""
+    neighbours' load does not move it. They follow glibc's heap trimming,
+    which changes from step to step in plain runs as in recorded ones
+    (bench/RESULTS.md, wave 8): compare medians over several runs."""
     total = 0
     stack = [pid]
     while stack:
