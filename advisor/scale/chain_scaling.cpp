@@ -190,6 +190,22 @@ Bytes scaledMidAfterArguments(const std::vector<SizedChain>& runs, GrowthForm fo
 
 }  // namespace
 
+std::vector<double> sizesWithoutArguments(const std::vector<SizedChain>& runs) {
+  std::set<double> out;
+  auto check = [&](const std::function<Bytes(const UnitChain&)>& value) {
+    bool found = false;
+    for (const SizedChain& r : runs) found = found || value(r.chain) > 0;
+    if (!found) return;
+    for (const SizedChain& r : runs)
+      if (value(r.chain) == 0) out.insert(r.size);
+  };
+  size_t units = runs.empty() ? 0 : runs.front().chain.held_arguments.size();
+  for (size_t k = 0; k < units; ++k)
+    check([&](const UnitChain& c) { return k < c.held_arguments.size() ? c.held_arguments[k] : 0; });
+  check([](const UnitChain& c) { return c.mid_after_arguments; });
+  return {out.begin(), out.end()};
+}
+
 GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs, SizeMeasure measure) {
   // Above the persistent part, whose workspaces follow no form at all.
   std::vector<SizePoint> points = pointsOf(runs, [](const UnitChain& c) {

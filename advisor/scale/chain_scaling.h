@@ -72,6 +72,14 @@ class ChainScaling {
   std::optional<PersistentModel> persistent_;
 };
 
+// The recorded sizes where a checkpoint's arguments were not found (its held
+// bytes, or the last gap after they were freed, are 0) while other sizes
+// found them: the match by bytes fails when an input is below the
+// recording's 1 KiB floor (Llama's position ids at 64 tokens), and a fit
+// through those zeros is far off at a larger size (bench/RESULTS.md, "What
+// fits by resolution and sequence length"). Sorted.
+std::vector<double> sizesWithoutArguments(const std::vector<SizedChain>& runs);
+
 // The form the recorded peaks above the persistent part support (growthFormOf),
 // over fitVariable(size, measure).
 GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs, SizeMeasure measure = SizeMeasure::Count);

@@ -190,6 +190,8 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
     w.table.push_back(row);
   }
   w.fit_check = p.scaling().check();
+  for (double x : sizesWithoutArguments(p.scaling().runs()))
+    w.arguments_unmatched.push_back(std::llround(sizeOfVariable(x, p.measure())));
   w.extrapolation = extrapolationOf(w, req.size);
   if (req.size) {
     w.plan = adviceAtSize(p, sized.back(), *req.size, w, req.advice.strategy);
@@ -221,6 +223,7 @@ nlohmann::json whatIfJson(const WhatIf& w) {
                         {"headroom_bytes", w.headroom.bytes},
                         {"budget", w.budget_text},  {"runs", runs},            {"largest", largest},
                         {"table", table},           {"fit_check", check}};
+  if (!w.arguments_unmatched.empty()) doc["arguments_unmatched"] = w.arguments_unmatched;
   if (w.extrapolation)
     doc["extrapolation"] = {{"size", w.extrapolation->size}, {"spans", w.extrapolation->spans},
                             {"max_spans", kMaxExtrapolationSpans}, {"suggest_size", w.extrapolation->suggest}};

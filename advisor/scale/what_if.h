@@ -70,6 +70,7 @@ struct WhatIf {
   std::vector<WhatIfRow> table;                  // by size
   FitCheck fit_check;                            // the model at the recorded sizes
   std::optional<Extrapolation> extrapolation;    // set when beyond kMaxExtrapolationSpans
+  std::vector<int64_t> arguments_unmatched;      // sizesWithoutArguments (chain_scaling.h)
   std::optional<Advice> plan;                    // for request.size (request.advice.strategy)
   int64_t plan_size = 0;
 };

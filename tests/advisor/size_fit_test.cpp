@@ -460,6 +460,29 @@ TEST(WhatIf, SizeStepKeepsTheAnswersToSizesTheJobTakes) {
   EXPECT_THROW(whatIf({{64, &a}, {100, &c}}, req), AdviceError);
 }
 
+TEST(ChainScaling, NamesTheSizesWhereTheCheckpointsArgumentsWereNotFound) {
+  auto run = [](double size, std::vector<Bytes> held, Bytes mid) {
+    SizedChain r;
+    r.size = size;
+    r.chain.held_arguments = held;
+    r.chain.mid_after_arguments = mid;
+    return r;
+  };
+  // Llama by sequence length (bench/RESULTS.md): nothing found at 64 tokens,
+  // the second layer's arguments not at 128 either.
+  EXPECT_EQ(sizesWithoutArguments({run(64, {0, 0}, 0), run(128, {263168, 0}, 87397034),
+                                   run(256, {1050624, 1050624}, 101124778)}),
+            (std::vector<double>{64, 128}));
+  // Checkpoints that hold nothing at any size: nothing to say.
+  EXPECT_TRUE(sizesWithoutArguments({run(2, {0, 0}, 0), run(4, {0, 0}, 0)}).empty());
+  nlohmann::json w = {{"size_name", "seq"},
+                      {"runs", {{{"run", 1}, {"size", 64}}, {{"run", 2}, {"size", 256}}}},
+                      {"arguments_unmatched", {64, 128}}};
+  bool said = false;
+  for (const std::string& n : whatIfNotes(w)) said = said || n.find("not found in the run at seq=64, seq=128") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(PersistentMemory, SplitsConstantPerSizeAndWorkspace) {
   // Parameters (1000, 3000) in every run; a batch-shaped tensor of 64 bytes
   // per sample kept across steps; workspaces that follow nothing.
