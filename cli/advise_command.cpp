@@ -345,6 +345,13 @@ void addAdvise(CLI::App& app, int& exit_code) {
       ->capture_default_str();
   sub->add_option("--max-size", args->what_if.max_size, "With --what-if: the largest size searched")
       ->capture_default_str();
+  sub->add_flag("--side", args->what_if.side,
+                "With --what-if: the size is an image's side (pixels per row): memory is fitted over\n"
+                "its square, the number of pixels, not over the side");
+  sub->add_option("--size-step", args->what_if.size_step,
+                  "With --what-if: the job takes only multiples of this size (16 for a patch-16 ViT's\n"
+                  "side); the search answers only those")
+      ->capture_default_str();
   sub->callback([args, &exit_code] {
     try {
       exit_code = runAdvise(*args);

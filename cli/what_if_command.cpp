@@ -48,8 +48,11 @@ void printWhatIf(const WhatIf& w, const std::string& trace) {
   std::printf("gcprof advise --what-if %s: %s, runs", w.size_name.c_str(), trace.c_str());
   for (const auto& [run, size] : w.runs)
     std::printf(" %lld (%s=%lld)", static_cast<long long>(run), w.size_name.c_str(), static_cast<long long>(size));
-  std::printf("\n  %s growth fitted; %s segments; budget %s = %s\n", toString(w.form).c_str(),
+  std::printf("\n  %s growth fitted%s; %s segments; budget %s = %s\n", toString(w.form).c_str(),
+              w.measure == SizeMeasure::Side ? (" in " + w.size_name + "^2 (--side)").c_str() : "",
               toString(w.kind).c_str(), w.budget_text.c_str(), formatBytes(w.budget).c_str());
+  if (w.size_step > 1)
+    std::printf("  sizes searched: multiples of %lld (--size-step)\n", static_cast<long long>(w.size_step));
   if (w.headroom.bytes > 0)
     std::printf("  headroom %s (%s): sizes fit %s\n", formatBytes(w.headroom.bytes).c_str(),
                 w.headroom.rule.c_str(), formatBytes(w.budget - w.headroom.bytes).c_str());
@@ -58,7 +61,8 @@ void printWhatIf(const WhatIf& w, const std::string& trace) {
               w.size_name.c_str(), "peak", "step time", "units");
   for (const LargestSize& l : w.largest) {
     if (l.size == 0) {
-      std::printf("  %-10s %10s   (not even %s=1 fits)\n", l.strategy.c_str(), "-", w.size_name.c_str());
+      std::printf("  %-10s %10s   (not even %s=%lld fits)\n", l.strategy.c_str(), "-", w.size_name.c_str(),
+                  static_cast<long long>(w.size_step));
       continue;
     }
     int units = 0;
@@ -88,6 +92,8 @@ int runWhatIf(const WhatIfArgs& args, const std::string& trace, const AdviceRequ
   req.form = formOf(args.fit);
   if (args.size != 0) req.size = args.size;
   req.max_size = args.max_size;
+  req.measure = args.side ? SizeMeasure::Side : SizeMeasure::Count;
+  req.size_step = args.size_step;
   if (args.max_size < 1) throw AdviceError("--max-size must be at least 1");
   if (!output.empty() && !req.size)
     throw AdviceError("-o with --what-if writes the plan for one size: add --size N");

@@ -16,6 +16,8 @@ struct WhatIfArgs {
   int64_t size = 0;                   // --size: plan for it
   std::string fit = "auto";           // auto | affine | quadratic
   int64_t max_size = 1 << 20;
+  bool side = false;                  // --side: the size is an image's side (fits over its square)
+  int64_t size_step = 1;              // --size-step: the job takes only multiples of it
   bool enabled() const { return !size_name.empty() || !size_of.empty(); }
 };
 

@@ -68,6 +68,15 @@ std::vector<std::string> whatIfNotes(const nlohmann::json& w) {
   } else if (check.contains("miss_bytes")) {
     notes.push_back("Fit check: the model reproduces every recorded size exactly.");
   }
+  if (w.contains("arguments_unmatched")) {
+    std::string at;
+    for (const nlohmann::json& x : w["arguments_unmatched"])
+      at += (at.empty() ? "" : ", ") + name + "=" + std::to_string(x.get<long long>());
+    notes.push_back("Note: a checkpoint's arguments were not found in the run at " + at +
+                    " (they are found by the bytes of a unit's inputs, which fails when one is below the "
+                    "recording's 1 KiB floor): their held bytes are fitted through 0 there, so plans with "
+                    "checkpoints can be far off at other sizes; verify them, or record larger sizes.");
+  }
   if (w.contains("extrapolation") && !runs.empty()) {
     const nlohmann::json& e = w["extrapolation"];
     std::snprintf(buf, sizeof buf,

@@ -190,15 +190,33 @@ Bytes scaledMidAfterArguments(const std::vector<SizedChain>& runs, GrowthForm fo
 
 }  // namespace
 
-GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs) {
-  // Above the persistent part, whose workspaces follow no form at all.
-  return growthFormOf(pointsOf(runs, [](const UnitChain& c) {
-    return static_cast<double>(c.baseline_peak - c.persistent);
-  }));
+std::vector<double> sizesWithoutArguments(const std::vector<SizedChain>& runs) {
+  std::set<double> out;
+  auto check = [&](const std::function<Bytes(const UnitChain&)>& value) {
+    bool found = false;
+    for (const SizedChain& r : runs) found = found || value(r.chain) > 0;
+    if (!found) return;
+    for (const SizedChain& r : runs)
+      if (value(r.chain) == 0) out.insert(r.size);
+  };
+  size_t units = runs.empty() ? 0 : runs.front().chain.held_arguments.size();
+  for (size_t k = 0; k < units; ++k)
+    check([&](const UnitChain& c) { return k < c.held_arguments.size() ? c.held_arguments[k] : 0; });
+  check([](const UnitChain& c) { return c.mid_after_arguments; });
+  return {out.begin(), out.end()};
 }
 
-ChainScaling::ChainScaling(std::vector<SizedChain> runs, GrowthForm form)
-    : runs_(std::move(runs)), form_(form) {
+GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs, SizeMeasure measure) {
+  // Above the persistent part, whose workspaces follow no form at all.
+  std::vector<SizePoint> points = pointsOf(runs, [](const UnitChain& c) {
+    return static_cast<double>(c.baseline_peak - c.persistent);
+  });
+  for (SizePoint& p : points) p.size = fitVariable(p.size, measure);
+  return growthFormOf(points);
+}
+
+ChainScaling::ChainScaling(std::vector<SizedChain> runs, GrowthForm form, SizeMeasure measure)
+    : runs_(std::move(runs)), form_(form), measure_(measure) {
   if (runs_.size() < 2)
     throw AdviceError("what-if needs runs at two or more sizes (got " + std::to_string(runs_.size()) +
                       "); record the job again at another size with --name batch=N");
@@ -209,6 +227,8 @@ ChainScaling::ChainScaling(std::vector<SizedChain> runs, GrowthForm form)
   if (form_ == GrowthForm::Quadratic && runs_.size() < 3)
     throw AdviceError("a quadratic fit needs runs at three or more sizes (got " +
                       std::to_string(runs_.size()) + ")");
+  // From here on sizes are the fit variable (checks above name the sizes).
+  for (SizedChain& r : runs_) r.size = fitVariable(r.size, measure_);
   std::vector<PersistentSample> samples;
   for (const SizedChain& r : runs_)
     if (!r.persistent_allocations.empty())
@@ -216,7 +236,9 @@ ChainScaling::ChainScaling(std::vector<SizedChain> runs, GrowthForm form)
   if (samples.size() == runs_.size()) persistent_ = persistentModel(samples);
 }
 
-UnitChain ChainScaling::at(double size) const {
+UnitChain ChainScaling::at(double size) const { return atVariable(fitVariable(size, measure_)); }
+
+UnitChain ChainScaling::atVariable(double size) const {
   const UnitChain& shape = runs_.back().chain;
   UnitChain c;
   c.names = shape.names;
@@ -270,11 +292,11 @@ FitCheck ChainScaling::check() const {
   bool two_largest = form_ == GrowthForm::Affine && runs_.size() >= 3;
   for (size_t r = 0; r < runs_.size(); ++r) {
     const UnitChain& rec = runs_[r].chain;
-    UnitChain got = at(runs_[r].size);
+    UnitChain got = atVariable(runs_[r].size);
     auto consider = [&](Bytes predicted, Bytes recorded, const std::string& number) {
       Bytes miss = std::llabs(predicted - recorded);
       if (miss <= worst.miss) return;
-      worst = {runs_[r].size, miss, recorded, rec.baseline_peak, number,
+      worst = {sizeOfVariable(runs_[r].size, measure_), miss, recorded, rec.baseline_peak, number,
                two_largest && r + 2 < runs_.size()};
     };
     auto each = [&](const std::vector<Bytes>& p, const std::vector<Bytes>& q, auto name) {

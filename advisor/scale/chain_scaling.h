@@ -48,26 +48,40 @@ class ChainScaling {
  public:
   // Throws AdviceError when the runs cannot be runs of one job at different
   // sizes: fewer than two sizes, different units, or a peak that does not
-  // grow with the size.
-  ChainScaling(std::vector<SizedChain> runs, GrowthForm form);
+  // grow with the size. Every fit is over fitVariable(size, measure).
+  ChainScaling(std::vector<SizedChain> runs, GrowthForm form, SizeMeasure measure = SizeMeasure::Count);
 
   // The chain predicted at `size` (values below zero are clamped to zero:
   // a fitted constant term can be slightly negative for bytes that are all
   // per sample).
   UnitChain at(double size) const;
   GrowthForm form() const { return form_; }
+  SizeMeasure measure() const { return measure_; }
   // The largest miss over the recorded runs (every number of the chain).
   FitCheck check() const;
   const std::optional<PersistentModel>& persistent() const { return persistent_; }
+  // The runs, their sizes as fit variables (fitVariable).
   const std::vector<SizedChain>& runs() const { return runs_; }
 
  private:
-  std::vector<SizedChain> runs_;
+  UnitChain atVariable(double x) const;
+
+  std::vector<SizedChain> runs_;  // sizes as fit variables (fitVariable)
   GrowthForm form_;
+  SizeMeasure measure_;
   std::optional<PersistentModel> persistent_;
 };
 
-// The form the recorded peaks above the persistent part support (growthFormOf).
-GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs);
+// The recorded sizes where a checkpoint's arguments were not found (its held
+// bytes, or the last gap after they were freed, are 0) while other sizes
+// found them: the match by bytes fails when an input is below the
+// recording's 1 KiB floor (Llama's position ids at 64 tokens), and a fit
+// through those zeros is far off at a larger size (bench/RESULTS.md, "What
+// fits by resolution and sequence length"). Sorted.
+std::vector<double> sizesWithoutArguments(const std::vector<SizedChain>& runs);
+
+// The form the recorded peaks above the persistent part support (growthFormOf),
+// over fitVariable(size, measure).
+GrowthForm peakGrowthForm(const std::vector<SizedChain>& runs, SizeMeasure measure = SizeMeasure::Count);
 
 }  // namespace gcprof::advisor

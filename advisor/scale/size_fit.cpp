@@ -65,6 +65,14 @@ double worstMiss(const std::vector<SizePoint>& points, const SizeFit& f) {
 
 std::string toString(GrowthForm f) { return f == GrowthForm::Affine ? "affine" : "quadratic"; }
 
+std::string toString(SizeMeasure m) { return m == SizeMeasure::Count ? "count" : "side"; }
+
+double fitVariable(double size, SizeMeasure m) { return m == SizeMeasure::Side ? size * size : size; }
+
+double sizeOfVariable(double variable, SizeMeasure m) {
+  return m == SizeMeasure::Side ? std::sqrt(variable) : variable;
+}
+
 SizeFit fitGrowth(const std::vector<SizePoint>& points, GrowthForm form) {
   size_t need = form == GrowthForm::Affine ? 2 : 3;
   if (distinctSizes(points) < need)

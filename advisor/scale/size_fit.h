@@ -18,6 +18,23 @@ enum class GrowthForm { Affine, Quadratic };
 
 std::string toString(GrowthForm f);
 
+// What the size measures. A count (samples in a batch, tokens in a
+// sequence) enters memory as itself; the side of a square image enters as
+// its area: a convolution's activations are in proportion to the pixels
+// (side^2), attention over patches to their square (side^4). So for a side
+// every fit is over side^2: affine in the area for convolutions (exact from
+// two sides), quadratic in it for attention over patches (three sides). A
+// line in the side itself cuts far below at a larger side; a parabola in
+// the side cannot follow side^4.
+enum class SizeMeasure { Count, Side };
+
+std::string toString(SizeMeasure m);
+
+// The variable the fits are over: the size, or the side's square.
+double fitVariable(double size, SizeMeasure m);
+// Back from the fit variable to the size (messages, the fit check).
+double sizeOfVariable(double variable, SizeMeasure m);
+
 struct SizePoint {
   double size = 0;
   double value = 0;

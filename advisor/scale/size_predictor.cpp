@@ -16,18 +16,20 @@ std::vector<SizedChain> chainsOf(const std::vector<SizedAdvice>& runs) {
   return out;
 }
 
-GrowthForm formFor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form) {
-  return form ? *form : peakGrowthForm(chainsOf(runs));
+GrowthForm formFor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form, SizeMeasure measure) {
+  return form ? *form : peakGrowthForm(chainsOf(runs), measure);
 }
 
 }  // namespace
 
-SizePredictor::SizePredictor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form)
-    : runs_(runs), scaling_(chainsOf(runs), formFor(runs, form)) {
+SizePredictor::SizePredictor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form,
+                             SizeMeasure measure)
+    : runs_(runs), scaling_(chainsOf(runs), formFor(runs, form, measure), measure) {
   kind_ = runs_.front().advice.kind;
   options_ = defaultSolverOptions(units(), kind_);
   for (const SizedAdvice& r : runs_)
-    step_times_.push_back({static_cast<double>(r.size), static_cast<double>(r.advice.baseline.step_ns)});
+    step_times_.push_back({fitVariable(static_cast<double>(r.size), measure),
+                           static_cast<double>(r.advice.baseline.step_ns)});
 }
 
 const UnitChain& SizePredictor::chainAt(int64_t size) {
@@ -74,7 +76,8 @@ SizePrediction SizePredictor::predict(const Segments& plan, int64_t size) {
   p.peak = std::max<Bytes>(0, cp.peak + std::llround(correction(plan, size, cp)));
   p.chain_peak = cp.peak;
   p.recompute_ns = cp.recompute_ns;
-  p.step_ns = std::llround(timeAt(step_times_, scaling_.form(), static_cast<double>(size))) + cp.recompute_ns;
+  p.step_ns = std::llround(timeAt(step_times_, scaling_.form(), fitVariable(static_cast<double>(size), measure()))) +
+              cp.recompute_ns;
   return p;
 }
 

@@ -41,9 +41,11 @@ struct SizePrediction {
 class SizePredictor {
  public:
   // `runs` must outlive the predictor. Throws AdviceError (chain_scaling.h).
-  SizePredictor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form);
+  SizePredictor(const std::vector<SizedAdvice>& runs, std::optional<GrowthForm> form,
+                SizeMeasure measure = SizeMeasure::Count);
 
   GrowthForm form() const { return scaling_.form(); }
+  SizeMeasure measure() const { return scaling_.measure(); }
   const ChainScaling& scaling() const { return scaling_; }
   SegmentKind kind() const { return kind_; }
   int units() const { return runs_.front().advice.chain.size(); }
@@ -64,7 +66,7 @@ class SizePredictor {
   ChainScaling scaling_;
   SegmentKind kind_;
   SolverOptions options_;
-  std::vector<SizePoint> step_times_;
+  std::vector<SizePoint> step_times_;  // over the fit variable
   std::map<int64_t, UnitChain> chains_;                      // by size
   std::map<std::pair<std::vector<std::pair<int, int>>, int64_t>, Bytes> corrections_;  // by plan, run size
 };

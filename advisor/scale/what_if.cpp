@@ -30,13 +30,15 @@ StrategyAtSize strategyAt(SizePredictor& p, const std::string& strategy, int64_t
   return s;
 }
 
-// Memory grows with the size, so the sizes that fit are 1..L: double until
-// one does not fit, then bisect.
-LargestSize largestFitting(SizePredictor& p, const std::string& strategy, Bytes budget, int64_t cap) {
+// Memory grows with the size, so the sizes that fit are step, 2 step, ..,
+// L: double the multiple until one does not fit, then bisect.
+LargestSize largestFitting(SizePredictor& p, const std::string& strategy, Bytes budget, int64_t max_size,
+                           int64_t step) {
   LargestSize l;
   l.strategy = strategy;
-  auto fits = [&](int64_t s) { return strategyAt(p, strategy, s, budget).fits; };
-  if (!fits(1)) return l;
+  auto fits = [&](int64_t k) { return strategyAt(p, strategy, k * step, budget).fits; };
+  const int64_t cap = max_size / step;
+  if (cap < 1 || !fits(1)) return l;
   int64_t lo = 1, hi = 2;
   while (hi <= cap && fits(hi)) {
     lo = hi;
@@ -53,8 +55,8 @@ LargestSize largestFitting(SizePredictor& p, const std::string& strategy, Bytes 
     int64_t mid = lo + (hi - lo) / 2;
     (fits(mid) ? lo : hi) = mid;
   }
-  l.size = lo;
-  l.at = strategyAt(p, strategy, lo, budget);
+  l.size = lo * step;
+  l.at = strategyAt(p, strategy, l.size, budget);
   return l;
 }
 
@@ -121,6 +123,7 @@ std::optional<Extrapolation> extrapolationOf(const WhatIf& w, std::optional<int6
   // (asked - s) <= k (s - smallest)  <=>  s >= (asked + k smallest) / (k + 1)
   double k = kMaxExtrapolationSpans;
   e.suggest = std::max<int64_t>(largest + 1, static_cast<int64_t>(std::ceil((asked + k * smallest) / (k + 1))));
+  e.suggest = (e.suggest + w.size_step - 1) / w.size_step * w.size_step;  // a size the job takes
   return e;
 }
 
@@ -140,8 +143,19 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
   each.max_slowdown.reset();
   for (const auto& [size, trace] : runs) sized.push_back({size, trace, advise(*trace, each)});
   std::sort(sized.begin(), sized.end(), [](const SizedAdvice& a, const SizedAdvice& b) { return a.size < b.size; });
-  SizePredictor p(sized, req.form);
+  if (req.size_step < 1) throw AdviceError("--size-step must be at least 1");
+  for (const SizedAdvice& r : sized)
+    if (r.size % req.size_step != 0)
+      throw AdviceError("run " + std::to_string(r.advice.run.id) + " was recorded at " + req.size_name + "=" +
+                        std::to_string(r.size) + ", not a multiple of --size-step " +
+                        std::to_string(req.size_step) + ": is the step right?");
+  if (req.size && *req.size % req.size_step != 0)
+    throw AdviceError("--size " + std::to_string(*req.size) + " is not a multiple of --size-step " +
+                      std::to_string(req.size_step));
+  SizePredictor p(sized, req.form, req.measure);
   w.form = p.form();
+  w.measure = p.measure();
+  w.size_step = req.size_step;
   w.kind = p.kind();
   // A percentage is of the largest recorded run's peak.
   w.budget = req.advice.budget->resolve(sized.back().advice.baseline.peak);
@@ -162,9 +176,9 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
 
   std::set<int64_t> sizes;
   for (const char* s : kStrategies) {
-    w.largest.push_back(largestFitting(p, s, limit, req.max_size));
+    w.largest.push_back(largestFitting(p, s, limit, req.max_size, req.size_step));
     if (w.largest.back().size > 0) sizes.insert(w.largest.back().size);
-    if (!w.largest.back().capped) sizes.insert(w.largest.back().size + 1);
+    if (!w.largest.back().capped) sizes.insert(w.largest.back().size + req.size_step);
   }
   for (const SizedAdvice& r : sized) sizes.insert(r.size);
   if (req.size) sizes.insert(*req.size);
@@ -176,6 +190,8 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
     w.table.push_back(row);
   }
   w.fit_check = p.scaling().check();
+  for (double x : sizesWithoutArguments(p.scaling().runs()))
+    w.arguments_unmatched.push_back(std::llround(sizeOfVariable(x, p.measure())));
   w.extrapolation = extrapolationOf(w, req.size);
   if (req.size) {
     w.plan = adviceAtSize(p, sized.back(), *req.size, w, req.advice.strategy);
@@ -202,10 +218,12 @@ nlohmann::json whatIfJson(const WhatIf& w) {
   nlohmann::json check = {{"size", c.size},         {"miss_bytes", c.miss},     {"recorded_bytes", c.recorded},
                           {"peak_bytes", c.peak},    {"number", c.number},       {"independent", c.independent},
                           {"fraction", c.peak > 0 ? static_cast<double>(c.miss) / static_cast<double>(c.peak) : 0.0}};
-  nlohmann::json doc = {{"size_name", w.size_name}, {"fit", toString(w.form)}, {"budget_bytes", w.budget},
+  nlohmann::json doc = {{"size_name", w.size_name}, {"fit", toString(w.form)}, {"measure", toString(w.measure)},
+                        {"size_step", w.size_step}, {"budget_bytes", w.budget},
                         {"headroom_bytes", w.headroom.bytes},
                         {"budget", w.budget_text},  {"runs", runs},            {"largest", largest},
                         {"table", table},           {"fit_check", check}};
+  if (!w.arguments_unmatched.empty()) doc["arguments_unmatched"] = w.arguments_unmatched;
   if (w.extrapolation)
     doc["extrapolation"] = {{"size", w.extrapolation->size}, {"spans", w.extrapolation->spans},
                             {"max_spans", kMaxExtrapolationSpans}, {"suggest_size", w.extrapolation->suggest}};

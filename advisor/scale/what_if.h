@@ -16,8 +16,12 @@ struct WhatIfRequest {
   AdviceRequest advice;            // units, segment kind, budget (required), strategy of the sized plan
   std::string size_name = "size";  // batch, seq, ...
   std::optional<GrowthForm> form;  // default: what the data supports
+  SizeMeasure measure = SizeMeasure::Count;  // Side: fits over the side's square (--side)
   std::optional<int64_t> size;     // plan for this size
   int64_t max_size = 1 << 20;      // the search stops here
+  // Only multiples of it are sizes the job takes (a patch-16 ViT's side):
+  // the search, the table and the suggested size keep to them.
+  int64_t size_step = 1;
 };
 
 struct StrategyAtSize {
@@ -55,6 +59,8 @@ constexpr double kMaxExtrapolationSpans = 4;
 struct WhatIf {
   std::string size_name;
   GrowthForm form = GrowthForm::Affine;
+  SizeMeasure measure = SizeMeasure::Count;
+  int64_t size_step = 1;
   SegmentKind kind = SegmentKind::Region;
   Bytes budget = 0;
   std::string budget_text;
@@ -64,6 +70,7 @@ struct WhatIf {
   std::vector<WhatIfRow> table;                  // by size
   FitCheck fit_check;                            // the model at the recorded sizes
   std::optional<Extrapolation> extrapolation;    // set when beyond kMaxExtrapolationSpans
+  std::vector<int64_t> arguments_unmatched;      // sizesWithoutArguments (chain_scaling.h)
   std::optional<Advice> plan;                    // for request.size (request.advice.strategy)
   int64_t plan_size = 0;
 };

@@ -8,6 +8,9 @@
 //   chain_check TRACE.db RUN [UNITS_REGEX]
 //   chain_check TRACE.db RUN --pair OTHER_RUN   (the what-if's instants, issue 12:
 //       how many region moments of two runs of one job pair up instant by instant)
+//   chain_check TRACE.db RUN --scaled SIZE RUN=SIZE RUN=SIZE...  (the what-if: the
+//       chain scaled to SIZE from the listed runs against RUN's, number by number)
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <functional>
@@ -15,6 +18,8 @@
 
 #include "model/chain_peak.h"
 #include "plan/advice.h"
+#include "scale/size_predictor.h"
+#include "solve/fixed_plans.h"
 #include "simulate/replay_simulator.h"
 #include "trace_store.h"
 
@@ -45,6 +50,47 @@ int main(int argc, char** argv) {
         }
     std::printf("%d of %d region moments pair up instant by instant (%zu instants in the first run)\n", paired,
                 moments, instants);
+    return 0;
+  }
+  if (argc > 5 && std::string(argv[3]) == "--scaled") {
+    std::vector<Trace> traces;
+    std::vector<int64_t> sizes;
+    for (int i = 5; i < argc; ++i) {
+      std::string a = argv[i];
+      traces.push_back(store.load(std::atoll(a.substr(0, a.find('=')).c_str())));
+      sizes.push_back(std::atoll(a.substr(a.find('=') + 1).c_str()));
+    }
+    std::vector<SizedAdvice> runs;
+    for (size_t i = 0; i < traces.size(); ++i) runs.push_back({sizes[i], &traces[i], advise(traces[i], r)});
+    std::sort(runs.begin(), runs.end(), [](const SizedAdvice& a, const SizedAdvice& b) { return a.size < b.size; });
+    SizePredictor p(runs, std::nullopt);
+    const UnitChain& got = p.chainAt(std::atoll(argv[4]));
+    UnitChain want = advise(trace, r).chain;
+    // Numbers off by more than 0.1% of the peak; the checkpoints' arguments
+    // always (found by matching bytes, they can be 0 at a size where the
+    // match failed).
+    auto show = [&](const char* name, const std::vector<Bytes>& g, const std::vector<Bytes>& w, bool always = false) {
+      for (size_t k = 0; k < g.size() && k < w.size(); ++k)
+        if (always || std::llabs(g[k] - w[k]) * 1000 > want.baseline_peak)
+          std::printf("%-16s %2zu scaled %12lld recorded %12lld  %+lld\n", name, k, static_cast<long long>(g[k]),
+                      static_cast<long long>(w[k]), static_cast<long long>(g[k] - w[k]));
+    };
+    show("unit_peak", got.unit_peak, want.unit_peak);
+    show("backward_peak", got.backward_peak, want.backward_peak);
+    show("gap_peak", got.gap_peak, want.gap_peak);
+    show("before_backward", got.before_backward, want.before_backward);
+    show("born_kept", got.born_kept, want.born_kept);
+    show("born_peak", got.born_peak, want.born_peak);
+    show("saved", got.saved, want.saved);
+    show("held_arguments", got.held_arguments, want.held_arguments, true);
+    show("mid_after_args", {got.mid_after_arguments}, {want.mid_after_arguments}, true);
+    show("outside", {got.outside}, {want.outside});
+    show("persistent", {got.persistent}, {want.persistent});
+    show("baseline_peak", {got.baseline_peak}, {want.baseline_peak});
+    Segments every = everyUnit(got.size());
+    ChainPeak a = evaluateChain(got, every), b = evaluateChain(want, every);
+    std::printf("every: scaled %lld at %s; recorded %lld at %s\n", static_cast<long long>(a.peak),
+                whereOf(got, a).c_str(), static_cast<long long>(b.peak), whereOf(want, b).c_str());
     return 0;
   }
   if (argc > 3) r.units = argv[3];

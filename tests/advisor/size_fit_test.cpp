@@ -374,6 +374,115 @@ TEST(WhatIf, SaysWhenTheAskedSizeIsTooFarPastTheRecordedOnes) {
   EXPECT_EQ(whatIf({{2, &a}, {4, &b}, {s, &c}}, far).extrapolation->size, 100 * s);
 }
 
+// A vision job whose size is the image's side: a convolution's activations
+// grow with the pixels (side^2); `quartic` adds attention scores over
+// patches (patches^2 = side^4 / patch^4), as a ViT's.
+Trace imageJobAt(int64_t side, Bytes quartic = 0) {
+  ChainSpec c;
+  c.units = 4;
+  c.steps = 3;
+  c.params = 40000;
+  Bytes pixels = side * side;
+  c.saved = 3 * pixels + quartic * pixels * pixels;
+  c.transient = pixels;
+  c.output = 2 * pixels;
+  c.grad = 10;
+  Trace t = chainTrace(c);
+  t.run.id = side;
+  return t;
+}
+
+TEST(ChainScaling, ImageSideIsFittedOverItsSquare) {
+  Trace a = imageJobAt(64), b = imageJobAt(128), truth = imageJobAt(224);
+  // Two sides: affine in the pixels is the convolution's exact form.
+  ChainScaling side({sized(a, 64), sized(b, 128)}, GrowthForm::Affine, SizeMeasure::Side);
+  expectSameChain(side.at(224), sized(truth, 224).chain);
+  // A line in the side itself cuts far below at a larger side.
+  ChainScaling line({sized(a, 64), sized(b, 128)}, GrowthForm::Affine);
+  EXPECT_LT(line.at(224).baseline_peak, sized(truth, 224).chain.baseline_peak * 9 / 10);
+  // The fit check names sides, not their squares.
+  Trace c = imageJobAt(96);
+  ChainScaling three({sized(a, 64), sized(c, 96), sized(b, 128)}, GrowthForm::Affine, SizeMeasure::Side);
+  EXPECT_EQ(three.check().miss, 0);
+  EXPECT_EQ(peakGrowthForm({sized(a, 64), sized(c, 96), sized(b, 128)}, SizeMeasure::Side), GrowthForm::Affine);
+}
+
+TEST(ChainScaling, AttentionOverPatchesIsQuadraticInTheSidesSquare) {
+  Trace a = imageJobAt(32, 1), b = imageJobAt(48, 1), c = imageJobAt(64, 1), truth = imageJobAt(128, 1);
+  std::vector<SizedChain> runs = {sized(a, 32), sized(b, 48), sized(c, 64)};
+  EXPECT_EQ(peakGrowthForm(runs, SizeMeasure::Side), GrowthForm::Quadratic);
+  ChainScaling side(runs, GrowthForm::Quadratic, SizeMeasure::Side);
+  expectSameChain(side.at(128), sized(truth, 128).chain);
+  // A parabola in the side follows side^2 but not side^4.
+  ChainScaling parabola(runs, GrowthForm::Quadratic);
+  EXPECT_LT(parabola.at(128).baseline_peak, sized(truth, 128).chain.baseline_peak * 9 / 10);
+}
+
+TEST(WhatIf, SizeStepKeepsTheAnswersToSizesTheJobTakes) {
+  Trace a = imageJobAt(64), b = imageJobAt(128);
+  WhatIfRequest req;
+  req.size_name = "image";
+  req.measure = SizeMeasure::Side;
+  const Bytes budget = 1500000;
+  req.advice.budget = bytes(budget);
+  // Without a step the budget's edge falls between multiples of 16.
+  WhatIf any = whatIf({{64, &a}, {128, &b}}, req);
+  bool off_step = false;
+  for (const LargestSize& l : any.largest) off_step = off_step || l.size % 16 != 0;
+  ASSERT_TRUE(off_step) << "the budget must not land on multiples of 16";
+  req.size_step = 16;
+  WhatIf w = whatIf({{64, &a}, {128, &b}}, req);
+  EXPECT_EQ(whatIfJson(w)["size_step"], 16);
+  EXPECT_EQ(whatIfJson(w)["measure"], "side");
+  for (const LargestSize& l : w.largest) {
+    ASSERT_GT(l.size, 0) << l.strategy;
+    EXPECT_EQ(l.size % 16, 0) << l.strategy << " answered " << l.size;
+    // The truth: the job built at that side fits, 16 more does not.
+    for (int64_t side : {l.size, l.size + 16}) {
+      Trace t = imageJobAt(side);
+      AdviceRequest r;
+      r.budget = bytes(budget);
+      r.strategy = parseStrategy(l.strategy);
+      Advice truth = advise(t, r);
+      bool fits = truth.chosen.fits && truth.chosen.peak <= budget;
+      EXPECT_EQ(fits, side == l.size) << l.strategy << " at " << side << ": peak " << truth.chosen.peak;
+    }
+  }
+  for (const WhatIfRow& r : w.table) EXPECT_EQ(r.size % 16, 0) << r.size;
+  if (w.extrapolation) {
+    EXPECT_EQ(w.extrapolation->suggest % 16, 0);
+  }
+  // Sizes that are not multiples of the step are refused, not rounded.
+  WhatIfRequest odd = req;
+  odd.size = 200;
+  EXPECT_THROW(whatIf({{64, &a}, {128, &b}}, odd), AdviceError);
+  Trace c = imageJobAt(100);
+  EXPECT_THROW(whatIf({{64, &a}, {100, &c}}, req), AdviceError);
+}
+
+TEST(ChainScaling, NamesTheSizesWhereTheCheckpointsArgumentsWereNotFound) {
+  auto run = [](double size, std::vector<Bytes> held, Bytes mid) {
+    SizedChain r;
+    r.size = size;
+    r.chain.held_arguments = held;
+    r.chain.mid_after_arguments = mid;
+    return r;
+  };
+  // Llama by sequence length (bench/RESULTS.md): nothing found at 64 tokens,
+  // the second layer's arguments not at 128 either.
+  EXPECT_EQ(sizesWithoutArguments({run(64, {0, 0}, 0), run(128, {263168, 0}, 87397034),
+                                   run(256, {1050624, 1050624}, 101124778)}),
+            (std::vector<double>{64, 128}));
+  // Checkpoints that hold nothing at any size: nothing to say.
+  EXPECT_TRUE(sizesWithoutArguments({run(2, {0, 0}, 0), run(4, {0, 0}, 0)}).empty());
+  nlohmann::json w = {{"size_name", "seq"},
+                      {"runs", {{{"run", 1}, {"size", 64}}, {{"run", 2}, {"size", 256}}}},
+                      {"arguments_unmatched", {64, 128}}};
+  bool said = false;
+  for (const std::string& n : whatIfNotes(w)) said = said || n.find("not found in the run at seq=64, seq=128") != std::string::npos;
+  EXPECT_TRUE(said);
+}
+
 TEST(PersistentMemory, SplitsConstantPerSizeAndWorkspace) {
   // Parameters (1000, 3000) in every run; a batch-shaped tensor of 64 bytes
   // per sample kept across steps; workspaces that follow nothing.

@@ -3,6 +3,7 @@ what-if for a budget, and a verification at the predicted largest batch."""
 import json
 import os
 import re
+import sys
 import unittest
 
 import pipeline as p
@@ -133,6 +134,49 @@ class WhatIfPython(unittest.TestCase):
         r = p.gcprof("verify", self.db, "--plan", self.plan, check=False)
         self.assertEqual(r.returncode, 2)
         self.assertIn("--size-arg", r.stderr)
+
+
+IMAGE_JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "image_job.py")
+
+
+class WhatIfImageSide(unittest.TestCase):
+    """The size is an image's side: a small conv net recorded at 32 and 64
+    px, the what-if over the pixels (--side) in steps of 16, verified at the
+    optimal plan's largest side."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = p.tempdb("what-if-side")
+        for side in (32, 64):
+            p.record(cls.db, [sys.executable, IMAGE_JOB, "--image", str(side), "--batch", "8"],
+                     "--name", f"image={side}")
+        ask = ["advise", cls.db, "--what-if", "image", "--budget", "200%"]
+        cls.answer = json.loads(p.gcprof(*ask, "--side", "--size-step", "16", "--json").stdout)
+        cls.line = json.loads(p.gcprof(*ask, "--json").stdout)
+        cls.largest = {l["strategy"]: l["size"] for l in cls.answer["largest"]}
+        cls.plan = os.path.join(os.path.dirname(cls.db), "plan.json")
+        p.gcprof(*ask, "--side", "--size-step", "16", "--size", str(cls.largest["optimal"]), "-o", cls.plan)
+        cls.verify = p.gcprof("verify", cls.db, "--plan", cls.plan, "--size-arg=--image {size}", check=False)
+
+    def test_answers_are_sides_the_job_takes(self):
+        self.assertEqual((self.answer["measure"], self.answer["size_step"]), ("side", 16))
+        for strategy, side in self.largest.items():
+            self.assertGreater(side, 64, strategy)
+            self.assertEqual(side % 16, 0, strategy)
+        self.assertTrue(all(r["size"] % 16 == 0 for r in self.answer["table"]), self.answer["table"])
+
+    def test_a_line_in_the_side_would_answer_far_larger(self):
+        # Activations grow with side^2: a line through 32 and 64 px in the
+        # side itself cuts below and answers sides that do not fit.
+        line = {l["strategy"]: l["size"] for l in self.line["largest"]}
+        self.assertGreater(line["none"], self.largest["none"] + 16)
+
+    def test_verification_at_the_predicted_side_passes(self):
+        self.assertEqual(self.verify.returncode, 0, self.verify.stdout + self.verify.stderr)
+        report = json.loads(p.gcprof("report", self.db, "--format", "json").stdout)
+        self.assertEqual(report["verdict"], "PASS")
+        gates = {g["name"]: g["passed"] for g in report["gates"]}
+        self.assertTrue(gates["peak prediction"])
 
 
 if __name__ == "__main__":
