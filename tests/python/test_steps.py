@@ -45,7 +45,7 @@ def test_gan_iteration_is_one_step_with_the_generator_in_it():
 
 def test_wgan_iteration_of_five_critic_steps_is_one_step():
     for pattern in ("wgan", "wgan-no-grad"):
-        ends, names = _steps(pattern, compare=pattern == "wgan")
+        ends, names = _steps(pattern)
         assert ends == [0, 1, 2], (pattern, ends)  # wgan was 0..13
         # D (the second root, named by its class) runs 11 times in every
         # step, 5 x 2 critic calls and the generator's; G's one backward
