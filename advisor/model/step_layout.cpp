@@ -32,16 +32,16 @@ struct Span {
   int forwards = 0, backwards = 0;
 };
 
-// "model.decoder.layers.3" and "model.decoder.layers.2": two entries of one
-// numbered list of blocks (the same parent, numeric last components).
+// "model.decoder.layers.3" and "model.decoder.layers.2", or torchvision
+// DenseNet's "features.denseblock4.denselayer16" and "...denselayer15": two
+// entries of one numbered list of blocks (equal up to a number at the end).
 bool neighboursInOneList(const std::string& a, const std::string& b) {
-  size_t da = a.rfind('.'), db = b.rfind('.');
-  if (da == std::string::npos || db == std::string::npos || da != db) return false;
-  auto numeric = [](const std::string& s, size_t from) {
-    return from < s.size() && std::all_of(s.begin() + static_cast<std::ptrdiff_t>(from), s.end(),
-                                          [](char c) { return c >= '0' && c <= '9'; });
+  auto stem = [](const std::string& s) {
+    size_t last = s.find_last_not_of("0123456789");
+    return last == std::string::npos ? 0 : last + 1;
   };
-  return a.compare(0, da, b, 0, db) == 0 && numeric(a, da + 1) && numeric(b, db + 1);
+  size_t sa = stem(a), sb = stem(b);
+  return sa > 0 && sa == sb && sa < a.size() && sb < b.size() && a.compare(0, sa, b, 0, sb) == 0;
 }
 
 // A unit's backward range ends when the gradients of all its inputs are
@@ -50,12 +50,15 @@ bool neighboursInOneList(const std::string& a, const std::string& b) {
 // completes only when the last decoder layer is done: all their backward
 // windows end at that one moment, nested instead of following each other,
 // though each layer's own work is over when the next one's backward starts.
-// Such a window is taken to end where the next one starts, only when all of
+// A torchvision DenseNet layer is passed the list of all earlier features of
+// its dense block, the block's input among them: its window ends with the
+// block's backward, for the same reason. Such a window is taken to end where the next one starts, only when all of
 // this holds, which a sibling branch of one block does not pass (ResNet's
 // bottleneck: `downsample` reads the block input with `conv1`, and its
 // window nests bn3's..conv1's; ending it early let a plan through that
 // verified 5.6% off, e2e.public.ResNet50):
-// - the two are neighbours in one numbered list of blocks (layers.3, layers.2);
+// - the two are neighbours in one numbered list of blocks (layers.3, layers.2;
+//   denselayer16, denselayer15);
 // - the next window starts inside this one and ends with it (the one
 //   gradient completing ends both, 1/kTogether of the next window apart at most);
 // - this unit is passed more bytes than the next one returns: it reads a
@@ -122,6 +125,26 @@ Span spanOf(const std::vector<const Range*>& forward, const std::vector<const Ra
     ++sp.backwards;
   }
   return sp;
+}
+
+// Leaves out a unit's forward calls whose graph no backward went through: a
+// WGAN's five critic steps each call the generator on fakes they detach (or
+// make under no_grad), then the generator's own step calls it once more and
+// runs its backward, all in one step (one training iteration). A call is
+// kept when a backward of the unit starts before its next call; only when
+// that leaves as many calls as backwards (a block called several times in
+// one pass, with a backward for each call, stays as it is: weight sharing).
+// The calls left out are carried as recorded, like an evaluation pass.
+void dropForwardOnlyCalls(UnitRanges& u) {
+  if (u.backward.empty() || u.forward.size() <= u.backward.size()) return;
+  std::vector<const Range*> kept;
+  size_t b = 0;
+  for (size_t i = 0; i < u.forward.size(); ++i) {
+    Ns next = i + 1 < u.forward.size() ? u.forward[i + 1]->start : INT64_MAX;
+    while (b < u.backward.size() && u.backward[b]->start < u.forward[i]->end) ++b;
+    if (b < u.backward.size() && u.backward[b]->start < next) kept.push_back(u.forward[i]);
+  }
+  if (kept.size() == u.backward.size()) u.forward = std::move(kept);
 }
 
 // The number of forward/backward passes every unit takes part in, once each,
@@ -222,6 +245,7 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
       auto byStart = [](const Range* a, const Range* b) { return a->start < b->start; };
       std::sort(u.forward.begin(), u.forward.end(), byStart);
       std::sort(u.backward.begin(), u.backward.end(), byStart);
+      dropForwardOnlyCalls(u);
     }
     std::vector<Span> spans;
     for (const UnitRanges& u : ur) spans.push_back(spanOf(u.forward, u.backward));

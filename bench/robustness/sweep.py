@@ -3,7 +3,7 @@ training pattern through the whole pipeline on CPU -- record, advise at
 60/75/90%, verify each plan, report -- printing one line per budget.
 
     python3 bench/robustness/sweep.py NAME MODEL [probe_job.py flags]
-    python3 bench/robustness/sweep.py gan probe_gan.py
+    python3 bench/robustness/sweep.py wgan-gp ../../tests/e2e/gan_job.py --loop wgan-gp
     python3 bench/robustness/sweep.py bart bart --layers 4
     python3 bench/robustness/sweep.py gpt2-bf16 gpt2 --seq 256 --pattern bf16
 

@@ -3,8 +3,10 @@
 // output, read by every decoder layer: HF BART, Whisper). The recorded
 // backward windows nest and end together; the layout ends each where the next
 // one starts, and plans are priced as on the same trace with windows that
-// follow each other. A sibling branch of one block nests the same way
-// (ResNet's downsample reads the block input with conv1) and stays refused.
+// follow each other. A torchvision DenseNet layer, passed all earlier features
+// of its dense block, ends with its block the same way. A sibling branch of
+// one block nests the same way (ResNet's downsample reads the block input
+// with conv1) and stays refused.
 #include <gtest/gtest.h>
 
 #include "chain_run.h"
@@ -52,6 +54,31 @@ TEST(LateBackwardEnd, NestedBackwardWindowsEndWhereTheNextBegins) {
   EXPECT_EQ(w[2].bwd_end, testing::backwardStart(spec, 0, 1));
   EXPECT_EQ(w[1].bwd_end, testing::backwardStart(spec, 0, 0));
   EXPECT_EQ(w[0].bwd_end, testing::backwardStart(spec, 0, 0) + 40);
+}
+
+TEST(LateBackwardEnd, DenseLayersOfOneBlockEndWhereTheNextBegins) {
+  // torchvision DenseNet: each layer is passed all earlier features of its
+  // block, the block's input among them (the outside tensor here).
+  ChainSpec spec;
+  std::vector<std::string> names = {"features.denseblock1.denselayer1", "features.denseblock1.denselayer2",
+                                    "features.denseblock1.denselayer3"};
+  RunLayout layout = stepLayouts(renamed(nestedBackwards(spec), names), names);
+  ASSERT_EQ(layout.complete, 1u) << layout.steps.front().problem;
+  const std::vector<UnitWindow>& w = layout.steps.front().units;
+  EXPECT_EQ(w[2].bwd_end, testing::backwardStart(spec, 0, 1));
+  EXPECT_EQ(w[1].bwd_end, testing::backwardStart(spec, 0, 0));
+}
+
+TEST(LateBackwardEnd, LayersOfTwoNumberedListsAreRefused) {
+  // The last layer of one dense block and the first of the next are no
+  // neighbours in one list (the number is not the names' only difference).
+  ChainSpec spec;
+  std::vector<std::string> names = {"features.denseblock1.denselayer1", "features.denseblock1.denselayer2",
+                                    "features.denseblock2.denselayer1"};
+  RunLayout layout = stepLayouts(renamed(nestedBackwards(spec), names), names);
+  EXPECT_EQ(layout.complete, 0u);
+  EXPECT_EQ(layout.steps.front().problem,
+            "backward of features.denseblock1.denselayer2 starts before features.denseblock2.denselayer1's ends");
 }
 
 TEST(LateBackwardEnd, PlansArePricedAsWithoutTheLateEnds) {

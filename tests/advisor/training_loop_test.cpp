@@ -163,5 +163,34 @@ TEST(TrainingLoop, ValidationForwardsAfterTheStepEndsAreNotItsCalls) {
   EXPECT_EQ(layout.steps[1].units[0].fwd_end, 210);  // the training forward's, not the validation's
 }
 
+
+// A WGAN's iteration is one step: five critic steps each call the generator
+// (the units) on fakes they detach, then the generator's step calls it once
+// more and runs its backward. The forward-only calls are not the pass.
+TEST(TrainingLoop, ForwardOnlyCallsInTheStepAreNotItsCalls) {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);
+  Ns t = 100, last_pass = 0;
+  for (int64_t s = 0; s < 3; ++s) {
+    Ns start = t;
+    for (int critic = 0; critic < 5; ++critic, t += 30) {
+      b.range("layers.0", Phase::Forward, t, t + 10, s);
+      b.range("layers.1", Phase::Forward, t + 10, t + 20, s);
+      b.alloc(t + 1, t + 19, 100, -1, s);  // freed with the detached graph
+    }
+    last_pass = t;
+    t = pass(b, t, s, 100);
+    b.step(s, start, t + 5);
+    t += 20;
+  }
+  Trace trace = b.build();
+  RunLayout layout = stepLayouts(trace, kUnits);
+  ASSERT_EQ(layout.complete, 3u) << layout.steps.front().problem;
+  EXPECT_EQ(layout.steps[2].units[0].fwd_start, last_pass);
+  Simulation none = simulate(trace, hostFilter(), layout, {});
+  Simulation first = simulate(trace, hostFilter(), layout, {{0, 0}});
+  EXPECT_EQ(none.peak - first.peak, 100);  // layers.0's saved bytes, as in one pass
+}
+
 }  // namespace
 }  // namespace gcprof::advisor

@@ -3,6 +3,9 @@ test_steps.py: each prints one `loss <iteration> <repr>` line per iteration.
 
     python loops_job.py gan          D's optimizer steps, then G's (DCGAN)
     python loops_job.py gan-g-first  G's optimizer steps, then D's
+    python loops_job.py wgan         5 critic steps on detached fakes, then G's step
+    python loops_job.py wgan-no-grad the same, the fakes made under no_grad
+    python loops_job.py unused       a second optimizer that never steps (20 iterations)
     python loops_job.py accumulate   two micro-batches per optimizer step
     python loops_job.py scheduler    one optimizer and a StepLR
     python loops_job.py teacher      a trainable root no optimizer steps
@@ -51,12 +54,34 @@ def gan(d_first):
         print("loss %d %r" % (it, loss.item()), flush=True)
 
 
-def single(accumulate=1, scheduler=False, teacher=False):
+def wgan(no_grad):
+    g, d = mlp(8, 16), mlp(16, 1)
+    og = torch.optim.Adam(g.parameters(), lr=1e-3, betas=(0.0, 0.9))
+    od = torch.optim.Adam(d.parameters(), lr=1e-3, betas=(0.0, 0.9))
+    for it in range(3):
+        for _ in range(5):
+            if no_grad:
+                with torch.no_grad():
+                    fake = g(torch.randn(4, 8))
+            else:
+                fake = g(torch.randn(4, 8)).detach()
+            od.zero_grad()
+            (d(fake).mean() - d(torch.randn(4, 16)).mean()).backward()
+            od.step()
+        og.zero_grad()
+        loss = -d(g(torch.randn(4, 8))).mean()
+        loss.backward()
+        og.step()
+        print("loss %d %r" % (it, loss.item()), flush=True)
+
+
+def single(accumulate=1, scheduler=False, teacher=False, unused=False):
     model = mlp(16, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    later = torch.optim.SGD(model.parameters(), lr=0.01) if unused else None  # never steps
     sched = torch.optim.lr_scheduler.StepLR(opt, 1, gamma=0.5) if scheduler else None
     frozen = mlp(16, 16) if teacher else None  # requires_grad left on, in no optimizer
-    for it in range(3):
+    for it in range(20 if unused else 3):
         for _ in range(accumulate):
             x = torch.randn(4, 16)
             if frozen is not None:
@@ -73,4 +98,5 @@ def single(accumulate=1, scheduler=False, teacher=False):
 if __name__ == "__main__":
     {"gan": lambda: gan(True), "gan-g-first": lambda: gan(False),
      "accumulate": lambda: single(accumulate=2), "scheduler": lambda: single(scheduler=True),
-     "teacher": lambda: single(teacher=True)}[sys.argv[1]]()
+     "teacher": lambda: single(teacher=True), "unused": lambda: single(unused=True),
+     "wgan": lambda: wgan(False), "wgan-no-grad": lambda: wgan(True)}[sys.argv[1]]()

@@ -1,5 +1,6 @@
 """Plans that cannot change training (issue 15), in process on tiny models:
-BatchNorm running statistics, inputs changed in place, HF's key/value cache,
+BatchNorm running statistics, inputs changed in place, a list of inputs the
+caller appends to after the call (DenseNet), HF's key/value cache,
 the in-place modules the recording reports, and the per-step fingerprints that `verify` compares."""
 import copy
 import sys
@@ -80,6 +81,47 @@ def test_recomputation_would_count_batches_twice_without_the_restore():
     x = torch.randn(5, 3, requires_grad=True)
     checkpoint(bn, x, use_reentrant=False).sum().backward()
     assert int(bn.num_batches_tracked) == 2
+
+
+def _dense_block(torch):
+    """torchvision DenseNet's pattern: each layer is passed the block's list
+    of features, which the block then appends the layer's output to."""
+    torch.manual_seed(0)
+
+    class Layer(torch.nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.bn = torch.nn.BatchNorm1d(c)
+            self.fc = torch.nn.Linear(c, 2)
+
+        def forward(self, features):
+            return self.fc(torch.relu(self.bn(torch.cat(features, 1))))
+
+    class Block(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.layers = torch.nn.ModuleList([Layer(4 + 2 * i) for i in range(3)])
+
+        def forward(self, x):
+            features = [x]
+            for layer in self.layers:
+                features.append(layer(features))
+            return torch.cat(features, 1)
+
+    return Block()
+
+
+def test_a_list_the_caller_appends_to_after_the_call_is_recomputed_as_it_was():
+    torch = _torch()
+    import gcprof
+    plain = _dense_block(torch)
+    planned = copy.deepcopy(plain)
+    gcprof.apply_plan(planned, {"format": "gcprof.plan/1", "checkpoint": [["layers.0"], ["layers.1"]]})
+    x = torch.randn(5, 4)
+    for model in (plain, planned):
+        model(x).pow(2).sum().backward()  # was: RuntimeError, the recompute saw 3 features, not 1
+    for (name, a), (_, b) in zip(plain.named_parameters(), planned.named_parameters()):
+        assert torch.equal(a.grad, b.grad), name
 
 
 def test_hf_use_cache_is_off_in_training_and_kept_for_evaluation():

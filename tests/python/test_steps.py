@@ -1,5 +1,6 @@
 """One training iteration is one step, whatever the number of optimizers
-(steps.py): a GAN's generator forward and backward lie in one step."""
+and how often each steps (steps.py): a GAN's generator forward and backward
+lie in one step, a WGAN's five critic steps lie in the generator's."""
 import os
 
 from harness import HERE, loss_lines, run, run_python
@@ -42,15 +43,38 @@ def test_gan_iteration_is_one_step_with_the_generator_in_it():
         assert all(len(p) == 2 for p in g.values()), (pattern, g)
 
 
+def test_wgan_iteration_of_five_critic_steps_is_one_step():
+    for pattern in ("wgan", "wgan-no-grad"):
+        ends, names = _steps(pattern)
+        assert ends == [0, 1, 2], (pattern, ends)  # wgan was 0..13
+        # D (the second root, named by its class) runs 11 times in every
+        # step, 5 x 2 critic calls and the generator's; G's one backward
+        # lies in every step.
+        d, g = {}, {}
+        for name, phase, step in names.values():
+            if name == "Sequential" and phase == 1:
+                d[step] = d.get(step, 0) + 1
+            if name == "" and phase == 2:
+                g[step] = g.get(step, 0) + 1
+        assert d == {0: 11, 1: 11, 2: 11}, (pattern, d)
+        assert g == {0: 1, 1: 1, 2: 1}, (pattern, g)
+
+
 def test_one_optimizer_patterns_keep_one_step_per_optimizer_step():
     for pattern in ("accumulate", "scheduler"):
         ends, _ = _steps(pattern)
         assert ends == [0, 1, 2], (pattern, ends)
 
 
-def test_a_root_no_optimizer_steps_holds_only_the_first_step():
+def test_a_trainable_root_in_no_optimizer_holds_no_step():
     ends, _ = _steps("teacher")
-    assert ends == [0, 1], ends  # the first step spans two iterations, then one each
+    assert ends == [0, 1, 2], ends  # was [0, 1]: the first step spanned two iterations
+
+
+def test_an_optimizer_that_never_steps_holds_only_the_first_step():
+    ends, _ = _steps("unused")
+    # 20 iterations: the first step waits for it through 16 of them.
+    assert ends == list(range(5)), ends
 
 
 if __name__ == "__main__":

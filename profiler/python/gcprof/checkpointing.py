@@ -21,7 +21,14 @@ saved before and put back after every recomputation (also when PyTorch stops
 a recomputation early), so the statistics equal a run without the plan
 exactly. Inputs changed in place after the forward are caught by PyTorch's
 own saved-tensor version check (a loud error); the advisor leaves modules
-recorded as in-place out of plans (module_ranges.py).
+recorded as in-place out of plans (module_ranges.py). A list or dict passed
+in can be changed after the call without a version check: a torchvision
+DenseNet layer is passed its dense block's list of features, which the block
+then appends the layer's output to, so a recomputation from that list
+concatenated one tensor more ("running_mean should contain 1024 elements not
+992"). The recomputation gets copies of the containers as they were at the
+call (the tensors in them are the same; the forward itself gets the
+originals, so a module that fills a list it is passed still does).
 
 Selective checkpoints (`save`: operator calls "aten.mm.default#0", plan v2)
 use PyTorch's selective checkpointing (torch.utils.checkpoint's context_fn
@@ -87,6 +94,20 @@ def _context_fn(torch, save):
     return context_fn
 
 
+def _containers_copied(value, depth=0):
+    """`value` with the lists, tuples and dicts in it copied (tensors and
+    anything else shared), a few levels deep."""
+    if depth >= 4:
+        return value
+    if type(value) is list:
+        return [_containers_copied(v, depth + 1) for v in value]
+    if type(value) is tuple:
+        return tuple(_containers_copied(v, depth + 1) for v in value)
+    if type(value) is dict:
+        return {k: _containers_copied(v, depth + 1) for k, v in value.items()}
+    return value
+
+
 def checkpoint_module(torch, module, name, save=None):
     """Makes every grad-enabled call of `module` a checkpointed region.
 
@@ -102,6 +123,7 @@ def checkpoint_module(torch, module, name, save=None):
         if not torch.is_grad_enabled():
             return original(*args, **kwargs)  # evaluation: nothing to save
         calls = [0]
+        at_call = _containers_copied((args, kwargs))
 
         def run(*inner_args):
             calls[0] += 1
@@ -111,7 +133,7 @@ def checkpoint_module(torch, module, name, save=None):
             state = _running_state(module)
             try:
                 with context:
-                    return original(*inner_args, **kwargs)
+                    return original(*at_call[0], **at_call[1])
             finally:
                 with torch.no_grad():
                     _restore(state)

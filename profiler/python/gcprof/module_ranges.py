@@ -301,7 +301,7 @@ class ModuleRanges:
 
     def _root_call(self, module):
         self._name_tree(module)
-        self._steps.root_forward(module)
+        self._steps.root_forward()
         self._recording = self._rec.active()
         if self._native is not None:
             self._native.set_names(self._names, self._recording)

@@ -5,18 +5,19 @@ of the process, or the first after the previous step ended); evaluation
 forwards under no_grad do not open steps. Indices count from 0.
 
 A step ends when an optimizer.step() returns (a global optimizer post hook)
-and every root module called with grad in the step is done with: one of its
-trainable parameters belongs to an optimizer that has stepped in this step,
-or it has none. One training iteration is one step even with several
-optimizers: in a GAN's loop (D's optimizer steps, then G's) the generator's
-forward lies before D's step and its backward after, so the step stays open
-at D's step (no G parameter stepped yet) and ends at G's. One optimizer with
-gradient accumulation, an LR scheduler (it steps no optimizer) and
-ZeroRedundancyOptimizer (its inner optimizer steps a shard, then the wrapper
-all parameters) end where they did. A root that no optimizer ever steps
-(a frozen teacher left with requires_grad) would hold the step open; when an
-optimizer steps twice in one open step the step ends there and such roots
-are not waited for again (only the first step then spans two iterations).
+and every optimizer the job holds has stepped since the step began: one
+training iteration is one step whatever the number of optimizers and how
+often each steps in it. A GAN's loop (D's optimizer, then G's; or G's
+first) ends at the second one; a WGAN's (n_critic = 5 critic steps, then
+one generator step) at the generator's; a loop that steps G only every
+n-th iteration at G's, n iterations per step. The optimizers are those
+created (Optimizer.__init__ is wrapped) and still alive. One optimizer (with
+gradient accumulation, an LR scheduler, HF Trainer) ends where it always
+did; ZeroRedundancyOptimizer (its inner optimizer steps, then the wrapper)
+ends at the wrapper. An optimizer that never steps would hold the step
+open: when another one steps for the _MAX_STEPS_WAITED-th time in one open
+step, the step ends there and those that did not step are not waited for
+again (only that first step spans several iterations).
 
 The loss is the last single-element tensor that backward was called on
 outside another backward (torch.autograd.backward is patched; Tensor.backward
@@ -29,6 +30,9 @@ import functools
 import weakref
 
 from . import failsafe, fingerprints
+
+# More critic steps per generator step than any GAN recipe uses (WGAN: 5).
+_MAX_STEPS_WAITED = 16
 
 
 class StepTracker:
@@ -45,11 +49,11 @@ class StepTracker:
         self.hook_cost = lambda: None
         self.op_cost = lambda: None  # record --ops (op_ranges.py)
         self._at_first_step = []
-        # The open step's root modules called with grad (id -> weakref), the
-        # optimizers that stepped in it, and roots found never to be stepped.
-        self._roots = {}
-        self._stepped = []
-        self._unstepped_roots = set()
+        # The job's optimizers, those found never to step, and how often each
+        # stepped in the open step (id -> count).
+        self._optimizers = weakref.WeakSet()
+        self._never_stepping = weakref.WeakSet()
+        self._stepped = {}
 
     def install(self):
         torch = self._torch
@@ -58,8 +62,9 @@ class StepTracker:
         if hasattr(optim, "register_optimizer_step_post_hook"):
             handle = optim.register_optimizer_step_post_hook(self._optimizer_stepped)
             failsafe.on_failure(handle.remove)
+            _wrap_optimizer_init(optim.Optimizer, self._optimizer_created)
         else:  # PyTorch 1.13: wrap each optimizer class's step once, at its first instance
-            _wrap_optimizer_steps(optim.Optimizer, self._optimizer_stepped)
+            _wrap_optimizer_init(optim.Optimizer, self._optimizer_created, self._optimizer_stepped)
         original = torch.autograd.backward
         tracker = self
 
@@ -85,12 +90,10 @@ class StepTracker:
     def index(self):
         return self._index
 
-    def root_forward(self, module=None):
+    def root_forward(self):
         """A root module's forward starts; opens a step when none is open."""
         if not self._torch.is_grad_enabled():
             return
-        if module is not None and id(module) not in self._roots:
-            self._roots[id(module)] = weakref.ref(module)
         if self._open:
             return
         self._open = True
@@ -112,20 +115,28 @@ class StepTracker:
         except Exception as exc:
             failsafe.internal_error("the backward patch", exc)
 
+    def _optimizer_created(self, optimizer):
+        try:
+            self._optimizers.add(optimizer)
+        except TypeError:  # a subclass with __slots__ and no __weakref__: not waited for
+            pass
+        except Exception as exc:
+            failsafe.internal_error("the optimizer registry", exc)
+
     def _optimizer_stepped(self, optimizer, args, kwargs):
         if not self._open:
-            # No training forward since the step ended: ZeroRedundancyOptimizer's
-            # wrapper after its inner optimizer.
+            # No training forward since the step ended: an optimizer stepped
+            # outside training (none of the loops we know).
             return
         try:
-            if any(o() is optimizer for o in self._stepped):
-                # A new iteration: a root waited for was never stepped.
-                self._unstepped_roots.update(self._waiting_roots())
-            else:
-                self._stepped.append(weakref.ref(optimizer))
-                if self._waiting_roots():
-                    return  # another optimizer of this iteration steps later (GAN)
-            self._roots, self._stepped = {}, []
+            steps = self._stepped[id(optimizer)] = self._stepped.get(id(optimizer), 0) + 1
+            waiting = [o for o in self._optimizers
+                       if id(o) not in self._stepped and o not in self._never_stepping]
+            if waiting:
+                if steps < _MAX_STEPS_WAITED:
+                    return  # another optimizer of this iteration steps later (GAN, WGAN)
+                self._never_stepping.update(waiting)
+            self._stepped = {}
             self._open = False
             loss, self._loss = self._loss, None
             if loss is not None:
@@ -142,25 +153,6 @@ class StepTracker:
         except Exception as exc:
             failsafe.internal_error("the optimizer step hook", exc)
 
-
-    def _waiting_roots(self):
-        """Ids of the step's roots with trainable parameters of which no
-        optimizer that stepped in this step holds one."""
-        stepped = set()
-        for ref in self._stepped:
-            optimizer = ref()
-            if optimizer is not None:
-                stepped.update(id(p) for g in optimizer.param_groups for p in g["params"])
-        waiting = []
-        for key, ref in self._roots.items():
-            module = ref()
-            if module is None or key in self._unstepped_roots:
-                continue
-            trainable = [id(p) for p in module.parameters() if p.requires_grad]
-            if trainable and not stepped.intersection(trainable):
-                waiting.append(key)
-        return waiting
-
     def _fingerprint(self, optimizer):
         torch = self._torch
         with torch.no_grad():
@@ -170,12 +162,17 @@ class StepTracker:
                     self._rec.scalar(name, value)
 
 
-def _wrap_optimizer_steps(base, stepped):
+def _wrap_optimizer_init(base, created, stepped=None):
+    """Tells `created` of every optimizer made; with `stepped` (PyTorch 1.13,
+    no global step hook), also wraps each optimizer class's step once."""
     original_init = base.__init__
 
     @functools.wraps(original_init)
     def __init__(optimizer, *args, **kwargs):
         original_init(optimizer, *args, **kwargs)
+        created(optimizer)
+        if stepped is None:
+            return
         cls = type(optimizer)
         step = cls.step
         if getattr(step, "_gcprof_step", False):
