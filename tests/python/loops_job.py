@@ -6,6 +6,7 @@ test_steps.py: each prints one `loss <iteration> <repr>` line per iteration.
     python loops_job.py accumulate   two micro-batches per optimizer step
     python loops_job.py scheduler    one optimizer and a StepLR
     python loops_job.py teacher      a trainable root no optimizer steps
+    python loops_job.py distill      a frozen teacher under no_grad, called first
 """
 import sys
 
@@ -51,6 +52,21 @@ def gan(d_first):
         print("loss %d %r" % (it, loss.item()), flush=True)
 
 
+def distill():
+    teacher = mlp(16, 1).eval().requires_grad_(False)
+    student = mlp(16, 1)
+    opt = torch.optim.SGD(student.parameters(), lr=0.1)
+    for it in range(3):
+        x = torch.randn(4, 16)
+        with torch.no_grad():
+            target = teacher(x)
+        loss = F.mse_loss(student(x), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print("loss %d %r" % (it, loss.item()), flush=True)
+
+
 def single(accumulate=1, scheduler=False, teacher=False):
     model = mlp(16, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -73,4 +89,4 @@ def single(accumulate=1, scheduler=False, teacher=False):
 if __name__ == "__main__":
     {"gan": lambda: gan(True), "gan-g-first": lambda: gan(False),
      "accumulate": lambda: single(accumulate=2), "scheduler": lambda: single(scheduler=True),
-     "teacher": lambda: single(teacher=True)}[sys.argv[1]]()
+     "teacher": lambda: single(teacher=True), "distill": distill}[sys.argv[1]]()

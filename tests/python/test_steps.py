@@ -42,6 +42,16 @@ def test_gan_iteration_is_one_step_with_the_generator_in_it():
         assert all(len(p) == 2 for p in g.values()), (pattern, g)
 
 
+def test_a_no_grad_teacher_called_first_does_not_take_the_students_names():
+    # The plan is applied to the first root called with grad (env_plan.py):
+    # the recording must give that root, the student, the unprefixed names.
+    ends, names = _steps("distill", compare=True)
+    assert ends == [0, 1, 2], ends
+    assert _phases_by_step(names, "0") == {s: {1, 2} for s in range(3)}, _phases_by_step(names, "0")
+    teacher = {n for n, _, _ in names.values() if n.startswith("Sequential")}
+    assert "Sequential.0" in teacher, sorted({n for n, _, _ in names.values()})
+
+
 def test_one_optimizer_patterns_keep_one_step_per_optimizer_step():
     for pattern in ("accumulate", "scheduler"):
         ends, _ = _steps(pattern)
