@@ -7,6 +7,7 @@ test_steps.py: each prints one `loss <iteration> <repr>` line per iteration.
     python loops_job.py scheduler    one optimizer and a StepLR
     python loops_job.py teacher      a trainable root no optimizer steps
     python loops_job.py distill      a frozen teacher under no_grad, called first
+    python loops_job.py two-backward two losses, two backward calls (retain_graph=True)
 """
 import sys
 
@@ -67,6 +68,19 @@ def distill():
         print("loss %d %r" % (it, loss.item()), flush=True)
 
 
+def two_backward():
+    model = mlp(16, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for it in range(3):
+        out = model(torch.randn(4, 16))
+        main, aux = out[:, 0].pow(2).mean(), out[:, 1].abs().mean()
+        opt.zero_grad()
+        main.backward(retain_graph=True)
+        aux.backward()
+        opt.step()
+        print("loss %d %r" % (it, main.item()), flush=True)
+
+
 def single(accumulate=1, scheduler=False, teacher=False):
     model = mlp(16, 1)
     opt = torch.optim.SGD(model.parameters(), lr=0.1)
@@ -89,4 +103,5 @@ def single(accumulate=1, scheduler=False, teacher=False):
 if __name__ == "__main__":
     {"gan": lambda: gan(True), "gan-g-first": lambda: gan(False),
      "accumulate": lambda: single(accumulate=2), "scheduler": lambda: single(scheduler=True),
-     "teacher": lambda: single(teacher=True), "distill": distill}[sys.argv[1]]()
+     "teacher": lambda: single(teacher=True), "distill": distill,
+     "two-backward": two_backward}[sys.argv[1]]()
