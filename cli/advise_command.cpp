@@ -196,8 +196,7 @@ void printHuman(const Advice& a, const std::string& trace) {
                                         " per operator call").c_str()
                                      : "");
   for (const ExcludedUnit& u : a.excluded)
-    std::printf("  left out: %s %s (recomputing it would not replay its forward)\n", u.name.c_str(),
-                u.reason.c_str());
+    std::printf("  left out: %s %s\n", u.name.c_str(), u.reason.c_str());
   if (a.tree_plan) {
     int split = 0;
     for (size_t b = 0; b < a.tree.blocks.size(); ++b) split += a.tree.split(static_cast<int>(b));

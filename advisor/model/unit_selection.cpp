@@ -28,7 +28,8 @@ std::vector<const ModuleStats*> withBackward(const std::vector<ModuleStats>& mod
 
 std::string listNames(const std::vector<const ModuleStats*>& ms, size_t max = 8) {
   std::string s;
-  for (size_t i = 0; i < ms.size() && i < max; ++i) s += (i ? ", " : "") + ms[i]->name;
+  for (size_t i = 0; i < ms.size() && i < max; ++i)
+    s += (i ? ", " : "") + (ms[i]->name.empty() ? std::string("(the model)") : ms[i]->name);
   if (ms.size() > max) s += ", ... (" + std::to_string(ms.size()) + " in all)";
   return s.empty() ? "(none)" : s;
 }
@@ -271,9 +272,19 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
   UnitSelection s;
   for (const ModuleStats* m : cands)
     if (m->depth == min_depth) s.names.push_back(m->name);
-  if (s.names.size() < 2)
-    throw AdviceError("no repeated blocks found among the recorded modules (" + listNames(cands) +
-                      "); choose units with --units depth=N or --units REGEX");
+  if (s.names.size() < 2) {
+    std::vector<const ModuleStats*> forward_only;
+    for (const ModuleStats& m : modules)
+      if (m.backward_calls <= 0 && m.calls > 0 && !m.name.empty()) forward_only.push_back(&m);
+    std::string frozen;
+    if (!forward_only.empty())
+      frozen = ". The other " + std::to_string(forward_only.size()) +
+               " recorded modules ran forward only (" + listNames(forward_only, 4) +
+               "): no gradient flows through them (frozen, and nothing trainable below them), so "
+               "they keep no activations for a backward and there is nothing to checkpoint there";
+    throw AdviceError("no repeated blocks found among the modules with a backward (" + listNames(cands) +
+                      ")" + frozen + "; choose units with --units depth=N or --units REGEX");
+  }
   s.rule = "auto: depth " + std::to_string(min_depth) + " (no repeated blocks)";
   return s;
 }
@@ -300,6 +311,16 @@ std::string familyPattern(const std::string& name) {
       out += name[i++];
     }
   }
+  return out;
+}
+
+std::vector<std::string> forwardOnlyBlocks(const std::vector<ModuleStats>& modules,
+                                           const std::vector<std::string>& units) {
+  std::set<std::string> families;
+  for (const std::string& u : units) families.insert(familyPattern(u));
+  std::vector<std::string> out;
+  for (const ModuleStats& m : modules)
+    if (m.backward_calls <= 0 && m.calls > 0 && families.count(familyPattern(m.name))) out.push_back(m.name);
   return out;
 }
 

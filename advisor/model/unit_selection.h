@@ -38,4 +38,11 @@ UnitSelection selectUnits(const Trace& trace, const std::vector<ModuleStats>& mo
 // Modules with one pattern form a family (repeats of one structure).
 std::string familyPattern(const std::string& name);
 
+// The modules of the units' families (familyPattern) recorded with a forward
+// but no backward range, in forward order: blocks a fine-tuning job froze
+// (requires_grad_(False) with nothing trainable below them). Backward never
+// runs through them, so they keep nothing for it and there is nothing to drop.
+std::vector<std::string> forwardOnlyBlocks(const std::vector<ModuleStats>& modules,
+                                           const std::vector<std::string>& units);
+
 }  // namespace gcprof::advisor

@@ -1,6 +1,7 @@
 #include "model/unsafe_units.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 
 #include "model/advice_error.h"
@@ -9,6 +10,12 @@ namespace gcprof::advisor {
 
 namespace {
 constexpr const char* kInPlacePrefix = "inplace ";
+constexpr const char* kRecomputePrefix = "recompute ";
+const char* const kInPlaceReason =
+    "changes its input in place: recomputing it would not replay its forward";
+const char* const kJobCheckpointReason =
+    "is already checkpointed by the job (recomputed in its backward: gradient_checkpointing_enable() "
+    "or torch.utils.checkpoint): its activations are dropped already, a plan would recompute it twice";
 }
 
 std::vector<ExcludedUnit> inPlaceModules(const Trace& trace) {
@@ -17,7 +24,60 @@ std::vector<ExcludedUnit> inPlaceModules(const Trace& trace) {
   for (const Scalar& s : trace.scalars)
     if (s.name.compare(0, prefix.size(), prefix) == 0) names.insert(s.name.substr(prefix.size()));
   std::vector<ExcludedUnit> out;
-  for (const std::string& n : names) out.push_back({n, "changes its input in place"});
+  for (const std::string& n : names) out.push_back({n, kInPlaceReason});
+  return out;
+}
+
+namespace {
+
+// HF's GradientCheckpointingLayer recomputes the layer's forward without its
+// module hooks: the ranges name its children (h.0.attn, h.0.mlp, ...), not the
+// layer. A module all of whose recorded children are recomputed is too.
+void addParentsOfRecomputedChildren(const Trace& trace, std::set<std::string>& recomputed) {
+  std::map<std::string, std::set<std::string>> children;  // parent -> recorded direct children
+  for (const Range& r : trace.ranges) {
+    size_t dot = r.name.rfind('.');
+    if (r.domain == RangeDomain::Module && r.phase == Phase::Forward && dot != std::string::npos)
+      children[r.name.substr(0, dot)].insert(r.name);
+  }
+  for (bool grew = true; grew;) {
+    grew = false;
+    for (const auto& [parent, kids] : children) {
+      if (recomputed.count(parent)) continue;
+      bool all = std::all_of(kids.begin(), kids.end(), [&](const std::string& k) { return recomputed.count(k) > 0; });
+      if (all) grew = recomputed.insert(parent).second;
+    }
+  }
+}
+
+}  // namespace
+
+std::vector<ExcludedUnit> jobCheckpointedModules(const Trace& trace) {
+  std::set<std::string> names;
+  const std::string prefix = kRecomputePrefix;
+  for (const Range& r : trace.ranges)
+    if (r.domain == RangeDomain::User && r.name.compare(0, prefix.size(), prefix) == 0)
+      names.insert(r.name.substr(prefix.size()));
+  if (!names.empty()) addParentsOfRecomputedChildren(trace, names);
+  std::vector<ExcludedUnit> out;
+  for (const std::string& n : names) out.push_back({n, kJobCheckpointReason});
+  return out;
+}
+
+void refuseRetainedGraphs(const Trace& trace) {
+  for (const Scalar& s : trace.scalars)
+    if (s.name == "retain_graph")
+      throw AdviceError("step " + std::to_string(s.step) + " calls backward with retain_graph=True "
+                        "(two losses with two backward calls, or a multi-task head): the graph's "
+                        "activations are freed by a later backward, not in the modules' own backward, "
+                        "so gcprof cannot tell what a unit keeps or what checkpointing it would drop. "
+                        "Record a version with one backward per step ((loss_a + loss_b).backward() "
+                        "gives the same gradients) and apply its plan");
+}
+
+std::vector<ExcludedUnit> unsafeModules(const Trace& trace) {
+  std::vector<ExcludedUnit> out = inPlaceModules(trace);
+  for (ExcludedUnit& u : jobCheckpointedModules(trace)) out.push_back(std::move(u));
   return out;
 }
 
@@ -33,6 +93,11 @@ std::vector<ExcludedUnit> excludeUnsafeUnits(UnitSelection& units, const std::ve
     std::string list;
     for (size_t i = 0; i < removed.size() && i < 5; ++i) list += (i ? ", " : "") + removed[i].name;
     if (removed.size() > 5) list += ", ...";
+    if (removed.front().reason == kJobCheckpointReason)
+      throw AdviceError("every unit (" + units.rule + ") " + removed.front().reason + " (" + list +
+                        "). The recorded peak is already the checkpointed one; to advise on the "
+                        "job's own plan, record it without its checkpointing (e.g. without "
+                        "gradient_checkpointing_enable())");
     throw AdviceError("every unit (" + units.rule + ") " + removed.front().reason + " (" + list +
                       "); checkpointing them would recompute from changed inputs. Choose units that "
                       "contain them, e.g. --units with the enclosing blocks' names");

@@ -15,11 +15,27 @@ namespace gcprof::advisor {
 
 struct ExcludedUnit {
   std::string name;
-  std::string reason;  // for people: "changes its input in place"
+  std::string reason;  // for people: "changes its input in place: ..."
 };
 
 // The modules of the run recorded as in-place, in name order.
 std::vector<ExcludedUnit> inPlaceModules(const Trace& trace);
+
+// The modules the job checkpoints itself (HF gradient_checkpointing_enable,
+// torch.utils.checkpoint in the model): the shim records their recomputation
+// in backward as the user range "recompute <module>" (module_ranges.py).
+// Their activations are already dropped; a plan would nest a second
+// checkpoint and pay a second recomputation for nothing. In name order.
+std::vector<ExcludedUnit> jobCheckpointedModules(const Trace& trace);
+
+// Throws AdviceError when the job called backward with retain_graph=True (the
+// shim's scalar "retain_graph", steps.py): two losses with two backward calls
+// free the activations in the last backward, after the modules' backward
+// ranges end, so what a unit keeps cannot be measured from the recording.
+void refuseRetainedGraphs(const Trace& trace);
+
+// In-place and job-checkpointed modules: the units no plan may checkpoint.
+std::vector<ExcludedUnit> unsafeModules(const Trace& trace);
 
 // Removes the excluded names from `units`; returns those it removed. Throws
 // AdviceError when none is left, naming what was excluded and why.

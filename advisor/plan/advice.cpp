@@ -245,7 +245,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
 // (the best whole-block plan is solved on it). False (and `a` unchanged)
 // otherwise.
 bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
-  ModuleTree tree = moduleTree(a.modules, a.units.names, inPlaceModules(trace));
+  ModuleTree tree = moduleTree(a.modules, a.units.names, unsafeModules(trace));
   if (!tree.anySplit()) return false;
   // a.layout is the blocks' (its windows are as recorded; only times were adjusted).
   RunLayout fine = stepLayouts(trace, tree.names);
@@ -305,11 +305,12 @@ PlanOutcome outcomeOf(const Trace& trace, const Advice& advice, const std::strin
 Advice advise(const Trace& trace, const AdviceRequest& req) {
   Advice a;
   a.run = trace.run;
+  refuseRetainedGraphs(trace);
   a.filter = primaryFilter(trace);
   a.modules = moduleStats(trace, a.filter);
   a.units = selectUnits(trace, a.modules, req.units);
   std::vector<std::string> stage_names = a.units.stage_names;
-  a.excluded = excludeUnsafeUnits(a.units, inPlaceModules(trace));
+  a.excluded = excludeUnsafeUnits(a.units, unsafeModules(trace));
   a.layout = stepLayouts(trace, a.units.names);
   if (a.layout.complete == 0 && !stage_names.empty()) {
     // The blocks are not a chain (their backward ranges nest), but the
@@ -319,7 +320,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
     stages.names = stage_names;
     stages.rule = a.units.stage_rule + " (its blocks are not in chain order: " + why + ")";
     try {
-      std::vector<ExcludedUnit> excluded = excludeUnsafeUnits(stages, inPlaceModules(trace));
+      std::vector<ExcludedUnit> excluded = excludeUnsafeUnits(stages, unsafeModules(trace));
       RunLayout layout = stepLayouts(trace, stages.names);
       if (layout.complete > 0) {
         a.units = std::move(stages);
@@ -330,6 +331,9 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
       // No stage is safe to checkpoint: the blocks' refusal stands.
     }
   }
+  for (const std::string& name : forwardOnlyBlocks(a.modules, a.units.names))
+    a.excluded.push_back({name, "runs no backward (frozen, and nothing trainable below it): it keeps "
+                                "no activations for a backward, so there is nothing to drop"});
   a.hook_ns_per_call = hookCostPerCall(trace);
   subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
   a.op_ns_per_call = opCostPerCall(trace);

@@ -79,7 +79,7 @@ struct Advice {
   // blocks' sub-modules (tree.anySplit()); segments index tree.names.
   ModuleTree tree;
   bool tree_plan = false;         // the solver chose among blocks and their sub-modules
-  std::vector<ExcludedUnit> excluded;  // selected but unsafe to checkpoint, left out
+  std::vector<ExcludedUnit> excluded;  // left out: unsafe to checkpoint, or frozen (no backward)
   RunLayout layout;               // forward times less the recording's own cost
   Ns hook_ns_per_call = 0;        // that cost per module call, as measured (0: none recorded)
   Ns op_ns_per_call = 0;          // the same per operator call (`record --ops`)

@@ -6,6 +6,7 @@ training pattern through the whole pipeline on CPU -- record, advise at
     python3 bench/robustness/sweep.py wgan-gp ../../tests/e2e/gan_job.py --loop wgan-gp
     python3 bench/robustness/sweep.py bart bart --layers 4
     python3 bench/robustness/sweep.py gpt2-bf16 gpt2 --seq 256 --pattern bf16
+    python3 bench/robustness/sweep.py ft-lora probe_finetune.py gpt2 --tune lora
 
 Traces and plans go to $SWEEP_OUT/NAME (default /tmp/gcprof-sweep).
 """

@@ -10,6 +10,7 @@ random weights (nothing is downloaded). It imports nothing of gcprof.
     python3 samples/python/train_public.py --model gpt2 --accum 2
     python3 samples/python/train_public.py --model vit --compile
     python3 samples/python/train_public.py --model gpt2 --validate
+    python3 samples/python/train_public.py --model gpt2 --distill
 
 Prints one line per optimizer step: `step <i> loss <value>` (the last
 micro-batch's loss with --accum). Deterministic on CPU for a given --seed.
@@ -37,6 +38,9 @@ def parse_args(argv=None):
     p.add_argument("--compile", action="store_true", help="train torch.compile(model)")
     p.add_argument("--validate", action="store_true",
                    help="after each optimizer step, a validation forward in eval() mode under no_grad")
+    p.add_argument("--distill", action="store_true",
+                   help="distillation: a frozen teacher of the same architecture runs first each "
+                        "step (eval(), no_grad); the student also learns its logits")
     p.add_argument("--seed", type=int, default=0)
     args = p.parse_args(argv)
     if args.accum < 1:
@@ -109,8 +113,17 @@ def loss_of(args, model, x, y):
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 
 
+def logits_of(args, model, x):
+    out = model(x)
+    return out if torch.is_tensor(out) else out.logits
+
+
 def main(argv=None):
     args = parse_args(argv)
+    teacher = None
+    if args.distill:
+        teacher = build_model(argparse.Namespace(**{**vars(args), "seed": args.seed + 7}))
+        teacher.eval().requires_grad_(False)
     model = build_model(args)
     model.train()
     # Plain SGD: the optimizer state stays small, so activations dominate the
@@ -123,7 +136,14 @@ def main(argv=None):
         opt.zero_grad(set_to_none=True)
         for _ in range(args.accum):
             x, y = make_batch(args, gen)
-            loss = loss_of(args, model, x, y) / args.accum
+            if teacher is not None:  # the teacher is the first module called each step
+                with torch.no_grad():
+                    soft = F.softmax(logits_of(args, teacher, x), -1)
+                logits = logits_of(args, model, x)
+                loss = F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1)) + \
+                    F.kl_div(F.log_softmax(logits, -1), soft, reduction="batchmean")
+            else:
+                loss = loss_of(args, model, x, y) / args.accum
             loss.backward()
         opt.step()
         if args.validate:

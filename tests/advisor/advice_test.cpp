@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "chain_traces.h"
@@ -210,6 +211,94 @@ TEST(Advice, InPlaceModulesAreNeverProposed) {
     FAIL() << "no error";
   } catch (const AdviceError& e) {
     EXPECT_NE(std::string(e.what()).find("in place"), std::string::npos) << e.what();
+  }
+}
+
+// The job checkpoints some blocks itself (HF gradient_checkpointing_enable):
+// the shim records each recomputation in backward as the user range
+// "recompute <module>". Those units are left out, saying why; when every
+// unit is, advise says the job already checkpoints instead of a plan that
+// recomputes twice for nothing.
+void markJobRecomputes(Trace& t, const std::vector<std::string>& units) {
+  int64_t id = 0;
+  for (const Range& r : t.ranges) id = std::max(id, r.id);
+  std::vector<Range> marks;
+  for (const Range& r : t.ranges) {
+    if (r.phase != Phase::Backward || std::find(units.begin(), units.end(), r.name) == units.end()) continue;
+    Range m = r;  // recomputed at the start of its backward
+    m.id = ++id;
+    m.name = "recompute " + r.name;
+    m.domain = RangeDomain::User;
+    m.phase = Phase::User;
+    m.end = r.start;
+    marks.push_back(m);
+  }
+  t.ranges.insert(t.ranges.end(), marks.begin(), marks.end());
+  std::stable_sort(t.ranges.begin(), t.ranges.end(), [](const Range& a, const Range& b) { return a.start < b.start; });
+}
+
+TEST(Advice, UnitsTheJobCheckpointsItselfAreLeftOutSayingSo) {
+  Trace t = chainTrace(eightUnits("python"));
+  markJobRecomputes(t, {"layers.2", "layers.3"});
+  AdviceRequest r;
+  r.strategy = Strategy::Every;
+  Advice a = advise(t, r);
+  ASSERT_EQ(a.excluded.size(), 2u);
+  EXPECT_EQ(a.excluded[0].name, "layers.2");
+  EXPECT_NE(a.excluded[0].reason.find("already checkpointed by the job"), std::string::npos);
+  EXPECT_EQ(std::count(a.chain.names.begin(), a.chain.names.end(), "layers.3"), 0);
+  markJobRecomputes(t, a.chain.names);
+  try {
+    advise(t, r);
+    FAIL() << "no error";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("already checkpointed by the job"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("record it without its checkpointing"), std::string::npos)
+        << e.what();
+  }
+}
+
+// HF's GradientCheckpointingLayer recomputes a layer's forward without its
+// own hooks: only its children's recomputations are recorded.
+TEST(Advice, ALayerWhoseChildrenAreAllRecomputedIsCheckpointedByTheJob) {
+  Trace t;
+  auto add = [&](const std::string& name, RangeDomain domain, Phase phase) {
+    Range r;
+    r.id = static_cast<int64_t>(t.ranges.size()) + 1;
+    r.name = name;
+    r.domain = domain;
+    r.phase = phase;
+    t.ranges.push_back(r);
+  };
+  for (const char* m : {"h", "h.0", "h.0.attn", "h.0.mlp", "h.0.mlp.fc", "h.1", "h.1.attn", "h.1.mlp", "wte"})
+    add(m, RangeDomain::Module, Phase::Forward);
+  add("recompute h.0.attn", RangeDomain::User, Phase::User);
+  add("recompute h.0.mlp", RangeDomain::User, Phase::User);
+  add("recompute h.1.mlp", RangeDomain::User, Phase::User);  // h.1.attn is not: h.1 is not either
+  std::vector<std::string> names;
+  for (const ExcludedUnit& u : jobCheckpointedModules(t)) names.push_back(u.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"h.0", "h.0.attn", "h.0.mlp", "h.1.mlp"}));
+}
+
+// Two losses, two backward calls (the first with retain_graph=True): the
+// activations are freed by the second backward, after the units' ranges end.
+TEST(Advice, ARetainedGraphIsRefusedNamingTheStepAndTheWayOut) {
+  Trace t = chainTrace(eightUnits("python"));
+  AdviceRequest r;
+  r.strategy = Strategy::Every;
+  EXPECT_NO_THROW(advise(t, r));
+  Scalar retained;
+  retained.step = 1;
+  retained.name = "retain_graph";
+  retained.value = 1;
+  t.scalars.push_back(retained);
+  try {
+    advise(t, r);
+    FAIL() << "no error";
+  } catch (const AdviceError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("step 1 calls backward with retain_graph=True"), std::string::npos) << what;
+    EXPECT_NE(what.find("(loss_a + loss_b).backward()"), std::string::npos) << what;
   }
 }
 

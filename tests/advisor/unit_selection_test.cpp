@@ -3,6 +3,8 @@
 // blocks of every stage, whatever the naming habit.
 #include "model/unit_selection.h"
 
+#include "model/advice_error.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,14 +15,14 @@ namespace {
 // Builds a module list in forward order; every module gets a backward.
 class Tree {
  public:
-  Tree& add(const std::string& name, Bytes saved, double calls = 1) {
+  Tree& add(const std::string& name, Bytes saved, double calls = 1, bool backward = true) {
     ModuleStats m;
     m.name = name;
     m.calls = calls;
     m.depth = name.empty() ? 0 : 1 + static_cast<int>(std::count(name.begin(), name.end(), '.'));
     m.saved_bytes = saved;
     m.first_forward = static_cast<Ns>(modules_.size());
-    m.backward_calls = 1;
+    m.backward_calls = backward ? 1 : 0;
     modules_.push_back(m);
     return *this;
   }
@@ -220,6 +222,40 @@ TEST(AutoUnits, FamilyPattern) {
   EXPECT_EQ(familyPattern("encoder.layers.encoder_layer_11"), "encoder.layers.encoder_layer_#");
   EXPECT_EQ(familyPattern("features.5.2"), "features.#.#");
   EXPECT_EQ(familyPattern("head"), "head");
+}
+
+// Fine-tuning with the lower half frozen: backward never runs through h.0 and
+// h.1 (no backward ranges). The units are the trainable blocks; the frozen
+// ones are named, so advise can say why they are left out.
+TEST(AutoUnits, FrozenBlocksRunNoBackwardAndAreNamedAsSuch) {
+  Tree t;
+  t.add("", 0).add("wte", 0, 1, false);
+  for (int b = 0; b < 4; ++b) {
+    std::string blk = "h." + std::to_string(b);
+    t.add(blk, 50, 1, b >= 2).add(blk + ".attn", 30, 1, b >= 2).add(blk + ".mlp", 20, 1, b >= 2);
+  }
+  t.add("ln_f", 1);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"h.2", "h.3"}));
+  EXPECT_EQ(forwardOnlyBlocks(t.modules(), u.names), names({"h.0", "h.1"}));
+}
+
+// Everything but the head frozen: nothing repeats among the modules with a
+// backward, and the error says the rest ran forward only.
+TEST(AutoUnits, OnlyTheHeadTrainableSaysTheRestRanForwardOnly) {
+  Tree t;
+  t.add("", 0).add("conv1", 0, 1, false);
+  for (int b = 0; b < 3; ++b) t.add("layer1." + std::to_string(b), 50, 1, false);
+  t.add("fc", 1);
+  try {
+    selectUnits(t.modules(), "auto");
+    FAIL() << "no error";
+  } catch (const AdviceError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find("(the model), fc"), std::string::npos) << what;
+    EXPECT_NE(what.find("4 recorded modules ran forward only (conv1, layer1.0"), std::string::npos) << what;
+    EXPECT_NE(what.find("no gradient flows through them"), std::string::npos) << what;
+  }
 }
 
 }  // namespace

@@ -131,6 +131,28 @@ class Gan(unittest.TestCase):
         self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
 
 
+class Distillation(unittest.TestCase):
+    """A frozen teacher (eval(), no_grad) runs before the student each step.
+    It was the first module called, so the recording named it the model and
+    the student "GPT2LMHeadModel.transformer.h.#", while the plan is applied
+    to the first module called with grad: verify exited 2 (names not found)."""
+
+    def test_student_blocks_plan_and_verify(self):
+        needs_transformers()
+        db = p.tempdb("distill")
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        baseline = p.record(db, public("gpt2", "--layers", "4", "--seq", "256", "--batch", "8",
+                                       "--distill"))
+        p.gcprof("advise", db, "--budget", "85%", "-o", plan)
+        self.assertEqual(load(plan)["blocks"], [f"transformer.h.{i}" for i in range(4)])
+        verify = p.gcprof("verify", db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        self.assertEqual(report["verdict"], "PASS", report["gates"])
+        self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
+        self.assertEqual(len(p.losses(baseline.stdout)), 3)
+
+
 class WeightSharing(unittest.TestCase):
     """ALBERT applies one layer at every depth."""
 

@@ -9,6 +9,8 @@ test_steps.py: each prints one `loss <iteration> <repr>` line per iteration.
     python loops_job.py accumulate   two micro-batches per optimizer step
     python loops_job.py scheduler    one optimizer and a StepLR
     python loops_job.py teacher      a trainable root no optimizer steps
+    python loops_job.py distill      a frozen teacher under no_grad, called first
+    python loops_job.py two-backward two losses, two backward calls (retain_graph=True)
 """
 import sys
 
@@ -52,6 +54,34 @@ def gan(d_first):
             loss = g_step(fake)
             d_step(fake, real)
         print("loss %d %r" % (it, loss.item()), flush=True)
+
+
+def distill():
+    teacher = mlp(16, 1).eval().requires_grad_(False)
+    student = mlp(16, 1)
+    opt = torch.optim.SGD(student.parameters(), lr=0.1)
+    for it in range(3):
+        x = torch.randn(4, 16)
+        with torch.no_grad():
+            target = teacher(x)
+        loss = F.mse_loss(student(x), target)
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print("loss %d %r" % (it, loss.item()), flush=True)
+
+
+def two_backward():
+    model = mlp(16, 2)
+    opt = torch.optim.SGD(model.parameters(), lr=0.1)
+    for it in range(3):
+        out = model(torch.randn(4, 16))
+        main, aux = out[:, 0].pow(2).mean(), out[:, 1].abs().mean()
+        opt.zero_grad()
+        main.backward(retain_graph=True)
+        aux.backward()
+        opt.step()
+        print("loss %d %r" % (it, main.item()), flush=True)
 
 
 def wgan(no_grad):
@@ -99,4 +129,5 @@ if __name__ == "__main__":
     {"gan": lambda: gan(True), "gan-g-first": lambda: gan(False),
      "accumulate": lambda: single(accumulate=2), "scheduler": lambda: single(scheduler=True),
      "teacher": lambda: single(teacher=True), "unused": lambda: single(unused=True),
-     "wgan": lambda: wgan(False), "wgan-no-grad": lambda: wgan(True)}[sys.argv[1]]()
+     "wgan": lambda: wgan(False), "wgan-no-grad": lambda: wgan(True), "distill": distill,
+     "two-backward": two_backward}[sys.argv[1]]()

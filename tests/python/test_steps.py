@@ -60,6 +60,25 @@ def test_wgan_iteration_of_five_critic_steps_is_one_step():
         assert g == {0: 1, 1: 1, 2: 1}, (pattern, g)
 
 
+def test_a_no_grad_teacher_called_first_does_not_take_the_students_names():
+    # The plan is applied to the first root called with grad (env_plan.py):
+    # the recording must give that root, the student, the unprefixed names.
+    ends, names = _steps("distill", compare=True)
+    assert ends == [0, 1, 2], ends
+    assert _phases_by_step(names, "0") == {s: {1, 2} for s in range(3)}, _phases_by_step(names, "0")
+    teacher = {n for n, _, _ in names.values() if n.startswith("Sequential")}
+    assert "Sequential.0" in teacher, sorted({n for n, _, _ in names.values()})
+
+
+def test_a_retained_graph_is_reported_once_per_step():
+    proc, events = run_python([JOB, "two-backward"], fake=True)
+    loss_lines(proc)
+    retained = [e for e in events if e[0] == "scalar" and e[1] == "retain_graph"]
+    assert [e[3] for e in retained] == [0, 1, 2], retained
+    _, plain = run_python([JOB, "scheduler"], fake=True)
+    assert not [e for e in plain if e[0] == "scalar" and e[1] == "retain_graph"]
+
+
 def test_one_optimizer_patterns_keep_one_step_per_optimizer_step():
     for pattern in ("accumulate", "scheduler"):
         ends, _ = _steps(pattern)

@@ -4,9 +4,10 @@ Two global module hooks (forward pre-hook and forward hook) see every module
 call of the process. A call made while no other module forward is active on
 the thread is a *root* call: it may open a training step (steps.py), and its
 subtree is named by walking root.named_modules() (cheap, once per root call,
-so modules added later are named too). The first root ever called is the
+so modules added later are named too). The first root called with grad enabled is the
 model and its names carry no prefix ("", "layers.3.attn"); other roots (a
-loss module called at top level) are prefixed with their class name
+loss module called at top level, a frozen teacher called under no_grad before
+the model) are prefixed with their class name
 ("CrossEntropyLoss"); a known submodule called on its own keeps its name.
 Modules outside any walked tree are not recorded.
 
@@ -89,7 +90,7 @@ class ModuleRanges:
         self._native = getattr(self._backward, "forward_hooks", None)
         self._tls = threading.local()
         self._names = {}          # id(module) -> qualified name
-        self._primary = None      # weakref to the first root module
+        self._primary = None      # weakref to the first root module called with grad
         self._inplace = set()     # names already reported as in-place
         self._hook_ns = 0         # time inside _pre and _post since take_hook_cost()
         self._hook_calls = 0
@@ -313,7 +314,10 @@ class ModuleRanges:
 
     def _name_tree(self, root):
         primary = self._primary() if self._primary is not None else None
-        if primary is None:
+        # The model is the first root called with grad enabled, as a plan is
+        # applied (env_plan.py): a distillation's teacher runs first, under
+        # no_grad, and must not take the student's unprefixed names.
+        if primary is None and self._grad_enabled():
             self._primary = weakref.ref(root)
             primary = root
         if root is primary:

@@ -25,6 +25,12 @@ goes through it). Only a detached alias is kept, and its value is read with
 .item() when the step ends, so recording adds at most one device sync per
 step and never extends the graph's lifetime. With gradient accumulation the
 step's loss is that of its last micro-batch.
+
+A backward that keeps its graph (retain_graph=True, or create_graph) is
+reported as the scalar `retain_graph` in its step: the activations it used
+stay alive until a later backward (two losses, two backward calls), which
+the module ranges do not attribute to the modules, so the advisor refuses
+to price a plan for such a job (docs/plan.md).
 """
 import functools
 import weakref
@@ -41,6 +47,7 @@ class StepTracker:
         self._rec = recorder
         self._index = 0
         self._open = False
+        self._retained = False  # the open step reported retain_graph
         self._loss = None
         self._in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)
         # The model whose buffers are fingerprinted, and the hooks' own cost
@@ -70,7 +77,7 @@ class StepTracker:
 
         @functools.wraps(original)
         def backward(tensors, *args, **kwargs):
-            tracker._note_backward(tensors)
+            tracker._note_backward(tensors, args, kwargs)
             return original(tensors, *args, **kwargs)
 
         torch.autograd.backward = backward
@@ -105,10 +112,17 @@ class StepTracker:
                 failsafe.internal_error("a first-step hook", exc)
         self._rec.step_begin(self._index)
 
-    def _note_backward(self, tensors):
+    def _note_backward(self, tensors, args=(), kwargs=None):
         try:
             if failsafe.failed() or self._in_backward() != -1:
                 return  # reentrant checkpoint's inner backward, not a loss
+            # torch.autograd.backward(tensors, grad_tensors, retain_graph, create_graph, ...)
+            kwargs = kwargs or {}
+            retain = kwargs.get("retain_graph", args[1] if len(args) > 1 else None)
+            create = kwargs.get("create_graph", args[2] if len(args) > 2 else False)
+            if (retain or create) and self._open and not self._retained:
+                self._retained = True
+                self._rec.scalar("retain_graph", 1.0)
             t = tensors[0] if isinstance(tensors, (tuple, list)) and len(tensors) == 1 else tensors
             if isinstance(t, self._torch.Tensor) and t.numel() == 1:
                 self._loss = t.detach()
@@ -137,6 +151,7 @@ class StepTracker:
                     return  # another optimizer of this iteration steps later (GAN, WGAN)
                 self._never_stepping.update(waiting)
             self._stepped = {}
+            self._retained = False
             self._open = False
             loss, self._loss = self._loss, None
             if loss is not None:

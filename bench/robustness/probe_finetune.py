@@ -1,0 +1,213 @@
+"""Fine-tuning probes of the robustness sweep (sweep.py, docs/testing.md):
+the ways people fine-tune, on the probe_job.py models (tiny, random weights,
+nothing downloaded). Prints `step <i> loss <value>`.
+
+    probe_finetune.py MODEL --tune T [--layers N --hidden H --seq S --batch B --image PX]
+    sweep.py ft-freeze-gpt2 probe_finetune.py gpt2 --tune freeze_half
+
+T (one or more, comma-separated):
+  freeze_half  the embeddings and the lower half of the blocks frozen
+               (requires_grad_(False)); the optimizer gets the rest
+  freeze_head  everything but the head frozen (HF: but the last block)
+  lora         peft LoRA (r=8) on the attention projections; base frozen
+  hf_gc        the user's HF model.gradient_checkpointing_enable()
+  user_ckpt    the user's torch.utils.checkpoint around each block, from
+               the parent's forward (MODEL tenc only)
+  varlen       text padded to the batch's longest, a new length every step
+  two_backward a second loss on the same output, two backward calls
+               (retain_graph=True on the first)
+  distill      a frozen teacher (same architecture, eval, torch.no_grad)
+               runs first each step; the student learns its logits
+MODEL: a probe_job.py model, llama, vit (a small torchvision
+VisionTransformer) or tenc (an nn.TransformerEncoderLayer stack).
+"""
+import argparse
+
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from torch.utils.checkpoint import checkpoint
+
+import probe_job
+
+V = probe_job.V
+
+
+class Tenc(nn.Module):
+    """A text encoder whose forward checkpoints each layer itself, as users write it."""
+
+    def __init__(self, layers, hidden, user_ckpt):
+        super().__init__()
+        self.emb = nn.Embedding(V, hidden)
+        self.layers = nn.ModuleList(nn.TransformerEncoderLayer(hidden, 4, 4 * hidden, dropout=0.1,
+                                                               batch_first=True)
+                                    for _ in range(layers))
+        self.head = nn.Linear(hidden, V)
+        self.user_ckpt = user_ckpt
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for layer in self.layers:
+            if self.user_ckpt and torch.is_grad_enabled():
+                x = checkpoint(layer, x, use_reentrant=False)
+            else:
+                x = layer(x)
+        return self.head(x)
+
+
+def build(a, tunes):
+    if a.model == "llama":
+        import transformers as tf
+        cfg = tf.LlamaConfig(vocab_size=V, hidden_size=a.hidden, intermediate_size=3 * a.hidden,
+                             num_hidden_layers=a.layers, num_attention_heads=4,
+                             num_key_value_heads=2, max_position_embeddings=a.seq,
+                             attn_implementation="eager", use_cache=False)
+        return tf.LlamaForCausalLM(cfg), "clm"
+    if a.model == "vit":
+        from torchvision.models import VisionTransformer
+        return VisionTransformer(image_size=a.image, patch_size=8, num_layers=a.layers, num_heads=4,
+                                 hidden_dim=a.hidden, mlp_dim=4 * a.hidden, num_classes=10), "cls"
+    if a.model == "tenc":
+        return Tenc(a.layers, a.hidden, "user_ckpt" in tunes), "tenc"
+    try:
+        return probe_job.hf(a.model, a.layers, a.hidden, a.seq)
+    except SystemExit:
+        return probe_job.vision(a.model, a.image)
+
+
+def blocks(model):
+    """(embeddings and everything before the blocks, the block list, the head) of known families."""
+    for path in ("transformer.h", "model.layers", "bert.encoder.layer", "gpt_neox.layers",
+                 "encoder.layers", "layers"):
+        obj = model
+        try:
+            for part in path.split("."):
+                obj = getattr(obj, part)
+        except AttributeError:
+            continue
+        return obj
+    if hasattr(model, "layer1"):  # ResNet: its stages' blocks, in order
+        return [b for s in (model.layer1, model.layer2, model.layer3, model.layer4) for b in s]
+    raise SystemExit("no block list known for " + type(model).__name__)
+
+
+def freeze(model, tunes):
+    if not tunes & {"freeze_half", "freeze_head"}:
+        return
+    bl = list(blocks(model))
+    if "freeze_half" in tunes:
+        model.requires_grad_(False)
+        for b in bl[len(bl) // 2:]:
+            b.requires_grad_(True)
+        # the head and final norm stay trainable: whatever follows the blocks
+        for name in ("fc", "heads", "head", "cls", "lm_head", "transformer.ln_f", "model.norm",
+                     "encoder.ln"):
+            obj = model
+            try:
+                for part in name.split("."):
+                    obj = getattr(obj, part)
+            except AttributeError:
+                continue
+            obj.requires_grad_(True)
+        if hasattr(model, "transformer"):  # GPT-2 ties lm_head to wte: keep the embedding frozen
+            model.transformer.wte.requires_grad_(False)
+    if "freeze_head" in tunes:
+        model.requires_grad_(False)
+        for name in ("fc", "heads", "head", "cls"):
+            if hasattr(model, name):
+                getattr(model, name).requires_grad_(True)
+                break
+        else:  # HF causal LMs: the head is tied to the embedding; the last block learns
+            bl[-1].requires_grad_(True)
+
+
+def lora(model, a):
+    from peft import LoraConfig, get_peft_model
+    targets = ["c_attn"] if a.model == "gpt2" else ["q_proj", "v_proj"]
+    cfg = LoraConfig(r=8, lora_alpha=16, lora_dropout=0.1, target_modules=targets,
+                     fan_in_fan_out=a.model == "gpt2")
+    return get_peft_model(model, cfg)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("model")
+    ap.add_argument("--tune", required=True)
+    ap.add_argument("--layers", type=int, default=4)
+    ap.add_argument("--hidden", type=int, default=64)
+    ap.add_argument("--seq", type=int, default=128)
+    ap.add_argument("--batch", type=int, default=8)
+    ap.add_argument("--image", type=int, default=64)
+    ap.add_argument("--steps", type=int, default=3)
+    a = ap.parse_args()
+    tunes = set(a.tune.split(","))
+    torch.manual_seed(0)
+    torch.set_num_threads(1)
+    model, kind = build(a, tunes)
+    teacher = None
+    if "distill" in tunes:
+        teacher, _ = build(a, tunes)
+        teacher.eval()
+        teacher.requires_grad_(False)
+    freeze(model, tunes)
+    if "lora" in tunes:
+        model = lora(model, a)
+    if "hf_gc" in tunes:
+        model.gradient_checkpointing_enable()
+    opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-2, momentum=0.9)
+    gen = torch.Generator().manual_seed(1)
+
+    def batch():
+        if kind in ("cls", "seg"):
+            x = torch.randn(a.batch, 3, a.image, a.image, generator=gen)
+            if kind == "cls":
+                return x, torch.randint(0, 10, (a.batch,), generator=gen), None
+            return x, torch.randint(0, 4, (a.batch, a.image, a.image), generator=gen), None
+        if "varlen" not in tunes:
+            t = torch.randint(2, V, (a.batch, a.seq), generator=gen)
+            return t, t, torch.ones_like(t)
+        # each text its own length; the batch padded to its longest (token 0, label -100)
+        lens = torch.randint(a.seq // 4, a.seq + 1, (a.batch,), generator=gen)
+        longest = int(lens.max())
+        t = torch.randint(2, V, (a.batch, longest), generator=gen)
+        mask = (torch.arange(longest)[None, :] < lens[:, None]).long()
+        return t * mask, torch.where(mask.bool(), t, torch.full_like(t, -100)), mask
+
+    def logits_of(m, x, mask):
+        if kind in ("cls", "seg", "tenc"):
+            out = m(x)
+            return out["out"] if isinstance(out, dict) else out
+        if kind in ("s2s",):
+            return m(input_ids=x, attention_mask=mask, decoder_input_ids=x).logits
+        return m(input_ids=x, attention_mask=mask).logits
+
+    def task_loss(logits, y):
+        if kind in ("cls", "seg"):
+            return F.cross_entropy(logits, y)
+        return F.cross_entropy(logits.reshape(-1, logits.shape[-1]).float(), y.reshape(-1),
+                               ignore_index=-100)
+
+    model.train()
+    for step in range(a.steps):
+        x, y, mask = batch()
+        opt.zero_grad()
+        if teacher is not None:
+            with torch.no_grad():
+                soft = F.softmax(logits_of(teacher, x, mask) / 2.0, -1)
+        logits = logits_of(model, x, mask)
+        loss = task_loss(logits, y)
+        if teacher is not None:
+            loss = loss + F.kl_div(F.log_softmax(logits / 2.0, -1), soft, reduction="batchmean")
+        if "two_backward" in tunes:
+            aux = 1e-3 * logits.float().pow(2).mean()  # a second task's loss on the same output
+            loss.backward(retain_graph=True)
+            aux.backward()
+            loss = loss + aux.detach()
+        else:
+            loss.backward()
+        opt.step()
+        print("step %d loss %.6f" % (step, loss.item()), flush=True)
+
+
+if __name__ == "__main__":
+    main()
