@@ -44,17 +44,20 @@ def test_gan_iteration_is_one_step_with_the_generator_in_it():
 
 
 def test_wgan_iteration_of_five_critic_steps_is_one_step():
-    for pattern in ("wgan", "wgan-no-grad"):
+    # The model is the first root called with grad: G when its fakes are
+    # detached, D when G's critic-step calls run under no_grad. The other
+    # root is named by its class.
+    for pattern, d_name, g_name in (("wgan", "Sequential", ""),
+                                    ("wgan-no-grad", "", "Sequential")):
         ends, names = _steps(pattern)
         assert ends == [0, 1, 2], (pattern, ends)  # wgan was 0..13
-        # D (the second root, named by its class) runs 11 times in every
-        # step, 5 x 2 critic calls and the generator's; G's one backward
-        # lies in every step.
+        # D runs 11 times in every step, 5 x 2 critic calls and the
+        # generator's; G's one backward lies in every step.
         d, g = {}, {}
         for name, phase, step in names.values():
-            if name == "Sequential" and phase == 1:
+            if name == d_name and phase == 1:
                 d[step] = d.get(step, 0) + 1
-            if name == "" and phase == 2:
+            if name == g_name and phase == 2:
                 g[step] = g.get(step, 0) + 1
         assert d == {0: 11, 1: 11, 2: 11}, (pattern, d)
         assert g == {0: 1, 1: 1, 2: 1}, (pattern, g)
