@@ -2,6 +2,7 @@
 recorded, shown, advised and verified as one job; a rank that dies during
 verification named in bounded time; two nodes' traces merged."""
 import json
+import math
 import os
 import re
 import socket
@@ -176,11 +177,14 @@ class DistributedRankFailure(unittest.TestCase):
         # (docs/distributed.md, "Known issue") can fail the recording: try
         # once more, keeping the first try's output (the aborting thread's
         # name and stack) in the log.
+        start = time.monotonic()
         first = p.record(cls.db, torchrun("ddp"), check=False)
         if first.returncode != 0:
             sys.stderr.write("baseline recording failed once; its output:\n" + first.stdout + first.stderr)
             cls.db = p.tempdb("dist-fail-again")
+            start = time.monotonic()
             p.record(cls.db, torchrun("ddp"))
+        cls.recording_s = time.monotonic() - start
         cls.plan = os.path.join(os.path.dirname(cls.db), "plan.json")
         p.gcprof("advise", cls.db, "--budget", "80%", "-o", cls.plan)
 
@@ -202,8 +206,12 @@ class DistributedRankFailure(unittest.TestCase):
     def test_hung_rank_ends_at_the_timeout_with_a_cause(self):
         # Rank 1 sleeps forever after step 0; rank 0 then waits in its next
         # allreduce (gloo's own timeout is 30 min). Only verify's --timeout
-        # ends this: SIGTERM to the whole tree, SIGKILL 10 s later.
-        timeout = 45
+        # ends this: SIGTERM to the whole tree, SIGKILL 10 s later. The test
+        # waits the timeout out, so it is twice what the whole recorded run
+        # of three steps took (both ranks start and end step 0 well within
+        # it), at most the 45 s it always was (docs/testing.md, "CI time").
+        timeout = min(45, max(10, math.ceil(2 * self.recording_s)))
+        sys.stderr.write(f"\nbaseline recorded in {self.recording_s:.1f} s: verify --timeout {timeout}\n")
         start = time.monotonic()
         v = p.gcprof("verify", self.db, "--plan", self.plan, "--timeout", str(timeout), "--",
                      *torchrun("ddp", "--hang-rank", "1", "--hang-step", "0"), check=False)
