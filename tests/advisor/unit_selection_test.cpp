@@ -196,7 +196,7 @@ TEST(AutoUnits, UNetTakesTheDownAndTheUpPath) {
   EXPECT_EQ(u.rule, "auto: down.# + up.#");
 }
 
-// A GAN (bench/robustness/probe_gan.py): the generator is the first root,
+// A GAN (tests/e2e/gan_job.py): the generator is the first root,
 // the discriminator runs three times per step (real data, detached fakes,
 // the fakes for the generator's loss) and saves more. Its blocks cannot be
 // planned call by call; the generator's can.
