@@ -165,11 +165,15 @@ bool ThreadState::waitForRoom(uint64_t h) {
   return true;
 }
 
-uint32_t ThreadState::drain(Event* out, uint32_t max) {
+uint32_t ThreadState::drain(Event* out, uint32_t max, int64_t before) {
   uint64_t t = tail.load(std::memory_order_relaxed);
   uint64_t h = head.load(std::memory_order_acquire);
   uint32_t n = 0;
-  for (; t < h && n < max; ++t, ++n) out[n] = ring[t % kRingEvents];
+  for (; t < h && n < max; ++t, ++n) {
+    const Event& e = ring[t % kRingEvents];
+    if (e.type != EventType::Thread && e.time >= before) break;
+    out[n] = e;
+  }
   tail.store(t, std::memory_order_seq_cst);
   if (n > 0 && room_wanted.load(std::memory_order_seq_cst) && room_wanted.exchange(0))
     futexWakeAll(room_wanted);

@@ -46,8 +46,11 @@ struct ThreadState {
   // Producer side. Returns false (and counts a drop) when the ring stays full
   // because the writer is gone.
   bool push(const Event& e);
-  // Consumer side: copies out up to `max` events.
-  uint32_t drain(Event* out, uint32_t max);
+  // Consumer side: copies out up to `max` events, stopping before the first
+  // one (thread marks aside) stamped at or after `before`: what is younger
+  // stays in the ring, so a storm's producers wait on it instead of the
+  // writer holding it (docs/recording.md, "Cost").
+  uint32_t drain(Event* out, uint32_t max, int64_t before = INT64_MAX);
   uint64_t currentRange() const { return depth > 0 ? ranges[depth - 1] : 0; }
   // Counts one allocation below --min-bytes: most of a job's malloc calls
   // (~38,000 per step of resnet18). The owning thread is the only one that
