@@ -42,6 +42,9 @@ namespace {
 constexpr int kRoundMs = 100;
 constexpr Ns kWatermarkNs = 20000000; // events younger than this wait a round
 constexpr size_t kKeptScratch = 16384;  // events (~0.9 MiB): a quiet round's merge buffer is kept
+// Events the writer takes from the rings regardless of age (~3.5 MiB): past
+// it, events younger than the watermark stay in their rings.
+constexpr size_t kStagedEvents = 65536;
 
 std::atomic<bool> g_running{false};
 std::atomic<bool> g_stop{false};
@@ -78,7 +81,10 @@ class ControlFile {
   int64_t seen_ = 0;
 };
 
-// Events stamped at or after `before` stay in their ring for a later round.
+// Once `out` holds kStagedEvents, events stamped at or after `before` stay in
+// their ring for a later round: the rings, not this vector, then bound what
+// a storm holds, and its producers wait for room. Below that, every event is
+// taken, so a ring a burst filled is freed at once.
 void drainAll(std::vector<Stamped>& out, Ns before) {
   static Event chunk[4096];
   for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
@@ -88,7 +94,9 @@ void drainAll(std::vector<Stamped>& out, Ns before) {
     // younger than the watermark below, so nothing is taken out of order.
     uint32_t budget = static_cast<uint32_t>(s->head.load(std::memory_order_acquire) -
                                             s->tail.load(std::memory_order_relaxed));
-    for (uint32_t n; budget > 0 && (n = s->drain(chunk, std::min<uint32_t>(budget, 4096), before)) > 0;) {
+    for (uint32_t n; budget > 0 &&
+                     (n = s->drain(chunk, std::min<uint32_t>(budget, 4096),
+                                   out.size() < kStagedEvents ? INT64_MAX : before)) > 0;) {
       budget -= n;
       for (uint32_t i = 0; i < n; ++i) {
         // A buffer passes from an exited thread to the next one: a mark says whose

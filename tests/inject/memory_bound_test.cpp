@@ -90,9 +90,10 @@ TEST(InjectorMemory, AllocationStormBeforeAnyMarkerHoldsABoundedBacklog) {
   long recorded = peakRssKib("storm 4 150000", db);
   ASSERT_GT(plain, 0);
   ASSERT_GT(recorded, 0);
-  EXPECT_LT(recorded - plain, 40 * 1024) << "plain " << plain << " KiB, recorded " << recorded << " KiB";
-  // However fast they allocate: 5 threads alive (main and 4 workers), a block each.
-  EXPECT_LT(recorded - plain, statedBoundKib(5, 4));
+  // However fast they allocate: 5 threads alive (main and 4 workers), a block
+  // each. (Measured: 36-40 MiB above plain; before the writer's staged events
+  // were capped, 41-80 MiB, depending on how often the writer ran.)
+  EXPECT_LT(recorded - plain, statedBoundKib(5, 4)) << "plain " << plain << " KiB, recorded " << recorded << " KiB";
   Trace t = onlyRun(db);
   size_t blocks = 0;
   for (const Allocation& a : t.allocations) blocks += a.bytes == 4104;
