@@ -145,15 +145,16 @@ void* writerMain(void*) {
   ControlFile ctl;
   std::vector<Stamped> staged, scratch;
   bool failed = false;
+  int round_ms = kRoundMs;
   for (;;) {
     // One wake-up per round (each one can preempt a compute thread), but an
     // exiting process wakes us at once: launchers run many short processes.
     if (!g_stop.load()) {
       pollfd wake{g_wake[0], POLLIN, 0};
       // A job that closes every descriptor closes ours too: then just sleep.
-      if (g_wake[0] < 0 || (poll(&wake, 1, kRoundMs) > 0 && (wake.revents & POLLNVAL))) {
+      if (g_wake[0] < 0 || (poll(&wake, 1, round_ms) > 0 && (wake.revents & POLLNVAL))) {
         g_wake[0] = -1;
-        sleepMs(kRoundMs);
+        sleepMs(round_ms);
       } else if (wake.revents & POLLIN) {
         char bytes[64];
         while (read(g_wake[0], bytes, sizeof bytes) > 0) {
@@ -172,6 +173,10 @@ void* writerMain(void*) {
       // merge: 41-82 MB peak RSS for the 4-thread storm).
       Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;
       drainAll(staged, watermark);
+      // A round that reached the cap left young events in the rings, and
+      // their threads may wait for room: come back when those events are
+      // old enough to take, not a whole round later.
+      round_ms = staged.size() >= kStagedEvents ? static_cast<int>(kWatermarkNs / 1000000) : kRoundMs;
       sortByTime(staged, scratch);
       // A storm's round is megabytes: give that back rather than keep a
       // second copy for the rest of the job (docs/recording.md, "Cost").
