@@ -71,11 +71,10 @@ MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
 EXTRA_MODES = ("gcprof-alloc-only", "gcprof-python-hooks", "gcprof-python-forward", "plain-again")
 
 
-def tree_threads(pid, with_root=True):
-    """(thread name, CPU ns) of every live thread of pid and its descendants
-    (without pid's own threads when not with_root), from
-    /proc/<pid>/task/<tid>/{comm,schedstat}; threads that end while being read
-    are skipped."""
+def tree_tasks(pid, with_root=True):
+    """/proc/<p>/task/<tid> of every live thread of pid and its descendants
+    (without pid's own threads when not with_root); a process that ends while
+    being walked is skipped."""
     stack = [pid]
     while stack:
         p = stack.pop()
@@ -84,17 +83,29 @@ def tree_threads(pid, with_root=True):
         except OSError:
             continue
         for tid in tids:
+            task = f"/proc/{p}/task/{tid}"
             try:
-                with open(f"/proc/{p}/task/{tid}/comm") as f:
-                    name = f.read().strip()
-                with open(f"/proc/{p}/task/{tid}/schedstat") as f:
-                    ns = int(f.read().split()[0])
-                with open(f"/proc/{p}/task/{tid}/children") as f:
+                with open(f"{task}/children") as f:
                     stack.extend(int(c) for c in f.read().split())
-            except (OSError, ValueError, IndexError):
+            except (OSError, ValueError):
                 continue
             if with_root or p != pid:
-                yield name, ns
+                yield task
+
+
+def tree_threads(pid, with_root=True):
+    """(thread name, CPU ns) of every live thread of pid and its descendants
+    (without pid's own threads when not with_root), from the task's comm and
+    schedstat; threads that end while being read are skipped."""
+    for task in tree_tasks(pid, with_root):
+        try:
+            with open(f"{task}/comm") as f:
+                name = f.read().strip()
+            with open(f"{task}/schedstat") as f:
+                ns = int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            continue
+        yield name, ns
 
 
 def tree_cpu_ns(pid):

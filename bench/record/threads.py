@@ -30,7 +30,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import JOBS, ROOT, command, tree_threads  # noqa: E402  (same jobs, same commands)
+from side_by_side import JOBS, ROOT, command, tree_tasks, tree_threads  # noqa: E402  (same jobs, same commands)
 
 WRITER = "gcprof-writer"
 
@@ -54,24 +54,15 @@ def job_minor_faults(pid, with_root):
     which changes from step to step in plain runs as in recorded ones
     (bench/RESULTS.md, wave 8): compare medians over several runs."""
     total = 0
-    stack = [pid]
-    while stack:
-        p = stack.pop()
+    for task in tree_tasks(pid, with_root):
         try:
-            tids = os.listdir(f"/proc/{p}/task")
+            with open(f"{task}/stat") as f:
+                stat = f.read()
         except OSError:
             continue
-        for tid in tids:
-            try:
-                with open(f"/proc/{p}/task/{tid}/stat") as f:
-                    stat = f.read()
-                with open(f"/proc/{p}/task/{tid}/children") as f:
-                    stack.extend(int(c) for c in f.read().split())
-            except (OSError, ValueError):
-                continue
-            name = stat[stat.index("(") + 1:stat.rindex(")")]
-            if (with_root or p != pid) and name != WRITER:
-                total += int(stat[stat.rindex(")") + 2:].split()[7])
+        name = stat[stat.index("(") + 1:stat.rindex(")")]
+        if name != WRITER:
+            total += int(stat[stat.rindex(")") + 2:].split()[7])
     return total
 
 
