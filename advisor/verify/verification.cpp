@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <string>
 #include <tuple>
 
 #include "byte_text.h"
@@ -21,34 +22,63 @@ std::vector<std::pair<int64_t, double>> scalarsOf(const Trace& t, const std::str
 }
 
 // Step by step, the verification's values of one scalar against the
-// baseline's, to a relative tolerance. `what` names the values in details.
+// baseline's, to a relative tolerance. Values pair by step index, not by
+// position: the shim fingerprints a schedule of steps (fingerprints.py), a
+// `record --steps A:B` baseline starts at step A, and a step may lack a value.
+// Values of one step pair in the order recorded. Steps only the verification
+// has (outside a --steps window) are not compared. With `whole_baseline`
+// every baseline value must have its pair (losses: the re-run must reach
+// every recorded step); without it (fingerprints) steps only the baseline has
+// are left out too: the loss gate already holds the runs to the same steps,
+// so those are a baseline recorded on another schedule (before wave 9 every
+// step was fingerprinted). `what` names the values in details.
 Gate scalarGate(const std::string& gate, const std::string& what,
-                const std::vector<std::pair<int64_t, double>>& base,
-                const std::vector<std::pair<int64_t, double>>& meas, double tol,
-                std::vector<LossPair>* pairs) {
-  size_t n = std::min(base.size(), meas.size());
+                std::vector<std::pair<int64_t, double>> base, std::vector<std::pair<int64_t, double>> meas,
+                double tol, bool whole_baseline, std::vector<LossPair>* pairs) {
+  auto byStep = [](const auto& a, const auto& b) { return a.first < b.first; };
+  std::stable_sort(base.begin(), base.end(), byStep);
+  std::stable_sort(meas.begin(), meas.end(), byStep);
+  size_t n = 0, i = 0, j = 0, missing = 0;
   int bad = 0;
   double worst = 0;
-  for (size_t i = 0; i < n; ++i) {
-    if (pairs) pairs->push_back({meas[i].first, base[i].second, meas[i].second});
-    double diff = std::fabs(base[i].second - meas[i].second);
-    worst = std::max(worst, diff);
-    if (diff > tol * std::max(1.0, std::fabs(base[i].second))) ++bad;
+  while (i < base.size() && j < meas.size()) {
+    if (base[i].first < meas[j].first) {
+      ++missing;
+      ++i;
+    } else if (meas[j].first < base[i].first) {
+      ++j;
+    } else {
+      if (pairs) pairs->push_back({meas[j].first, base[i].second, meas[j].second});
+      double diff = std::fabs(base[i].second - meas[j].second);
+      worst = std::max(worst, diff);
+      if (diff > tol * std::max(1.0, std::fabs(base[i].second))) ++bad;
+      ++n;
+      ++i;
+      ++j;
+    }
   }
-  Gate g{gate, n > 0 && bad == 0 && base.size() == meas.size(), ""};
-  char buf[200];
+  missing += base.size() - i;
+  size_t unpaired = meas.size() - n;
+  Gate g{gate, n > 0 && bad == 0 && (missing == 0 || !whole_baseline), ""};
+  char buf[300];
   if (n == 0) {
-    std::snprintf(buf, sizeof buf, "no %s to compare (baseline %zu, verification %zu)", what.c_str(),
-                  base.size(), meas.size());
+    std::snprintf(buf, sizeof buf, "no %s to compare (baseline %zu, verification %zu%s)", what.c_str(),
+                  base.size(), meas.size(), base.empty() || meas.empty() ? "" : ", no step in common");
   } else {
-    std::snprintf(buf, sizeof buf, "%zu steps compared, %d differ, largest difference %.3g (tolerance %.0e)%s",
-                  n, bad, worst, tol, base.size() == meas.size() ? "" : "; step counts differ");
+    std::snprintf(buf, sizeof buf, "%zu steps compared, %d differ, largest difference %.3g (tolerance %.0e)",
+                  n, bad, worst, tol);
   }
   g.detail = buf;
+  if (n > 0 && missing > 0)
+    g.detail += "; " + std::to_string(missing) + " baseline steps missing from the verification" +
+                (whole_baseline ? "" : " (not compared)");
+  if (n > 0 && unpaired > 0)
+    g.detail += "; " + std::to_string(unpaired) + " verification steps not in the baseline (not compared)";
   return g;
 }
 
-// Gradients and buffers (running statistics) after each step: a plan must
+// Gradients and buffers (running statistics) after the fingerprinted steps
+// (the first three and every 8th, fingerprints.py): a plan must
 // not change them, and losses do not show it (issue 15: BatchNorm statistics
 // updated twice by recomputation while every loss matched). Recorded by the
 // python shim (gcprof/fingerprints.py); a baseline without them (LibTorch
@@ -59,7 +89,7 @@ void fingerprintGates(const Trace& baseline, const Trace& measured, double tol, 
         {"buffer_norm", "buffers match", "buffer norms (running statistics)"}}) {
     auto base = scalarsOf(baseline, scalar);
     if (base.empty()) continue;
-    gates.push_back(scalarGate(gate, what, base, scalarsOf(measured, scalar), tol, nullptr));
+    gates.push_back(scalarGate(gate, what, base, scalarsOf(measured, scalar), tol, false, nullptr));
   }
 }
 
@@ -117,7 +147,7 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
                 kPeakTolerance * 100);
   v.gates.push_back({"peak prediction", err <= kPeakTolerance, buf});
   v.gates.push_back(scalarGate("losses match", "loss values", scalarsOf(baseline, "loss"),
-                               scalarsOf(measured, "loss"), v.loss_tolerance, &v.losses));
+                               scalarsOf(measured, "loss"), v.loss_tolerance, true, &v.losses));
   fingerprintGates(baseline, measured, v.loss_tolerance, v.gates);
   if (step_tolerance) {
     v.step_tolerance = *step_tolerance;

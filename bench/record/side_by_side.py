@@ -5,6 +5,7 @@ torch.profiler(profile_memory=True) and heaptrack on the same jobs (issue 14).
     python3 bench/record/side_by_side.py [--build build] [--rounds 5] [--steps N]
                                          [--jobs py-gpt,vit,gpt2,resnet18] [--raw FILE]
                                          [--modes plain,gcprof,plain-again,...] [--short]
+                                         [--shim NAME=DIR ...]
 
 Each step's CPU time is taken from outside, without touching the job: every
 job prints `step <i> ...` once per step, and at each such line the harness
@@ -69,6 +70,11 @@ MODES = ("plain", "gcprof", "torch.profiler", "heaptrack")
 # and `plain-again`, a second plain process, the control: it must read 1.00 of
 # plain, else the harness itself favours a place in the turns.
 EXTRA_MODES = ("gcprof-alloc-only", "gcprof-python-hooks", "gcprof-python-forward", "plain-again")
+# `--shim NAME=DIR` adds the mode `gcprof@NAME`: gcprof record of this build
+# with the python shim in DIR instead (another version's profiler/python, e.g.
+# `git archive main profiler/python | tar -x -C /tmp/before`), so that two
+# versions of the shim take turns in the same rounds. The C++ hooks are this
+# build's for both.
 
 
 def tree_tasks(pid, with_root=True):
@@ -232,7 +238,7 @@ def run_lockstep(argvs, cwd, steps, warmup, log):
         raise
 
 
-def command(job, mode, build, steps, tmp, n):
+def command(job, mode, build, steps, tmp, n, shims):
     script = JOBS[job]
     if script is None:
         if mode == "torch.profiler":
@@ -241,6 +247,10 @@ def command(job, mode, build, steps, tmp, n):
     else:
         prof = ["--torch-profiler"] if mode == "torch.profiler" else []
         base = [sys.executable, JOB, *prof, *script, "--steps", str(steps)]
+    if mode.startswith("gcprof@"):
+        return [os.path.join(build, "bin", "gcprof"), "record", "-o",
+                os.path.join(tmp, f"{job}-{n}.db"), "--", "env",
+                "PYTHONPATH=" + shims[mode[len("gcprof@"):]], *base]
     if mode in ("gcprof", "gcprof-alloc-only", "gcprof-python-hooks", "gcprof-python-forward"):
         shim = {"gcprof": [], "gcprof-alloc-only": ["env", "PYTHONPATH="],
                 "gcprof-python-hooks": ["env", "GCPROF_NATIVE_HOOKS=0"],
@@ -268,6 +278,8 @@ def main():
     ap.add_argument("--jobs", default="py-gpt,vit,gpt2,resnet18")
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--raw", metavar="FILE", help="also write every step's times as JSON")
+    ap.add_argument("--shim", action="append", default=[], metavar="NAME=DIR",
+                    help="also run gcprof@NAME: this build's gcprof with the python shim in DIR")
     ap.add_argument("--short", action="store_true",
                     help="one round of 6 steps of resnet18 and gpt2 (make bench)")
     a = ap.parse_args()
@@ -276,7 +288,16 @@ def main():
         a.rounds, a.steps, a.warmup, a.jobs = 1, 6, 2, "resnet18,gpt2"
     jobs = a.jobs.split(",")
     modes = [m for m in a.modes.split(",") if m]
+    shims = {}
+    for spec in a.shim:
+        name, _, folder = spec.partition("=")
+        if not name or not os.path.isfile(os.path.join(folder, "sitecustomize.py")):
+            sys.exit(f"side_by_side.py: --shim {spec}: give NAME=DIR, DIR holding a sitecustomize.py")
+        shims[name] = os.path.abspath(folder)
+        modes.append("gcprof@" + name)
     for m in modes:
+        if m.startswith("gcprof@"):
+            continue
         if m not in MODES + EXTRA_MODES:
             sys.exit(f"side_by_side.py: unknown mode {m!r} (known: {', '.join(MODES + EXTRA_MODES)})")
     for j in jobs:
@@ -302,7 +323,7 @@ def main():
             for j in jobs:
                 argvs = {}
                 for m in modes:
-                    argv = command(j, m, a.build, steps[j], tmp, n)
+                    argv = command(j, m, a.build, steps[j], tmp, n, shims)
                     n += 1
                     if argv is not None:
                         argvs[m] = argv

@@ -1,7 +1,8 @@
 """Plans that cannot change training (issue 15), in process on tiny models:
 BatchNorm running statistics, inputs changed in place, a list of inputs the
 caller appends to after the call (DenseNet), HF's key/value cache,
-the in-place modules the recording reports, and the per-step fingerprints that `verify` compares."""
+the in-place modules the recording reports, and the fingerprints that `verify` compares
+(on a schedule of steps)."""
 import copy
 import sys
 
@@ -160,7 +161,7 @@ print("loss done")
 """
 
 
-def test_recording_reports_in_place_modules_and_fingerprints_each_step():
+def test_recording_reports_in_place_modules_and_fingerprints_the_first_steps():
     _torch()
     proc, events = run_python(["-c", _INPLACE_JOB], fake=True)
     assert proc.returncode == 0, proc.stderr
@@ -213,6 +214,56 @@ def test_fingerprints_are_reproducible_close_to_float64_and_see_small_changes():
         share = (changed[i].double() ** 2).sum().item() / exact ** 2 - \
             (tensors[i].double() ** 2).sum().item() / exact ** 2
         assert abs(moved - share / 2) <= 0.1 * share / 2, (i, moved, share / 2)
+
+
+def test_fingerprint_schedule_is_the_first_three_steps_then_every_eighth():
+    from gcprof import fingerprints
+    assert [s for s in range(41) if fingerprints.scheduled(s)] == [0, 1, 2, 8, 16, 24, 32, 40]
+
+
+# Ten steps of _bn_model with blocks.0 and norm checkpointed (PLAN=1) or not,
+# with the running-state restore of checkpointing.py turned off (RESTORE=0):
+# what a plan that changes running statistics looks like (issue 15).
+_BN_JOB = """
+import os, sys, torch
+sys.path.insert(0, os.environ["TESTS"])
+import gcprof
+from gcprof import checkpointing
+from test_safe_plans import _bn_model, _train
+if os.environ.get("RESTORE") == "0":
+    checkpointing._restore = lambda state: None
+model = _bn_model(torch)
+if os.environ.get("PLAN") == "1":
+    gcprof.apply_plan(model, {"format": "gcprof.plan/1", "checkpoint": [["blocks.0"], ["norm"]]})
+_train(torch, model, steps=10)
+"""
+
+
+def _bn_scalars(**env):
+    _torch()
+    from harness import HERE
+    proc, events = run_python(["-c", _BN_JOB], fake=True, TESTS=HERE, **env)
+    assert proc.returncode == 0, proc.stderr
+    scalars = {}
+    for e in events:
+        if e[0] == "scalar":
+            scalars.setdefault(e[1], {})[e[3]] = e[2]
+    return scalars
+
+
+def test_recording_fingerprints_the_scheduled_steps_and_verify_sees_a_changed_statistic():
+    plain = _bn_scalars()
+    assert sorted(plain["loss"]) == list(range(10)), plain["loss"]
+    for name in ("grad_norm", "buffer_norm"):
+        assert sorted(plain[name]) == [0, 1, 2, 8], (name, plain[name])
+    # The same plan with and without the restore: verify compares these
+    # values step by step (advisor/verify/verification.cpp).
+    planned = _bn_scalars(PLAN="1")
+    broken = _bn_scalars(PLAN="1", RESTORE="0")
+    assert planned["buffer_norm"] == plain["buffer_norm"], (planned["buffer_norm"], plain["buffer_norm"])
+    assert planned["grad_norm"] == plain["grad_norm"]
+    assert broken["buffer_norm"][0] != plain["buffer_norm"][0], "the first fingerprint misses it"
+    assert broken["loss"][0] == plain["loss"][0]  # which the loss of that step does not show
 
 
 if __name__ == "__main__":

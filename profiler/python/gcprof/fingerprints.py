@@ -3,17 +3,43 @@
 A checkpoint plan may only trade memory for time: gradients and the model's
 buffers (BatchNorm running statistics) after a step must be those of the run
 without it. Losses alone do not show either (issue 15: running_mean off by
-0.76 after recomputation while every loss matched). When a step ends (after
-optimizer.step(), before the next zero_grad) two scalars are recorded:
+0.76 after recomputation while every loss matched). When a scheduled step
+ends (after optimizer.step(), before the next zero_grad) two scalars are
+recorded:
 
 - grad_norm:   the L2 norm, in float64, of every gradient the optimizer holds;
 - buffer_norm: the L2 norm, in float64, of every numeric buffer of the model
   (running_mean, running_var, num_batches_tracked, ...).
 
-`gcprof verify` compares both with the baseline's (docs/plan.md). Each costs
-one pass over the tensors and one .item() per step (a few ms for a
-ResNet-18: see _norm).
+`gcprof verify` compares both with the baseline's, step by step
+(docs/plan.md). Each costs one pass over the tensors and one .item() (a few
+ms for a ResNet-18: see _norm), so not every step pays it: see scheduled().
 """
+
+
+# Fingerprinted steps: the first _FIRST, then every _EVERY-th (scheduled()).
+_FIRST = 3
+_EVERY = 8
+
+
+def scheduled(step):
+    """Whether the step of this 0-based index is fingerprinted: 0, 1, 2, 8,
+    16, 24, ...
+
+    A plan that changes gradients or running statistics does it in the first
+    step it runs, which is step 0 (a plan is applied before the first forward):
+    the recomputation updates BatchNorm's statistics a second time, or
+    recomputes with other inputs or dropout masks (issue 15). Steps 1 and 2
+    see the same plan on updated parameters and optimizer state, past any
+    first-step special case (lazy modules, an optimizer's first step). Every
+    8th step after them catches what starts later (a module only some
+    batches reach, a schedule that turns something on); the loss, compared
+    at every step, still catches most of that. Over a long run this is one
+    step in eight: the ~1% of a ResNet-18 step the fingerprints cost
+    (bench/RESULTS.md, issue 14) becomes ~0.1%. The recording and verify's
+    re-run use this same function, so both have values at the same steps.
+    """
+    return step < _FIRST or step % _EVERY == 0
 
 
 # Tensors above this many elements are summed by rows of _ROW elements.

@@ -156,7 +156,8 @@ class StepTracker:
             loss, self._loss = self._loss, None
             if loss is not None:
                 self._rec.scalar("loss", float(loss.item()))
-            self._fingerprint(optimizer)
+            if fingerprints.scheduled(self._index):
+                self._fingerprint(optimizer)
             cost = self.hook_cost()
             if cost is not None:
                 self._rec.scalar("hook_ns_per_call", cost)

@@ -1,0 +1,121 @@
+// verify's value gates (losses, gradients, buffers) pair the two runs' values
+// by step index: the python shim fingerprints a schedule of steps (0, 1, 2,
+// then every 8th: gcprof/fingerprints.py) and a --steps window starts late.
+#include "verify/verification.h"
+
+#include <gtest/gtest.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace gcprof::advisor {
+namespace {
+
+// A run that recorded `name` = value at each of `steps` (value = 1 + step / 10,
+// so that values of different steps differ).
+void addScalars(Trace& t, const std::string& name, const std::vector<int64_t>& steps) {
+  for (int64_t s : steps) t.scalars.push_back({s, name, 1.0 + s / 10.0});
+}
+
+std::vector<int64_t> range(int64_t from, int64_t to) {
+  std::vector<int64_t> out;
+  for (int64_t s = from; s < to; ++s) out.push_back(s);
+  return out;
+}
+
+const std::vector<int64_t> kScheduled = {0, 1, 2, 8, 16};  // fingerprints of 20 steps
+
+// A baseline and a verification of `steps` steps each: a loss per step, grad
+// and buffer norms on the schedule.
+Trace run(int64_t id, const std::vector<int64_t>& losses, const std::vector<int64_t>& fingerprints) {
+  Trace t;
+  t.run.id = id;
+  t.run.backend = "host";
+  addScalars(t, "loss", losses);
+  addScalars(t, "grad_norm", fingerprints);
+  addScalars(t, "buffer_norm", fingerprints);
+  return t;
+}
+
+std::map<std::string, Gate> gatesOf(const Trace& baseline, const Trace& measured) {
+  PlanFile plan;
+  plan.budget_bytes = 1;
+  std::map<std::string, Gate> out;
+  for (const Gate& g : verify(baseline, measured, plan, 1, 0).gates) out[g.name] = g;
+  return out;
+}
+
+TEST(Verification, FingerprintsOnAScheduleAreComparedStepByStep) {
+  Trace base = run(1, range(0, 20), kScheduled);
+  Trace same = run(2, range(0, 20), kScheduled);
+  auto g = gatesOf(base, same);
+  ASSERT_TRUE(g.count("gradients match") && g.count("buffers match"));
+  EXPECT_TRUE(g["gradients match"].passed) << g["gradients match"].detail;
+  EXPECT_EQ(g["buffers match"].detail.rfind("5 steps compared, 0 differ", 0), 0u) << g["buffers match"].detail;
+  EXPECT_EQ(g["losses match"].detail.rfind("20 steps compared, 0 differ", 0), 0u) << g["losses match"].detail;
+
+  // A plan that changes running statistics shows at step 0 (issue 15).
+  Trace changed = same;
+  for (Scalar& s : changed.scalars)
+    if (s.name == "buffer_norm" && s.step == 0) s.value += 0.5;
+  g = gatesOf(base, changed);
+  EXPECT_FALSE(g["buffers match"].passed);
+  EXPECT_EQ(g["buffers match"].detail.rfind("5 steps compared, 1 differ", 0), 0u) << g["buffers match"].detail;
+  EXPECT_TRUE(g["gradients match"].passed);
+}
+
+TEST(Verification, ValuesPairByStepNotByPosition) {
+  // The verification's step 1 has no gradient norm (no gradients that step):
+  // by position, its step 2 would be held against the baseline's step 1.
+  Trace base = run(1, range(0, 4), {0, 2, 3});
+  Trace meas = run(2, range(0, 4), {0, 1, 2, 3});
+  auto g = gatesOf(base, meas);
+  EXPECT_TRUE(g["gradients match"].passed) << g["gradients match"].detail;
+  EXPECT_NE(g["gradients match"].detail.find("3 steps compared, 0 differ"), std::string::npos);
+  EXPECT_NE(g["gradients match"].detail.find("1 verification steps not in the baseline"), std::string::npos);
+
+  // A baseline recorded with `--steps 10:12`: its losses are those of steps
+  // 10 and 11 of the re-run, which records every step.
+  Trace window = run(1, {10, 11}, {});
+  g = gatesOf(window, run(2, range(0, 16), kScheduled));
+  EXPECT_TRUE(g["losses match"].passed) << g["losses match"].detail;
+  EXPECT_EQ(g["losses match"].detail.rfind("2 steps compared, 0 differ", 0), 0u) << g["losses match"].detail;
+  EXPECT_EQ(g.count("gradients match"), 0u);  // the window holds no fingerprinted step
+}
+
+TEST(Verification, RunsOfDifferentLengthsCompareTheStepsBothHave) {
+  // The re-run stopped after 10 of 20 steps: what both have is compared (a
+  // difference at step 8 is found), and the losses of steps it never reached fail.
+  Trace base = run(1, range(0, 20), kScheduled);
+  Trace shorter = run(2, range(0, 10), {0, 1, 2, 8});
+  for (Scalar& s : shorter.scalars)
+    if (s.name == "grad_norm" && s.step == 8) s.value *= 1.001;
+  auto g = gatesOf(base, shorter);
+  EXPECT_FALSE(g["losses match"].passed);
+  EXPECT_NE(g["losses match"].detail.find("10 steps compared, 0 differ"), std::string::npos);
+  EXPECT_NE(g["losses match"].detail.find("10 baseline steps missing from the verification"),
+            std::string::npos);
+  EXPECT_FALSE(g["gradients match"].passed);
+  EXPECT_EQ(g["gradients match"].detail.rfind("4 steps compared, 1 differ", 0), 0u)
+      << g["gradients match"].detail;
+
+  // A baseline fingerprinted at every step (recorded before wave 9) against a
+  // re-run on the schedule: the fingerprints both have are compared, the
+  // losses hold the runs to the same steps.
+  Trace every = run(1, range(0, 20), range(0, 20));
+  g = gatesOf(every, run(2, range(0, 20), kScheduled));
+  EXPECT_TRUE(g["gradients match"].passed) << g["gradients match"].detail;
+  EXPECT_NE(g["gradients match"].detail.find("5 steps compared"), std::string::npos);
+  EXPECT_NE(g["gradients match"].detail.find("15 baseline steps missing from the verification (not compared)"),
+            std::string::npos);
+  EXPECT_TRUE(g["losses match"].passed);
+
+  // No step in common: nothing compared is no pass.
+  g = gatesOf(run(1, {0, 1}, {}), run(2, {5, 6}, {}));
+  EXPECT_FALSE(g["losses match"].passed);
+  EXPECT_NE(g["losses match"].detail.find("no step in common"), std::string::npos) << g["losses match"].detail;
+}
+
+}  // namespace
+}  // namespace gcprof::advisor
