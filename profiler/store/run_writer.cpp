@@ -24,9 +24,15 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   try {
     ensureSchema(db_, path, true);
     exec(db_, path, "PRAGMA journal_mode=WAL");
-    // A crash of the job must not lose committed batches, but we do not need
-    // an fsync per batch either: NORMAL is durable across process crashes.
-    exec(db_, path, "PRAGMA synchronous=NORMAL");
+    // A crash of the job (any signal, abort, the OOM killer) loses nothing
+    // committed: a commit hands its pages to the OS, which keeps them whatever
+    // becomes of the process. What a sync adds is safety from an OS crash or a
+    // power loss, and NORMAL paid for it with two fdatasyncs per checkpoint
+    // (every ~4 MiB of trace) on the writer thread: an allocation storm's
+    // threads waited on full buffers while the writer waited on the disk, 30-40%
+    // of the storm's wall time (bench/RESULTS.md, issue 14, wave 9). The kernel
+    // writes the pages back on its own, within seconds (docs/recording.md).
+    exec(db_, path, "PRAGMA synchronous=OFF");
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
