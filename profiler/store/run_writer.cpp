@@ -29,9 +29,11 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
     // becomes of the process. What a sync adds is safety from an OS crash or a
     // power loss, and NORMAL paid for it with two fdatasyncs per checkpoint
     // (every ~4 MiB of trace) on the writer thread: an allocation storm's
-    // threads waited on full buffers while the writer waited on the disk, 30-40%
-    // of the storm's wall time (bench/RESULTS.md, issue 14, wave 9). The kernel
-    // writes the pages back on its own, within seconds (docs/recording.md).
+    // threads waited on full buffers while the writer waited on the disk (27
+    // fdatasyncs, 0.29 s, in one traced 8-thread storm; bench/RESULTS.md, issue
+    // 14, wave 9). `record`
+    // syncs the whole file once the job has ended (its last close: the
+    // default FULL), so the finished trace is on the disk (docs/recording.md).
     exec(db_, path, "PRAGMA synchronous=OFF");
   } catch (...) {
     sqlite3_close(db_);
