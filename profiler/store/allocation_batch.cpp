@@ -2,6 +2,7 @@
 
 #include <charconv>
 #include <cstdint>
+#include <cstring>
 
 namespace gcprof {
 namespace {
@@ -9,6 +10,37 @@ namespace {
 // id - first_id, addr, bytes, device, stream, thread, api, alloc_ns - base_ns,
 // lifetime, range, step, kind
 constexpr int kFields = 12;
+
+constexpr char kPairs[] =
+    "00010203040506070809101112131415161718192021222324252627282930313233343536373839"
+    "40414243444546474849505152535455565758596061626364656667686970717273747576777879"
+    "8081828384858687888990919293949596979899";
+
+// The eight digits of v < 10^8, leading zeros included: two independent
+// halves, not one chain of divisions.
+void eightDigits(char* p, uint32_t v) {
+  uint32_t hi = v / 10000, lo = v % 10000;
+  std::memcpy(p, kPairs + 2 * (hi / 100), 2);
+  std::memcpy(p + 2, kPairs + 2 * (hi % 100), 2);
+  std::memcpy(p + 4, kPairs + 2 * (lo / 100), 2);
+  std::memcpy(p + 6, kPairs + 2 * (lo % 100), 2);
+}
+
+// to_chars, eight digits at a time past 10^8: a block's address has 15 and
+// was the slowest number of a row (one division per two digits, each waiting
+// for the last: a sixth of the storm's writer, bench/RESULTS.md, issue 14).
+char* writeDecimal(char* p, char* end, int64_t v) {
+  uint64_t u = static_cast<uint64_t>(v);
+  if (v < 0) {
+    *p++ = '-';
+    u = 0 - u;
+  }
+  if (u < 100000000) return std::to_chars(p, end, u).ptr;
+  uint64_t high = u / 100000000;
+  p = writeDecimal(p, end, static_cast<int64_t>(high));  // < 10^12: at most once more
+  eightDigits(p, static_cast<uint32_t>(u - high * 100000000));
+  return p + 8;
+}
 
 }  // namespace
 
@@ -35,7 +67,7 @@ bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& 
   *p++ = '[';
   for (int i = 0; i < kFields; ++i) {
     if (i) *p++ = ',';
-    p = std::to_chars(p, row + sizeof row, v[i]).ptr;
+    p = writeDecimal(p, row + sizeof row, v[i]);
   }
   *p++ = ']';
   batch.append(row, p);

@@ -24,9 +24,17 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   try {
     ensureSchema(db_, path, true);
     exec(db_, path, "PRAGMA journal_mode=WAL");
-    // A crash of the job must not lose committed batches, but we do not need
-    // an fsync per batch either: NORMAL is durable across process crashes.
-    exec(db_, path, "PRAGMA synchronous=NORMAL");
+    // A crash of the job (any signal, abort, the OOM killer) loses nothing
+    // committed: a commit hands its pages to the OS, which keeps them whatever
+    // becomes of the process. What a sync adds is safety from an OS crash or a
+    // power loss, and NORMAL paid for it with two fdatasyncs per checkpoint
+    // (every ~4 MiB of trace) on the writer thread: an allocation storm's
+    // threads waited on full buffers while the writer waited on the disk (27
+    // fdatasyncs, 0.29 s, in one traced 8-thread storm; bench/RESULTS.md, issue
+    // 14, wave 9). `record`
+    // syncs the whole file once the job has ended (its last close: the
+    // default FULL), so the finished trace is on the disk (docs/recording.md).
+    exec(db_, path, "PRAGMA synchronous=OFF");
   } catch (...) {
     sqlite3_close(db_);
     db_ = nullptr;
@@ -42,6 +50,8 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
       "INSERT INTO allocation_batches (run, first_id, last_id, count, base_ns, rows)"
       " VALUES (?,?,?,?,?,?)");
   beginBatch(batch_);
+  begin_ = prepare("BEGIN IMMEDIATE");
+  commit_ = prepare("COMMIT");
   set_free_ = prepare("UPDATE allocation_rows SET free_ns=? WHERE run=? AND alloc_ns=? AND id=?");
   step_ = prepare(
       "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
@@ -60,7 +70,7 @@ RunWriter::~RunWriter() {
     }
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
-  for (sqlite3_stmt* st : {range_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_})
+  for (sqlite3_stmt* st : {range_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
     sqlite3_finalize(st);
   sqlite3_close(db_);
 }
@@ -101,9 +111,11 @@ void RunWriter::selectRun(int64_t run) {
   next_id_ = last + 1;
 }
 
+// BEGIN and COMMIT are prepared once: a quiet round is little more than its
+// transaction, and sqlite3_exec parsed both again every round (issue 14).
 void RunWriter::begin() {
   if (in_tx_) return;
-  exec(db_, path_, "BEGIN IMMEDIATE");
+  stepTransaction(begin_, "(starting a transaction)");
   in_tx_ = true;
 }
 
@@ -111,7 +123,14 @@ void RunWriter::commit() {
   if (!in_tx_) return;
   flushAllocations();
   in_tx_ = false;
-  exec(db_, path_, "COMMIT");
+  stepTransaction(commit_, "(committing)");
+}
+
+void RunWriter::stepTransaction(sqlite3_stmt* st, const char* what) {
+  int rc = sqlite3_step(st);
+  sqlite3_reset(st);
+  // Another process past our busy timeout is named as such, as exec() does.
+  if (rc != SQLITE_DONE) throw StoreError(sqliteProblem(db_, path_, what));
 }
 
 void RunWriter::add(const Range& r) {

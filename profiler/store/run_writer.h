@@ -61,6 +61,7 @@ class RunWriter {
  private:
   sqlite3_stmt* prepare(const char* sql);
   void done(sqlite3_stmt* st);
+  void stepTransaction(sqlite3_stmt* st, const char* what);  // BEGIN or COMMIT
   void flushAllocations();
 
   // ~90 KiB of text per batch. Beyond a few hundred rows the cost per row no
@@ -83,6 +84,8 @@ class RunWriter {
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;
   sqlite3_stmt* kernel_ = nullptr;
+  sqlite3_stmt* begin_ = nullptr;
+  sqlite3_stmt* commit_ = nullptr;
 };
 
 }  // namespace gcprof

@@ -234,6 +234,36 @@ TEST(AllocationBatch, ParsesWhatItWritesAndRefusesAnythingElse) {
   }
 }
 
+// Every number of a row is written as std::to_string writes it (the text is
+// JSON for SQL readers), around the eight-digit steps of the writer's own
+// formatting too, and parses back.
+TEST(AllocationBatch, NumbersAreWrittenInPlainDecimalAtEveryLength) {
+  std::vector<int64_t> values{0, 9, 10, 99999999, 100000000, 100000001, 1234567890123456,
+                              9999999999999999, 10000000000000000, INT64_MAX, -1, -100000000,
+                              INT64_MIN};
+  for (int64_t power = 1;; power *= 10) {
+    values.insert(values.end(), {power - 1, power, power + 7});
+    if (power > INT64_MAX / 10) break;
+  }
+  const BatchBase base{0, 0};
+  for (int64_t v : values) {
+    std::string text;
+    beginBatch(text);
+    Allocation a = block(static_cast<uint64_t>(v), 0, -1);
+    a.bytes = v;
+    a.thread = v;
+    ASSERT_TRUE(appendToBatch(text, base, a));
+    closeBatch(text);
+    const std::string n = std::to_string(v);
+    EXPECT_EQ(text, "[[0," + n + "," + n + ",-1,0," + n + ",0,0,-1,0,-1,0]]");
+    std::vector<Allocation> out;
+    std::string problem;
+    ASSERT_TRUE(parseBatch(text, base, out, problem)) << problem;
+    EXPECT_EQ(out.at(0).addr, static_cast<uint64_t>(v));
+    EXPECT_EQ(out.at(0).bytes, v);
+  }
+}
+
 // The process `gcprof record` started opens the run that `record` made; after
 // an exec it opens it again and numbers on after the rows already there (a
 // repeated (alloc_ns, id) would fail the insert and stop the recording).
