@@ -78,9 +78,38 @@ void endLateBackwards(std::vector<Span>& spans, const std::vector<std::string>& 
   }
 }
 
+// A unit with neither a forward nor a backward in a step did not run in it:
+// HF Wav2Vec2, HuBERT and other models trained with LayerDrop skip each
+// layer at random per step (layerdrop=0.1 by default), so with a few layers
+// nearly every step misses one. The step is still a chain of the units
+// that ran; a skipped unit gets empty windows at its place in the chain
+// (its forward where the previous unit's ends, its backward where the
+// previous unit's starts), so a plan that checkpoints it changes nothing in
+// that step, as when the job runs it. Needs one unit that ran.
+void placeSkippedUnits(std::vector<Span>& spans) {
+  auto skipped = [](const Span& s) { return s.forwards == 0 && s.backwards == 0; };
+  if (std::all_of(spans.begin(), spans.end(), skipped)) return;
+  for (size_t k = 0; k < spans.size(); ++k) {
+    if (!skipped(spans[k])) continue;
+    Span& s = spans[k];
+    if (k > 0) {  // the previous one ran or was placed already
+      s.fs = s.fe = spans[k - 1].fe;
+      s.bs = s.be = spans[k - 1].bs;
+    } else {
+      size_t ran = 1;
+      while (skipped(spans[ran])) ++ran;
+      s.fs = s.fe = spans[ran].fs;
+      s.bs = s.be = spans[ran].be;
+    }
+    s.forwards = s.backwards = 1;  // an empty call
+    s.forward_ns = 0;
+  }
+}
+
 std::string checkChain(std::vector<Span> spans, const std::vector<std::string>& names,
                        std::vector<UnitWindow>& out) {
   size_t n = spans.size();
+  placeSkippedUnits(spans);
   for (size_t k = 0; k < n; ++k) {
     if (spans[k].forwards == 0) return "no forward of " + names[k];
     if (spans[k].backwards == 0) return "no backward of " + names[k];

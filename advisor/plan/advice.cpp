@@ -8,6 +8,7 @@
 #include "byte_text.h"
 #include "model/advice_error.h"
 #include "saturating.h"
+#include "model/outside_units.h"
 #include "model/resident_memory.h"
 #include "simulate/peak_moment.h"
 #include "solve/fixed_plans.h"
@@ -230,6 +231,15 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   msg += ".\n  No checkpoint frees what is live when the first unit starts: " +
          formatBytes(resident.total()) + " of the " + formatBytes(a.budget) + " budget (" +
          resident.describe() + ")";
+  Simulation at_least = simulate(trace, a.filter, a.layout, m.segments);
+  if (at_least.peak_replay_offset < 0) {  // recorded events set it: name who made them
+    std::vector<std::string> units = a.units.names;
+    units.insert(units.end(), a.chain.names.begin(), a.chain.names.end());
+    OutsideUnits outside = outsideUnits(trace, a.filter, a.layout, units, at_least.peak_at);
+    if (outside.total >= least.peak / 20)  // a part worth naming (5% of the peak)
+      msg += ".\n  Nor what modules that are not units made in the step and hold at that peak: " +
+             formatBytes(outside.total) + " (" + outside.describe() + ")";
+  }
   if (auto finer = finerUnitsReach(trace, a)) {
     msg += ".\n  Finer units, the sub-modules of each unit (--units '" + finer->spec + "'), " +
            (finer->peak < least.peak ? "reach " : "reach no lower: ") + formatBytes(finer->peak);

@@ -17,6 +17,7 @@ val (eval() + no_grad validation pass after each step), adamw, zero_none
 import argparse
 import sys
 
+import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
@@ -101,6 +102,91 @@ def vision(name, image):
     return getattr(m, name)(**kw), "cls"
 
 
+# --- Model families of wave 9 (detection, video, audio, HF vision) ---
+
+def detection(name, image, pats):
+    """torchvision detectors as fine-tuning builds them from a pretrained
+    backbone (FrozenBatchNorm2d, the first two stages frozen:
+    trainable_backbone_layers=3), random weights; `scratch` keeps
+    BatchNorm2d and trains every stage (what weights_backbone=None gives)."""
+    import torchvision.models as m
+    from torchvision.models import detection as d
+    from torchvision.models.detection.backbone_utils import _resnet_fpn_extractor
+    from torchvision.ops import misc
+    from torchvision.ops.feature_pyramid_network import LastLevelP6P7
+    scratch = "scratch" in pats
+    body = m.resnet50(weights=None, norm_layer=nn.BatchNorm2d if scratch else misc.FrozenBatchNorm2d)
+    layers = 5 if scratch else 3
+    size = dict(min_size=image, max_size=image * 5 // 4)
+    if name == "retinanet":
+        bb = _resnet_fpn_extractor(body, layers, returned_layers=[2, 3, 4],
+                                   extra_blocks=LastLevelP6P7(256, 256))
+        return d.RetinaNet(bb, num_classes=3, **size), "det"
+    bb = _resnet_fpn_extractor(body, layers)
+    cls = d.MaskRCNN if name == "maskrcnn" else d.FasterRCNN
+    return cls(bb, num_classes=3, **size), "det"
+
+
+def video(name):
+    """torchvision video classifiers (3-D convolutions) on 8 frames."""
+    import torchvision.models.video as v
+    return getattr(v, name)(weights=None, num_classes=10), "video"
+
+
+def hf_family(name, layers, hidden, image):
+    """HF audio (CTC, layerdrop and time masking on as by default) and
+    vision families with layer scale, stochastic depth, windowed attention."""
+    import transformers as tf
+    if name in ("wav2vec2", "hubert"):
+        kw = dict(vocab_size=32, hidden_size=hidden, num_hidden_layers=layers,
+                  num_attention_heads=4, intermediate_size=4 * hidden,
+                  conv_dim=(32, 32, 32), conv_kernel=(10, 3, 3), conv_stride=(5, 2, 2),
+                  num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
+                  ctc_loss_reduction="mean", pad_token_id=0, attn_implementation="eager")
+        if name == "hubert":
+            return tf.HubertForCTC(tf.HubertConfig(**kw)), "ctc"
+        return tf.Wav2Vec2ForCTC(tf.Wav2Vec2Config(**kw)), "ctc"
+    c = dict(num_labels=10, image_size=image, attn_implementation="eager")
+    if name == "hf_swin":
+        cfg = tf.SwinConfig(patch_size=4, embed_dim=32, depths=[2, 2, 2], num_heads=[2, 4, 8],
+                            window_size=4, drop_path_rate=0.1, **c)
+        return tf.SwinForImageClassification(cfg), "hfcls"
+    if name == "convnextv2":
+        c.pop("attn_implementation")
+        cfg = tf.ConvNextV2Config(depths=[2, 2, 2, 2], hidden_sizes=[16, 32, 64, 128],
+                                  drop_path_rate=0.1, **c)
+        return tf.ConvNextV2ForImageClassification(cfg), "hfcls"
+    vit = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+               intermediate_size=4 * hidden, patch_size=8, drop_path_rate=0.1, **c)
+    if name == "dinov2":
+        return tf.Dinov2ForImageClassification(tf.Dinov2Config(layerscale_value=0.1, **vit)), "hfcls"
+    if name == "beit":
+        cfg = tf.BeitConfig(use_relative_position_bias=True, layer_scale_init_value=0.1, **vit)
+        return tf.BeitForImageClassification(cfg), "hfcls"
+    raise SystemExit("unknown " + name)
+
+
+def detection_batch(n, image, masks, gen):
+    """n images of different sizes (the transform resizes and pads them),
+    2 boxes each with labels 1..2 (and instance masks for Mask R-CNN)."""
+    images, targets = [], []
+    for _ in range(n):
+        h = image - int(torch.randint(0, image // 4, (1,), generator=gen))
+        w = image + int(torch.randint(0, image // 4, (1,), generator=gen))
+        xy = torch.rand(2, 2, generator=gen) * torch.tensor([w / 2, h / 2])
+        wh = 8 + torch.rand(2, 2, generator=gen) * torch.tensor([w / 2 - 8, h / 2 - 8])
+        boxes = torch.cat([xy, xy + wh], 1)
+        t = {"boxes": boxes, "labels": torch.randint(1, 3, (2,), generator=gen)}
+        if masks:
+            mk = torch.zeros(2, h, w, dtype=torch.uint8)
+            for i, b in enumerate(boxes.int().tolist()):
+                mk[i, b[1]:b[3], b[0]:b[2]] = 1
+            t["masks"] = mk
+        images.append(torch.rand(3, h, w, generator=gen))
+        targets.append(t)
+    return images, targets
+
+
 class TinyFPN(nn.Module):
     """A ResNet-18 feature pyramid (torchvision's BackboneWithFPN) with a
     segmentation head on its finest level: the backbone's stage outputs are
@@ -160,23 +246,45 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--image", type=int, default=64)
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--frames", type=int, default=8)
     ap.add_argument("--pattern", default="plain")
     a = ap.parse_args()
     torch.manual_seed(0)
+    np.random.seed(0)  # HF's time masking (mask_time_prob) draws from numpy
     torch.set_num_threads(1)
     pats = set(a.pattern.split(","))
-    try:
-        model, kind = hf(a.model, a.layers, a.hidden, a.seq)
-    except SystemExit:
-        model, kind = vision(a.model, a.image)
+    if a.model in ("fasterrcnn", "retinanet", "maskrcnn"):
+        model, kind = detection(a.model, a.image, pats)
+    elif a.model in ("r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"):
+        model, kind = video(a.model)
+    elif a.model in ("wav2vec2", "hubert", "hf_swin", "convnextv2", "dinov2", "beit"):
+        model, kind = hf_family(a.model, a.layers, a.hidden, a.image)
+    else:
+        try:
+            model, kind = hf(a.model, a.layers, a.hidden, a.seq)
+        except SystemExit:
+            model, kind = vision(a.model, a.image)
     if "channels_last" in pats:
         model = model.to(memory_format=torch.channels_last)
-    opt = torch.optim.AdamW(model.parameters(), lr=1e-3) if "adamw" in pats else \
-        torch.optim.SGD(model.parameters(), lr=1e-2, momentum=0.9)
+    params = [p for p in model.parameters() if p.requires_grad]
+    lr = 1e-4 if kind == "det" else 1e-2  # random detectors diverge at 1e-2
+    opt = torch.optim.AdamW(params, lr=1e-3) if "adamw" in pats else \
+        torch.optim.SGD(params, lr=lr, momentum=0.9)
     sched = torch.optim.lr_scheduler.StepLR(opt, 1, 0.5) if "sched" in pats else None
     gen = torch.Generator().manual_seed(1)
 
     def batch():
+        if kind == "det":
+            return detection_batch(a.batch, a.image, a.model == "maskrcnn", gen)
+        if kind == "video":
+            return (torch.randn(a.batch, 3, a.frames, a.image, a.image, generator=gen),
+                    torch.randint(0, 10, (a.batch,), generator=gen))
+        if kind == "hfcls":
+            return (torch.randn(a.batch, 3, a.image, a.image, generator=gen),
+                    torch.randint(0, 10, (a.batch,), generator=gen))
+        if kind == "ctc":  # seq frames of audio (20 samples each), transcripts of seq/8 tokens
+            return (torch.randn(a.batch, a.seq * 20, generator=gen),
+                    torch.randint(1, 32, (a.batch, a.seq // 8), generator=gen))
         if kind in ("cls", "seg"):
             x = torch.randn(a.batch, 3, a.image, a.image, generator=gen)
             if "channels_last" in pats:
@@ -191,8 +299,14 @@ def main():
         return t, t
 
     def loss_of(x, y):
-        if kind == "cls":
+        if kind == "det":
+            return sum(model(x, y).values())
+        if kind in ("cls", "video"):
             return F.cross_entropy(model(x), y)
+        if kind == "hfcls":
+            return model(pixel_values=x, labels=y).loss
+        if kind == "ctc":
+            return model(input_values=x, labels=y).loss
         if kind == "seg":
             out = model(x)
             out = out["out"] if isinstance(out, dict) else out
