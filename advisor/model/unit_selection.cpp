@@ -308,6 +308,30 @@ UnitSelection blocksOfEveryRoot(const std::vector<ModuleStats>& modules, const s
   return s;
 }
 
+// Without repeated blocks, a unit that saves most of the units' bytes and
+// has no recorded sub-modules is one module doing the work of many (an
+// nn.LSTM(num_layers=4), an nn.TransformerEncoder's fused path): it can only
+// be checkpointed whole, recomputing all its layers at once. Said so.
+std::string oneModuleHoldsMost(const std::vector<const ModuleStats*>& cands,
+                               const std::vector<std::string>& units, const std::set<std::string>& composite) {
+  const ModuleStats* most = nullptr;
+  Bytes total = 0;
+  for (const ModuleStats* m : cands) {
+    if (std::find(units.begin(), units.end(), m->name) == units.end()) continue;
+    sat::addTo(total, m->saved_bytes);
+    if (!most || m->saved_bytes > most->saved_bytes) most = m;
+  }
+  if (!most || total <= 0 || composite.count(most->name) ||
+      static_cast<double>(most->saved_bytes) < 0.5 * static_cast<double>(total))
+    return "";
+  int share = static_cast<int>(std::lround(100.0 * static_cast<double>(most->saved_bytes) / static_cast<double>(total)));
+  return "; " + most->name + " saves " + std::to_string(share) +
+         "% of what the units save and is one module with no recorded sub-modules (a multi-layer "
+         "nn.LSTM or GRU is one): gcprof can only checkpoint it whole, which recomputes all its "
+         "layers at once; to plan it layer by layer, build it of one module per layer (an "
+         "nn.ModuleList of one-layer modules)";
+}
+
 UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
                         const std::vector<const ModuleStats*>& cands) {
   std::set<std::string> composite = composites(modules);
@@ -351,7 +375,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     throw AdviceError("no repeated blocks found among the modules with a backward (" + listNames(cands) +
                       ")" + frozen + "; choose units with --units depth=N or --units REGEX");
   }
-  s.rule = "auto: depth " + std::to_string(min_depth) + " (no repeated blocks)";
+  s.rule = "auto: depth " + std::to_string(min_depth) + " (no repeated blocks" + oneModuleHoldsMost(cands, s.names, composite) + ")";
   return s;
 }
 

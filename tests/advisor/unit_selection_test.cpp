@@ -247,6 +247,22 @@ TEST(AutoUnits, TwoTowersTrainedOnOneLossEachBringTheirBlocks) {
                     "the first called and TextTower)");
 }
 
+// A language model on one nn.LSTM(num_layers=4) (probe_job.py lstm_deep):
+// no repeated modules, and the LSTM, one module, saves nearly everything.
+// The rule says it can only be checkpointed whole and how to split it.
+TEST(AutoUnits, OneRecurrentModuleOfManyLayersIsSaidToBeCheckpointedOnlyWhole) {
+  Tree t;
+  t.add("", 0).root().add("emb", 5).add("rnn", 90).add("drop", 0).add("head", 5);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"emb", "rnn", "drop", "head"}));
+  EXPECT_NE(u.rule.find("rnn saves 90% of what the units save and is one module with no recorded "
+                        "sub-modules"), std::string::npos) << u.rule;
+  EXPECT_NE(u.rule.find("nn.ModuleList of one-layer modules"), std::string::npos) << u.rule;
+  Tree spread;  // no module holds most: nothing to say
+  spread.add("", 0).add("a", 40).add("b", 30).add("c", 30);
+  EXPECT_EQ(selectUnits(spread.modules(), "auto").rule, "auto: depth 1 (no repeated blocks)");
+}
+
 TEST(AutoUnits, FamilyPattern) {
   EXPECT_EQ(familyPattern("layer3.1"), "layer#.#");
   EXPECT_EQ(familyPattern("encoder.layers.encoder_layer_11"), "encoder.layers.encoder_layer_#");
