@@ -28,7 +28,9 @@ MODEL: a probe_job.py model, llama, vit (a small torchvision
 VisionTransformer), tenc (an nn.TransformerEncoderLayer stack), blocks
 (pre-norm transformer blocks with `attn` and `mlp` sub-modules) or clip (two
 towers of such blocks, an image encoder and a text encoder, two separate
-root modules trained by one optimizer on one contrastive loss).
+root modules trained by one optimizer on one contrastive loss) or recsys
+(nn.EmbeddingBag(sparse=True) under SparseAdam and an MLP tower of blocks
+under Adam: two optimizers, sparse gradients).
 """
 import argparse
 import copy
@@ -135,6 +137,44 @@ class TextTower(nn.Module):
         return self.proj(x.mean(1))
 
 
+class Recsys(nn.Module):
+    """A recommendation model: sparse features pooled by an EmbeddingBag
+    (sparse gradients), an MLP tower of blocks, a click logit."""
+
+    def __init__(self, layers, hidden, rows=20000):
+        super().__init__()
+        self.emb = nn.EmbeddingBag(rows, hidden, mode="sum", sparse=True)
+        self.tower = nn.ModuleList(nn.Sequential(nn.Linear(hidden if i == 0 else 4 * hidden, 4 * hidden),
+                                                 nn.LayerNorm(4 * hidden), nn.ReLU())
+                                   for i in range(layers))
+        self.out = nn.Linear(4 * hidden, 1)
+
+    def forward(self, ids, offsets):
+        x = self.emb(ids, offsets)
+        for block in self.tower:
+            x = block(x)
+        return self.out(x).squeeze(-1)
+
+
+def train_recsys(a):
+    model = Recsys(a.layers, a.hidden)
+    sparse = torch.optim.SparseAdam(list(model.emb.parameters()), lr=1e-3)
+    dense = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith("emb.")], lr=1e-3)
+    gen = torch.Generator().manual_seed(1)
+    batch = a.batch * 64
+    for step in range(a.steps):
+        ids = torch.randint(0, 20000, (batch * 8,), generator=gen)
+        offsets = torch.arange(0, batch * 8, 8)
+        y = torch.randint(0, 2, (batch,), generator=gen).float()
+        sparse.zero_grad()
+        dense.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(model(ids, offsets), y)
+        loss.backward()
+        sparse.step()
+        dense.step()
+        print("step %d loss %.6f" % (step, loss.item()), flush=True)
+
+
 def clip_loss(img, txt):
     img, txt = F.normalize(img, dim=-1), F.normalize(txt, dim=-1)
     logits = img @ txt.t() / 0.07
@@ -234,6 +274,8 @@ def main():
     torch.set_num_threads(1)
     if a.model == "clip":
         return train_clip(a, tunes)
+    if a.model == "recsys":
+        return train_recsys(a)
     model, kind = build(a, tunes)
     teacher = None
     if "distill" in tunes:
