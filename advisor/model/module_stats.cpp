@@ -81,6 +81,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter&
     } else if (r.phase == Phase::Forward) {
       m.first_forward = std::min(m.first_forward, r.start);
     }
+    if (r.phase == Phase::Forward && r.parent == 0) m.root = true;
   }
   std::vector<ModuleStats> out;
   for (auto& [name, steps] : by_name) {

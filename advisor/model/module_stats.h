@@ -24,6 +24,10 @@ struct ModuleStats {
   Bytes output_bytes = 0;  // per call
   Ns first_forward = 0;    // start of the first forward range in the run (ordering)
   int steps = 0;           // steps the module's forward appeared in
+  // Called at top level (a forward range with no enclosing range): the model,
+  // or another root of the job (CLIP's second tower, a GAN's discriminator,
+  // a loss module), which the python shim names by its class ("TextTower").
+  bool root = false;
 };
 
 // Modules ordered by their first forward start. A run without step markers

@@ -187,6 +187,151 @@ constexpr double kStackShare = 0.25;
 // bytes, that finer family (stages -> their blocks).
 constexpr double kStageShare = 0.9;
 
+// The blocks of one model (fams: its families, not empty).
+UnitSelection blocksOf(const std::vector<ModuleStats>& modules, const std::vector<Family>& fams) {
+  const Family* best = &fams.front();
+  for (const Family& f : fams)
+    if (moreWorth(f, *best)) best = &f;
+  std::vector<std::string> stages;
+  const Family* stage = nullptr;
+  for (bool descended = true; descended;) {
+    descended = false;
+    const Family* finer = nullptr;
+    for (const Family& f : fams) {
+      if (f.members.size() <= best->members.size() || !splits(f, *best)) continue;
+      if (static_cast<double>(f.saved) < kStageShare * static_cast<double>(best->saved)) continue;
+      if (!finer || moreWorth(f, *finer)) finer = &f;
+    }
+    if (finer) {
+      stages.push_back(best->pattern);
+      stage = best;
+      best = finer;
+      descended = true;
+    }
+  }
+  std::vector<const Family*> stacks = {best};
+  std::string tail = stackTail(best->pattern), parent = listParent(best->pattern);
+  std::set<std::string> shape = childNames(modules, best->members.front()->name);
+  for (const Family& f : fams) {
+    bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
+    bool sibling = parent != kNoList && !shape.empty() && listParent(f.pattern) == parent &&
+                   childNames(modules, f.members.front()->name) == shape;
+    if (&f == best || !(same_tail || sibling)) continue;
+    if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
+    if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
+    stacks.push_back(&f);
+  }
+  std::vector<const ModuleStats*> members;
+  for (const Family* f : stacks) members.insert(members.end(), f->members.begin(), f->members.end());
+  std::stable_sort(members.begin(), members.end(), [](const ModuleStats* a, const ModuleStats* b) {
+    return a->first_forward < b->first_forward;
+  });
+  UnitSelection s;
+  for (const ModuleStats* m : members) s.names.push_back(m->name);
+  s.rule = "auto: " + best->pattern;
+  for (size_t i = 1; i < stacks.size(); ++i) s.rule += " + " + stacks[i]->pattern;
+  if (!stages.empty()) s.rule += " (the blocks of the stages " + stages.back() + ")";
+  // Without a descent (the blocks held the most bytes themselves), the
+  // nearest family the blocks lie in: the one with the most members.
+  if (!stage)
+    for (const Family& f : fams)
+      if (f.members.size() < best->members.size() && splits(*best, f) &&
+          (!stage || f.members.size() > stage->members.size()))
+        stage = &f;
+  if (stage) {
+    for (const ModuleStats* m : stage->members) s.stage_names.push_back(m->name);
+    s.stage_rule = "auto: " + stage->pattern;
+  }
+  return s;
+}
+
+// The roots other than the model that hold recorded sub-modules: the other
+// models of a job (CLIP's text tower next to its image tower, a perceptual
+// loss network), named by their class ("TextTower.layers.0"): one name
+// component, as the shim names a root (traces whose ranges carry no parent,
+// fabricated or NVTX ones, would make every "blocks.0" a root).
+std::vector<std::string> otherRoots(const std::vector<ModuleStats>& modules) {
+  std::set<std::string> composite = composites(modules);
+  std::vector<std::string> out;
+  for (const ModuleStats& m : modules)
+    if (m.root && !m.name.empty() && m.name.find('.') == std::string::npos && composite.count(m.name))
+      out.push_back(m.name);
+  return out;
+}
+
+// The root a family's blocks belong to: one of `roots`, or "" (the model).
+std::string rootOf(const Family& f, const std::vector<std::string>& roots) {
+  for (const std::string& r : roots)
+    if (nestedIn(f.members.front()->name, r)) return r;
+  return "";
+}
+
+// Each model of the job brings its own blocks: a job that trains two roots
+// on one loss (CLIP's image and text towers, separate modules under one
+// optimizer) keeps the activations of both until its one backward, so the
+// units are the blocks of each (chosen in each as for one model), in
+// forward order.
+UnitSelection blocksOfEveryRoot(const std::vector<ModuleStats>& modules, const std::vector<Family>& fams) {
+  std::vector<std::string> roots = otherRoots(modules);
+  std::map<std::string, std::vector<Family>> by_root;
+  for (const Family& f : fams) by_root[rootOf(f, roots)].push_back(f);
+  if (by_root.size() == 1) return blocksOf(modules, fams);
+  std::map<std::string, Ns> first;
+  for (const ModuleStats& m : modules) first[m.name] = m.first_forward;
+  std::vector<UnitSelection> parts;
+  std::string others;
+  for (const auto& [root, root_fams] : by_root) {
+    parts.push_back(blocksOf(modules, root_fams));
+    if (!root.empty()) others += (others.empty() ? "" : ", ") + root;
+  }
+  std::sort(parts.begin(), parts.end(), [&](const UnitSelection& a, const UnitSelection& b) {
+    return first[a.names.front()] < first[b.names.front()];
+  });
+  UnitSelection s;
+  bool stages = true;
+  for (const UnitSelection& p : parts) {
+    s.names.insert(s.names.end(), p.names.begin(), p.names.end());
+    s.rule += (s.rule.empty() ? "" : " + ") + p.rule.substr(p.rule.find(' ') + 1);
+    stages = stages && !p.stage_names.empty();
+  }
+  s.rule = "auto: " + s.rule + " (the blocks of every model the job trains: the first called and " +
+           others + ")";
+  for (const UnitSelection& p : parts) {
+    if (!stages) break;
+    s.stage_names.insert(s.stage_names.end(), p.stage_names.begin(), p.stage_names.end());
+    s.stage_rule += (s.stage_rule.empty() ? "auto: " : " + ") + p.stage_rule.substr(p.stage_rule.find(' ') + 1);
+  }
+  std::stable_sort(s.names.begin(), s.names.end(),
+                   [&](const std::string& a, const std::string& b) { return first[a] < first[b]; });
+  std::stable_sort(s.stage_names.begin(), s.stage_names.end(),
+                   [&](const std::string& a, const std::string& b) { return first[a] < first[b]; });
+  return s;
+}
+
+// Without repeated blocks, a unit that saves most of the units' bytes and
+// has no recorded sub-modules is one module doing the work of many (an
+// nn.LSTM(num_layers=4), an nn.TransformerEncoder's fused path): it can only
+// be checkpointed whole, recomputing all its layers at once. Said so.
+std::string oneModuleHoldsMost(const std::vector<const ModuleStats*>& cands,
+                               const std::vector<std::string>& units, const std::set<std::string>& composite) {
+  const ModuleStats* most = nullptr;
+  Bytes total = 0;
+  for (const ModuleStats* m : cands) {
+    if (std::find(units.begin(), units.end(), m->name) == units.end()) continue;
+    sat::addTo(total, m->saved_bytes);
+    if (!most || m->saved_bytes > most->saved_bytes) most = m;
+  }
+  if (!most || total <= 0 || composite.count(most->name) ||
+      static_cast<double>(most->saved_bytes) < 0.5 * static_cast<double>(total))
+    return "";
+  int share = static_cast<int>(std::lround(100.0 * static_cast<double>(most->saved_bytes) / static_cast<double>(total)));
+  return "; " + most->name + " saves " + std::to_string(share) +
+         "% of what the units save and is one module with no recorded sub-modules (a multi-layer "
+         "nn.LSTM or GRU is one): gcprof can only checkpoint it whole, which recomputes all its "
+         "layers at once; to plan it layer by layer, build it of one module per layer (an "
+         "nn.ModuleList of one-layer modules)";
+}
+
 UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
                         const std::vector<const ModuleStats*>& cands) {
   std::set<std::string> composite = composites(modules);
@@ -196,62 +341,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
   std::vector<Family> fams = families(blocks);
   if (fams.empty()) fams = families(cands);  // ranges without sub-ranges (NVTX, C API)
   keepTheLeastCalled(fams);
-  if (!fams.empty()) {
-    const Family* best = &fams.front();
-    for (const Family& f : fams)
-      if (moreWorth(f, *best)) best = &f;
-    std::vector<std::string> stages;
-    const Family* stage = nullptr;
-    for (bool descended = true; descended;) {
-      descended = false;
-      const Family* finer = nullptr;
-      for (const Family& f : fams) {
-        if (f.members.size() <= best->members.size() || !splits(f, *best)) continue;
-        if (static_cast<double>(f.saved) < kStageShare * static_cast<double>(best->saved)) continue;
-        if (!finer || moreWorth(f, *finer)) finer = &f;
-      }
-      if (finer) {
-        stages.push_back(best->pattern);
-        stage = best;
-        best = finer;
-        descended = true;
-      }
-    }
-    std::vector<const Family*> stacks = {best};
-    std::string tail = stackTail(best->pattern), parent = listParent(best->pattern);
-    std::set<std::string> shape = childNames(modules, best->members.front()->name);
-    for (const Family& f : fams) {
-      bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
-      bool sibling = parent != kNoList && !shape.empty() && listParent(f.pattern) == parent &&
-                     childNames(modules, f.members.front()->name) == shape;
-      if (&f == best || !(same_tail || sibling)) continue;
-      if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
-      if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
-      stacks.push_back(&f);
-    }
-    std::vector<const ModuleStats*> members;
-    for (const Family* f : stacks) members.insert(members.end(), f->members.begin(), f->members.end());
-    std::stable_sort(members.begin(), members.end(), [](const ModuleStats* a, const ModuleStats* b) {
-      return a->first_forward < b->first_forward;
-    });
-    UnitSelection s;
-    for (const ModuleStats* m : members) s.names.push_back(m->name);
-    s.rule = "auto: " + best->pattern;
-    for (size_t i = 1; i < stacks.size(); ++i) s.rule += " + " + stacks[i]->pattern;
-    if (!stages.empty()) s.rule += " (the blocks of the stages " + stages.back() + ")";
-    // Without a descent (the blocks held the most bytes themselves), the
-    // nearest family the blocks lie in: the one with the most members.
-    if (!stage)
-      for (const Family& f : fams)
-        if (f.members.size() < best->members.size() && splits(*best, f) &&
-            (!stage || f.members.size() > stage->members.size()))
-          stage = &f;
-    if (stage) {
-      for (const ModuleStats* m : stage->members) s.stage_names.push_back(m->name);
-      s.stage_rule = "auto: " + stage->pattern;
-    }
-    return s;
-  }
+  if (!fams.empty()) return blocksOfEveryRoot(modules, fams);
   // A composite called more often than the model itself is one block applied
   // several times (ALBERT's shared layer): its calls are the blocks, but they
   // share one name, so they cannot be told apart as units.
@@ -285,7 +375,7 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     throw AdviceError("no repeated blocks found among the modules with a backward (" + listNames(cands) +
                       ")" + frozen + "; choose units with --units depth=N or --units REGEX");
   }
-  s.rule = "auto: depth " + std::to_string(min_depth) + " (no repeated blocks)";
+  s.rule = "auto: depth " + std::to_string(min_depth) + " (no repeated blocks" + oneModuleHoldsMost(cands, s.names, composite) + ")";
   return s;
 }
 

@@ -68,11 +68,16 @@ void refuseRetainedGraphs(const Trace& trace) {
   for (const Scalar& s : trace.scalars)
     if (s.name == "retain_graph")
       throw AdviceError("step " + std::to_string(s.step) + " calls backward with retain_graph=True "
-                        "(two losses with two backward calls, or a multi-task head): the graph's "
+                        "(two losses with two backward calls, a multi-task head, or a GAN whose "
+                        "discriminator's loss runs backward through the generator): the graph's "
                         "activations are freed by a later backward, not in the modules' own backward, "
                         "so gcprof cannot tell what a unit keeps or what checkpointing it would drop. "
-                        "Record a version with one backward per step ((loss_a + loss_b).backward() "
-                        "gives the same gradients) and apply its plan");
+                        "Record a version with one backward per step and apply its plan: two losses of "
+                        "one step summed ((loss_a + loss_b).backward() gives the same gradients); a "
+                        "GAN's discriminator trained on detached fakes (d(fake.detach())), which gives "
+                        "the same updates when the generator's gradients are zeroed after the "
+                        "discriminator's step (its first backward only fills generator gradients that "
+                        "are thrown away)");
 }
 
 std::vector<ExcludedUnit> unsafeModules(const Trace& trace) {

@@ -18,10 +18,22 @@ T (one or more, comma-separated):
                (retain_graph=True on the first)
   distill      a frozen teacher (same architecture, eval, torch.no_grad)
                runs first each step; the student learns its logits
+  ema          a momentum teacher (BYOL/DINO/MoCo): a deep copy of the model
+               run under torch.no_grad each step (after the student), and
+               lerped toward the student's parameters after each
+               optimizer step; the student also learns the teacher's logits
+  ckpt_mlp     the user's torch.utils.checkpoint around the MLP of each
+               block only, from the block's forward (MODEL blocks, clip)
 MODEL: a probe_job.py model, llama, vit (a small torchvision
-VisionTransformer) or tenc (an nn.TransformerEncoderLayer stack).
+VisionTransformer), tenc (an nn.TransformerEncoderLayer stack), blocks
+(pre-norm transformer blocks with `attn` and `mlp` sub-modules) or clip (two
+towers of such blocks, an image encoder and a text encoder, two separate
+root modules trained by one optimizer on one contrastive loss) or recsys
+(nn.EmbeddingBag(sparse=True) under SparseAdam and an MLP tower of blocks
+under Adam: two optimizers, sparse gradients).
 """
 import argparse
+import copy
 
 import torch
 import torch.nn as nn
@@ -55,7 +67,124 @@ class Tenc(nn.Module):
         return self.head(x)
 
 
+class Block(nn.Module):
+    """A pre-norm transformer block, `attn` and `mlp` as sub-modules (as
+    timm, open_clip, nanoGPT write it); with ckpt_mlp the block checkpoints
+    its MLP itself."""
+
+    def __init__(self, hidden, ckpt_mlp):
+        super().__init__()
+        self.ln1 = nn.LayerNorm(hidden)
+        self.attn = nn.MultiheadAttention(hidden, 4, batch_first=True)
+        self.ln2 = nn.LayerNorm(hidden)
+        self.mlp = nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(), nn.Linear(4 * hidden, hidden))
+        self.ckpt_mlp = ckpt_mlp
+
+    def forward(self, x):
+        h = self.ln1(x)
+        x = x + self.attn(h, h, h, need_weights=False)[0]
+        h = self.ln2(x)
+        if self.ckpt_mlp and torch.is_grad_enabled():
+            return x + checkpoint(self.mlp, h, use_reentrant=False)
+        return x + self.mlp(h)
+
+
+class Blocks(nn.Module):
+    """A token model of Blocks: embedding, blocks, head."""
+
+    def __init__(self, layers, hidden, ckpt_mlp, out=V):
+        super().__init__()
+        self.emb = nn.Embedding(V, hidden)
+        self.blocks = nn.ModuleList(Block(hidden, ckpt_mlp) for _ in range(layers))
+        self.head = nn.Linear(hidden, out)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for b in self.blocks:
+            x = b(x)
+        return self.head(x)
+
+
+class ImageTower(nn.Module):
+    """CLIP's image encoder: patches, Blocks, the mean token projected."""
+
+    def __init__(self, layers, hidden, ckpt_mlp, patch=8):
+        super().__init__()
+        self.patch = nn.Conv2d(3, hidden, patch, stride=patch)
+        self.blocks = nn.ModuleList(Block(hidden, ckpt_mlp) for _ in range(layers))
+        self.proj = nn.Linear(hidden, hidden)
+
+    def forward(self, images):
+        x = self.patch(images).flatten(2).transpose(1, 2)
+        for b in self.blocks:
+            x = b(x)
+        return self.proj(x.mean(1))
+
+
+class TextTower(nn.Module):
+    """CLIP's text encoder: tokens, Blocks, the mean token projected."""
+
+    def __init__(self, layers, hidden, ckpt_mlp):
+        super().__init__()
+        self.emb = nn.Embedding(V, hidden)
+        self.layers = nn.ModuleList(Block(hidden, ckpt_mlp) for _ in range(layers))
+        self.proj = nn.Linear(hidden, hidden)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for b in self.layers:
+            x = b(x)
+        return self.proj(x.mean(1))
+
+
+class Recsys(nn.Module):
+    """A recommendation model: sparse features pooled by an EmbeddingBag
+    (sparse gradients), an MLP tower of blocks, a click logit."""
+
+    def __init__(self, layers, hidden, rows=20000):
+        super().__init__()
+        self.emb = nn.EmbeddingBag(rows, hidden, mode="sum", sparse=True)
+        self.tower = nn.ModuleList(nn.Sequential(nn.Linear(hidden if i == 0 else 4 * hidden, 4 * hidden),
+                                                 nn.LayerNorm(4 * hidden), nn.ReLU())
+                                   for i in range(layers))
+        self.out = nn.Linear(4 * hidden, 1)
+
+    def forward(self, ids, offsets):
+        x = self.emb(ids, offsets)
+        for block in self.tower:
+            x = block(x)
+        return self.out(x).squeeze(-1)
+
+
+def train_recsys(a):
+    model = Recsys(a.layers, a.hidden)
+    sparse = torch.optim.SparseAdam(list(model.emb.parameters()), lr=1e-3)
+    dense = torch.optim.Adam([p for n, p in model.named_parameters() if not n.startswith("emb.")], lr=1e-3)
+    gen = torch.Generator().manual_seed(1)
+    batch = a.batch * 64
+    for step in range(a.steps):
+        ids = torch.randint(0, 20000, (batch * 8,), generator=gen)
+        offsets = torch.arange(0, batch * 8, 8)
+        y = torch.randint(0, 2, (batch,), generator=gen).float()
+        sparse.zero_grad()
+        dense.zero_grad()
+        loss = F.binary_cross_entropy_with_logits(model(ids, offsets), y)
+        loss.backward()
+        sparse.step()
+        dense.step()
+        print("step %d loss %.6f" % (step, loss.item()), flush=True)
+
+
+def clip_loss(img, txt):
+    img, txt = F.normalize(img, dim=-1), F.normalize(txt, dim=-1)
+    logits = img @ txt.t() / 0.07
+    labels = torch.arange(len(img))
+    return (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2
+
+
 def build(a, tunes):
+    if a.model == "blocks":
+        return Blocks(a.layers, a.hidden, "ckpt_mlp" in tunes), "tenc"
     if a.model == "llama":
         import transformers as tf
         cfg = tf.LlamaConfig(vocab_size=V, hidden_size=a.hidden, intermediate_size=3 * a.hidden,
@@ -143,6 +272,10 @@ def main():
     tunes = set(a.tune.split(","))
     torch.manual_seed(0)
     torch.set_num_threads(1)
+    if a.model == "clip":
+        return train_clip(a, tunes)
+    if a.model == "recsys":
+        return train_recsys(a)
     model, kind = build(a, tunes)
     teacher = None
     if "distill" in tunes:
@@ -150,6 +283,9 @@ def main():
         teacher.eval()
         teacher.requires_grad_(False)
     freeze(model, tunes)
+    if "ema" in tunes:
+        teacher = copy.deepcopy(model)
+        teacher.requires_grad_(False)
     if "lora" in tunes:
         model = lora(model, a)
     if "hf_gc" in tunes:
@@ -191,11 +327,14 @@ def main():
     for step in range(a.steps):
         x, y, mask = batch()
         opt.zero_grad()
-        if teacher is not None:
+        if teacher is not None and "ema" not in tunes:
             with torch.no_grad():
                 soft = F.softmax(logits_of(teacher, x, mask) / 2.0, -1)
         logits = logits_of(model, x, mask)
         loss = task_loss(logits, y)
+        if "ema" in tunes:  # the teacher after the student (BYOL, DINO)
+            with torch.no_grad():
+                soft = F.softmax(logits_of(teacher, x, mask) / 2.0, -1)
         if teacher is not None:
             loss = loss + F.kl_div(F.log_softmax(logits / 2.0, -1), soft, reduction="batchmean")
         if "two_backward" in tunes:
@@ -205,6 +344,28 @@ def main():
             loss = loss + aux.detach()
         else:
             loss.backward()
+        opt.step()
+        if "ema" in tunes:
+            with torch.no_grad():
+                for t, p in zip(teacher.parameters(), model.parameters()):
+                    t.lerp_(p, 0.01)
+        print("step %d loss %.6f" % (step, loss.item()), flush=True)
+
+
+def train_clip(a, tunes):
+    """Two towers, one loss: the image and the text encoder are separate root
+    modules (neither a child of the other nor of a common parent that is
+    called), both in one optimizer."""
+    image = ImageTower(a.layers, a.hidden, "ckpt_mlp" in tunes)
+    text = TextTower(a.layers, a.hidden, "ckpt_mlp" in tunes)
+    opt = torch.optim.AdamW(list(image.parameters()) + list(text.parameters()), lr=1e-3)
+    gen = torch.Generator().manual_seed(1)
+    for step in range(a.steps):
+        x = torch.randn(a.batch, 3, a.image, a.image, generator=gen)
+        t = torch.randint(0, V, (a.batch, a.seq), generator=gen)
+        opt.zero_grad()
+        loss = clip_loss(image(x), text(t))
+        loss.backward()
         opt.step()
         print("step %d loss %.6f" % (step, loss.item()), flush=True)
 

@@ -7,7 +7,9 @@ val pattern).
                  [--pattern p1,p2,...]
 
 MODEL: bert roberta mistral qwen2 neox mixtral qwen2moe bart whisper gpt2
-(Hugging Face), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
+(Hugging Face), lstm / gru (a language model of a ModuleList of
+single-layer nn.LSTM / nn.GRU), lstm_deep (one nn.LSTM(num_layers=N): a
+single module), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
 fcn_resnet50, deeplabv3_resnet50, or any torchvision classifier
 name (convnext_tiny, swin_t, efficientnet_b0, mobilenet_v3_small, resnet18).
 Patterns: bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
@@ -84,6 +86,40 @@ def hf(name, layers, hidden, seq):
         cfg = tf.GPT2Config(n_layer=layers, n_embd=hidden, n_head=4, n_positions=seq, **c)
         return tf.GPT2LMHeadModel(cfg), "clm"
     raise SystemExit("unknown " + name)
+
+
+class RecurrentLM(nn.Module):
+    """A word-level language model as the PyTorch examples write it:
+    embedding, recurrent layers (a ModuleList of one-layer modules, or one
+    multi-layer module), dropout between them, a linear decoder."""
+
+    def __init__(self, cell, layers, hidden, stacked):
+        super().__init__()
+        rnn = {"lstm": nn.LSTM, "gru": nn.GRU}[cell]
+        self.emb = nn.Embedding(V, hidden)
+        if stacked:
+            self.rnns = nn.ModuleList(rnn(hidden, hidden, batch_first=True) for _ in range(layers))
+        else:
+            self.rnn = rnn(hidden, hidden, num_layers=layers, dropout=0.1, batch_first=True)
+        self.drop = nn.Dropout(0.1)
+        self.head = nn.Linear(hidden, V)
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        if hasattr(self, "rnn"):
+            x = self.rnn(x)[0]
+        else:
+            for r in self.rnns:
+                x = self.drop(r(x)[0])
+        return self.head(x)
+
+
+def recurrent(name, layers, hidden):
+    if name in ("lstm", "gru"):
+        return RecurrentLM(name, layers, hidden, True), "lm"
+    if name == "lstm_deep":
+        return RecurrentLM("lstm", layers, hidden, False), "lm"
+    return None
 
 
 def vision(name, image):
@@ -261,7 +297,7 @@ def main():
         model, kind = hf_family(a.model, a.layers, a.hidden, a.image)
     else:
         try:
-            model, kind = hf(a.model, a.layers, a.hidden, a.seq)
+            model, kind = recurrent(a.model, a.layers, a.hidden) or hf(a.model, a.layers, a.hidden, a.seq)
         except SystemExit:
             model, kind = vision(a.model, a.image)
     if "channels_last" in pats:
@@ -311,6 +347,9 @@ def main():
             out = model(x)
             out = out["out"] if isinstance(out, dict) else out
             return F.cross_entropy(out, y)
+        if kind == "lm":  # next-token prediction
+            out = model(x)
+            return F.cross_entropy(out[:, :-1].reshape(-1, V), y[:, 1:].reshape(-1))
         if kind == "whisper":
             return model(input_features=x, labels=y).loss
         if kind == "s2s":

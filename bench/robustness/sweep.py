@@ -1,6 +1,7 @@
 """The robustness sweep (docs/testing.md): one public model family or
 training pattern through the whole pipeline on CPU -- record, advise at
-60/75/90%, verify each plan, report -- printing one line per budget.
+60/75/90% and `--strategy every`, verify each plan, report -- printing one
+line per budget.
 
     python3 bench/robustness/sweep.py NAME MODEL [probe_job.py flags]
     python3 bench/robustness/sweep.py wgan-gp ../../tests/e2e/gan_job.py --loop wgan-gp
@@ -49,9 +50,10 @@ def main():
     sh = json.loads(run(G, "show", db, "--json").stdout)
     au = sh["runs"][0].get("auto_units", {})
     lines.append(f"  units: {au.get('rule')} n={len(au.get('names', []))} err={au.get('error')}")
-    for b in ("60%", "75%", "90%"):
-        plan = f"{d}/plan-{b[:-1]}.json"
-        adv = run(G, "advise", db, "--budget", b, "-o", plan)
+    for b in ("60%", "75%", "90%", "every"):
+        plan = f"{d}/plan-{b.rstrip('%')}.json"
+        how = ["--strategy", "every"] if b == "every" else ["--budget", b]
+        adv = run(G, "advise", db, *how, "-o", plan)
         if adv.returncode:
             lines.append(f"  {b}: advise rc={adv.returncode}: {adv.stderr.strip()[:600]}")
             continue

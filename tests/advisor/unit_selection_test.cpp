@@ -26,6 +26,11 @@ class Tree {
     modules_.push_back(m);
     return *this;
   }
+  // The module added last was called at top level (a root of the job).
+  Tree& root() {
+    modules_.back().root = true;
+    return *this;
+  }
   const std::vector<ModuleStats>& modules() const { return modules_; }
 
  private:
@@ -202,12 +207,12 @@ TEST(AutoUnits, UNetTakesTheDownAndTheUpPath) {
 // planned call by call; the generator's can.
 TEST(AutoUnits, BlocksCalledSeveralTimesPerStepGiveWayToBlocksCalledOnce) {
   Tree t;
-  t.add("", 0);
+  t.add("", 0).root();
   for (int b = 0; b < 3; ++b) {
     std::string blk = "layers." + std::to_string(b);
     t.add(blk, 60).add(blk + ".0", 40).add(blk + ".1", 20);
   }
-  t.add("D", 0, 3);
+  t.add("D", 0, 3).root();
   for (int b = 0; b < 3; ++b) {
     std::string blk = "D.layers." + std::to_string(b);
     t.add(blk, 180, 3).add(blk + ".0", 120, 3).add(blk + ".1", 60, 3);
@@ -215,6 +220,47 @@ TEST(AutoUnits, BlocksCalledSeveralTimesPerStepGiveWayToBlocksCalledOnce) {
   UnitSelection u = selectUnits(t.modules(), "auto");
   EXPECT_EQ(u.names, names({"layers.0", "layers.1", "layers.2"}));
   EXPECT_EQ(u.rule, "auto: layers.#");
+}
+
+// CLIP-style contrastive training (bench/robustness/probe_finetune.py clip):
+// an image encoder and a text encoder, two separate modules called at top
+// level, one loss, one optimizer. The shim names the first called "" and the
+// other by its class. Both keep their blocks' activations until the one
+// backward: the units are the blocks of both, whatever each calls them.
+TEST(AutoUnits, TwoTowersTrainedOnOneLossEachBringTheirBlocks) {
+  auto block = [](Tree& t, const std::string& b, Bytes saved) {
+    t.add(b, saved).add(b + ".ln1", saved / 8).add(b + ".attn", saved / 2).add(b + ".ln2", saved / 8);
+    t.add(b + ".mlp", saved / 4).add(b + ".mlp.0", saved / 8).add(b + ".mlp.1", saved / 8).add(b + ".mlp.2", 0);
+  };
+  Tree t;
+  t.add("", 0).root().add("patch", 10);
+  for (int b = 0; b < 4; ++b) block(t, "blocks." + std::to_string(b), 40);
+  t.add("proj", 1);
+  t.add("TextTower", 0).root().add("TextTower.emb", 0);
+  for (int b = 0; b < 4; ++b) block(t, "TextTower.layers." + std::to_string(b), 160);
+  t.add("TextTower.proj", 1);
+  t.add("CrossEntropyLoss", 1).root();
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"blocks.0", "blocks.1", "blocks.2", "blocks.3", "TextTower.layers.0",
+                            "TextTower.layers.1", "TextTower.layers.2", "TextTower.layers.3"}));
+  EXPECT_EQ(u.rule, "auto: blocks.# + TextTower.layers.# (the blocks of every model the job trains: "
+                    "the first called and TextTower)");
+}
+
+// A language model on one nn.LSTM(num_layers=4) (probe_job.py lstm_deep):
+// no repeated modules, and the LSTM, one module, saves nearly everything.
+// The rule says it can only be checkpointed whole and how to split it.
+TEST(AutoUnits, OneRecurrentModuleOfManyLayersIsSaidToBeCheckpointedOnlyWhole) {
+  Tree t;
+  t.add("", 0).root().add("emb", 5).add("rnn", 90).add("drop", 0).add("head", 5);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"emb", "rnn", "drop", "head"}));
+  EXPECT_NE(u.rule.find("rnn saves 90% of what the units save and is one module with no recorded "
+                        "sub-modules"), std::string::npos) << u.rule;
+  EXPECT_NE(u.rule.find("nn.ModuleList of one-layer modules"), std::string::npos) << u.rule;
+  Tree spread;  // no module holds most: nothing to say
+  spread.add("", 0).add("a", 40).add("b", 30).add("c", 30);
+  EXPECT_EQ(selectUnits(spread.modules(), "auto").rule, "auto: depth 1 (no repeated blocks)");
 }
 
 TEST(AutoUnits, FamilyPattern) {

@@ -153,6 +153,30 @@ class Distillation(unittest.TestCase):
         self.assertEqual(len(p.losses(baseline.stdout)), 3)
 
 
+class TwoTowers(unittest.TestCase):
+    """CLIP-style: an image encoder and a text encoder, two separate root
+    modules, one contrastive loss, one optimizer. The units were the blocks
+    of the tower saving more only (the other's activations counted as live
+    before the first unit), and a plan naming them could not be applied to
+    the model (the first root): verify exited 2."""
+
+    def test_blocks_of_both_towers_plan_and_verify(self):
+        db = p.tempdb("towers")
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        job = os.path.join(HERE, "..", "..", "bench", "robustness", "probe_finetune.py")
+        baseline = p.record(db, [sys.executable, job, "clip", "--tune", "plain"])
+        p.gcprof("advise", db, "--strategy", "every", "-o", plan)
+        blocks = load(plan)["blocks"]
+        self.assertEqual(blocks, [f"blocks.{i}" for i in range(4)] +
+                         [f"TextTower.layers.{i}" for i in range(4)])
+        verify = p.gcprof("verify", db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        self.assertEqual(report["verdict"], "PASS", report["gates"])
+        self.assertIn("checkpointing 4 modules: TextTower.layers.0", verify.stderr)
+        self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
+
+
 class WeightSharing(unittest.TestCase):
     """ALBERT applies one layer at every depth."""
 

@@ -11,6 +11,9 @@ test_steps.py: each prints one `loss <iteration> <repr>` line per iteration.
     python loops_job.py teacher      a trainable root no optimizer steps
     python loops_job.py distill      a frozen teacher under no_grad, called first
     python loops_job.py two-backward two losses, two backward calls (retain_graph=True)
+    python loops_job.py two-towers   two separate root modules (CLIP-style image and text
+                                     towers), one contrastive loss, one optimizer;
+                                     `--apply-plan PLAN` applies a plan from code to both
 """
 import sys
 
@@ -84,6 +87,37 @@ def two_backward():
         print("loss %d %r" % (it, main.item()), flush=True)
 
 
+class TextTower(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(32, 16)
+        self.layers = nn.ModuleList(nn.Sequential(nn.Linear(16, 32), nn.Dropout(0.2), nn.Tanh(),
+                                                  nn.Linear(32, 16)) for _ in range(2))
+
+    def forward(self, ids):
+        x = self.emb(ids)
+        for layer in self.layers:
+            x = x + layer(x)
+        return x.mean(1)
+
+
+def two_towers():
+    image = mlp(16, 16)
+    text = TextTower()
+    opt = torch.optim.SGD(list(image.parameters()) + list(text.parameters()), lr=0.1)
+    if "--apply-plan" in sys.argv:
+        import gcprof
+        gcprof.apply_plan([image, text], sys.argv[sys.argv.index("--apply-plan") + 1])
+    for it in range(3):
+        a = F.normalize(image(torch.randn(4, 16)), dim=-1)
+        b = F.normalize(text(torch.randint(0, 32, (4, 5))), dim=-1)
+        loss = F.cross_entropy(a @ b.t() / 0.1, torch.arange(4))
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+        print("loss %d %r" % (it, loss.item()), flush=True)
+
+
 def wgan(no_grad):
     g, d = mlp(8, 16), mlp(16, 1)
     og = torch.optim.Adam(g.parameters(), lr=1e-3, betas=(0.0, 0.9))
@@ -130,4 +164,4 @@ if __name__ == "__main__":
      "accumulate": lambda: single(accumulate=2), "scheduler": lambda: single(scheduler=True),
      "teacher": lambda: single(teacher=True), "unused": lambda: single(unused=True),
      "wgan": lambda: wgan(False), "wgan-no-grad": lambda: wgan(True), "distill": distill,
-     "two-backward": two_backward}[sys.argv[1]]()
+     "two-backward": two_backward, "two-towers": two_towers}[sys.argv[1]]()

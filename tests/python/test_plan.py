@@ -149,6 +149,31 @@ def test_recomputation_is_marked_and_forward_not_counted_twice():
         assert bwd["start"] < rec["start"] and rec["end"] < bwd["end"], (bwd, rec)
 
 
+def test_a_plan_over_two_towers_checkpoints_both_roots():
+    # CLIP-style: the image tower (an nn.Sequential, called first) and a
+    # TextTower, separate roots of one loss. The recording names the second
+    # by its class (module_ranges.py); its names apply to it (env_plan.py).
+    job = [os.path.join(os.path.dirname(TINY), "loops_job.py"), "two-towers"]
+    path = plan_file([["0"], ["TextTower.layers.1"]], "towers.json")
+    plain = loss_lines(run_python(job, shim=False)[0])
+    proc, events = run_python(job, fake=True, GCPROF_PLAN=path)
+    assert loss_lines(proc) == plain, (proc.stderr, plain)
+    assert "checkpointing 1 module: 0" in proc.stderr, proc.stderr
+    assert "checkpointing 1 module: TextTower.layers.1" in proc.stderr, proc.stderr
+    per_step = collections.Counter((r["step"], r["name"]) for r in ranges(events))
+    for step in (0, 1, 2):
+        assert per_step[(step, "recompute 0")] == 1, per_step
+        assert per_step[(step, "recompute TextTower.layers.1")] == 1, per_step
+    by_code = loss_lines(run_python(job + ["--apply-plan", path], pythonpath=[SHIM])[0])
+    assert by_code == plain
+    # A bad name under the other root is refused when that root is first
+    # called, with near matches, before its step ran.
+    proc, _ = run_python(job, GCPROF_PLAN=plan_file([["TextTower.layers.7"]], "towers-bad.json"))
+    assert proc.returncode == 2, proc.stderr
+    assert "'TextTower.layers.7': did you mean" in proc.stderr, proc.stderr
+    assert "loss" not in proc.stdout
+
+
 def test_plan_never_applied_says_so_at_exit():
     path = plan_file([["layers.0"]], "unused.json")
     for job in ("print('no torch at all')",

@@ -24,7 +24,7 @@ import os
 import sys
 import tempfile
 
-from .plan import PlanError, apply_plan, exit_with
+from .plan import PlanError, checked_names, exit_with, load_plan, names_of_root, resolve, wrap
 
 APPLIED_ENV = "GCPROF_PLAN_APPLIED"
 
@@ -87,10 +87,22 @@ def warn_if_unapplied(path):
 
 
 class PlanOnFirstForward:
+    """Applies the plan at the first training forward. A job that trains
+    other roots besides the model (CLIP's text tower next to its image
+    tower) has their modules named with their class name in front
+    ("TextTower.layers.0", module_ranges.py): those names are applied at the
+    first training forward of a module of that class outside the model, and
+    a name whose root was not called by the model's next training forward
+    ends the job as a plan that does not fit does."""
+
     def __init__(self, torch, path):
         self._torch = torch
         self._path = path
         self._handle = None
+        self._model = None
+        self._model_modules = set()  # ids of the model's modules
+        self._plan = None
+        self._pending = {}  # class name of another root -> its names in the plan
 
     def install(self):
         hooks = self._torch.nn.modules.module
@@ -99,18 +111,67 @@ class PlanOnFirstForward:
     def _first_forward(self, module, args):
         if self._handle is None or not self._torch.is_grad_enabled():
             return None
-        self._handle.remove()
-        self._handle = None
+        if self._model is None:
+            self._apply_to_model(module)
+        elif module is self._model:
+            self._done()
+            exit_with("%s: %s named in the plan but no module of class %s was called with grad "
+                      "before the model's (%s) next training forward; the plan's other roots "
+                      "must be trained in the step" % (
+                          self._path, ", ".join(n for ns in self._pending.values() for n in ns),
+                          " or ".join(self._pending), type(module).__name__))
+        elif id(module) not in self._model_modules:
+            names = self._pending.pop(type(module).__name__, None)
+            if names is not None:
+                self._apply(module, names, type(module).__name__)
+        if not self._pending:
+            self._done()
+        return None
+
+    def _done(self):
+        if self._handle is not None:
+            self._handle.remove()
+            self._handle = None
+
+    def _apply_to_model(self, model):
+        self._model = model
         try:
-            names = apply_plan(module, self._path)
+            self._plan = load_plan(self._path)
+            names = checked_names(self._plan, self._path)
+            known = module_class_names(self._torch)
+            for cls in {n.split(".", 1)[0] for n in names} & known:
+                mine = names_of_root(names, model, cls)
+                if mine:
+                    self._pending[cls] = mine
+                    names = [n for n in names if n not in mine]
+        except PlanError as error:
+            exit_with(error)
+        if self._pending:
+            self._model_modules = {id(m) for m in model.modules()}
+        self._apply(model, names, "")
+        _applied.append(self._path)
+        _note_applied()
+
+    def _apply(self, module, names, prefix):
+        try:
+            targets = resolve(module, names, self._path, prefix=prefix)
+            wrap(targets, self._plan, module)
         except PlanError as error:
             exit_with(error)
         except Exception as exc:
             exit_with("%s: could not apply the plan to %s (%s: %s)"
                       % (self._path, type(module).__name__, type(exc).__name__, exc))
-        _applied.append(self._path)
-        _note_applied()
         sys.stderr.write("gcprof: %s: checkpointing %d module%s: %s\n"
                          % (self._path, len(names), "" if len(names) == 1 else "s",
                             ", ".join(names) if names else "(none)"))
-        return None
+
+
+def module_class_names(torch):
+    """The names of every nn.Module subclass defined so far."""
+    seen, todo = set(), [torch.nn.Module]
+    while todo:
+        for sub in todo.pop().__subclasses__():
+            if sub not in seen:
+                seen.add(sub)
+                todo.append(sub)
+    return {cls.__name__ for cls in seen}

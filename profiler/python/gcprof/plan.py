@@ -123,9 +123,12 @@ def _lookup(modules, name):
     return None
 
 
-def resolve(model, names, where="plan"):
-    """The modules for `names`, or PlanError listing near matches."""
+def resolve(model, names, where="plan", prefix=""):
+    """The (name, module) pairs for `names`, or PlanError listing near
+    matches; with `prefix` (another root's class name) the names carry it."""
     modules = dict(model.named_modules())
+    if prefix:
+        modules = {(prefix + "." + n if n else prefix): m for n, m in modules.items()}
     found = {n: _lookup(modules, n) for n in names}
     missing = [n for n in names if found[n] is None]
     if missing:
@@ -145,25 +148,55 @@ def resolve(model, names, where="plan"):
 def apply_plan(model, plan):
     """Wraps the planned modules' forward in checkpoint; returns their names.
 
-    All names are checked before any module is changed, so a bad plan leaves
-    the model untouched.
+    `model` may be a list of modules when the job trains several roots on
+    one loss (CLIP's image and text towers, neither inside the other): the
+    first takes the names as they are, each other one the names prefixed
+    with its class name, as the recording named its modules
+    ("TextTower.layers.0"). All names are checked before any module is
+    changed, so a bad plan leaves the models untouched.
     """
-    import torch
-
     where = "plan" if isinstance(plan, dict) else os.fspath(plan)
     data = load_plan(plan)
+    names = checked_names(data, where)
+    roots = list(model) if isinstance(model, (list, tuple)) else [model]
+    first = roots[0]
+    targets = []
+    for other in roots[1:]:
+        mine = names_of_root(names, first, type(other).__name__)
+        targets += resolve(other, mine, where, prefix=type(other).__name__)
+        names = [n for n in names if n not in mine]
+    targets = resolve(first, names, where) + targets
+    wrap(targets, data, first)
+    return [name for name, _ in targets]
+
+
+def checked_names(data, where):
+    """The plan's module names, refused when one nests in another."""
     names = checkpoint_names(data)
     nested = [(a, b) for a in names for b in names if b.startswith(a + ".")]
     if nested:
         raise PlanError("%s: %r is checkpointed inside %r, which is checkpointed too; a plan's "
                         "modules must not nest (advise again)" % (where, nested[0][1], nested[0][0]))
-    targets = resolve(model, names, where)
+    return names
+
+
+def names_of_root(names, model, class_name):
+    """The names that belong to another root of class `class_name`: prefixed
+    with it ("TextTower.layers.0") and not a module of `model`."""
+    modules = dict(model.named_modules())
+    prefix = class_name + "."
+    return [n for n in names if n.startswith(prefix) and _lookup(modules, n) is None]
+
+
+def wrap(targets, data, model):
+    """Checkpoints the (name, module) targets, selective ones as the plan says."""
+    import torch
+
     selective = save_lists(data)
     for name, module in targets:
         checkpoint_module(torch, module, name, save=selective.get(name))
     if targets:
         no_cache_while_training(model)
-    return [name for name, _ in targets]
 
 
 _NO_CACHE_MARK = "__gcprof_no_cache__"
