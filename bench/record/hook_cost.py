@@ -23,8 +23,11 @@ versions are compared step by step under the same load.
 
 --split adds a state with this shim's forward hooks but no backward ranges
 (its backward arming turned off): the difference to the full shim in the same
-round is what the backward node hooks cost (registration and dispatch). The
-end-of-step hook is timed as a whole and its fingerprints apart.
+round is what the backward node hooks cost (registration and dispatch).
+
+The end-of-step hook is timed as a whole and its fingerprints apart.
+Fingerprints run on a schedule of steps (gcprof/fingerprints.py): the median
+is a step without them, the mean counts them in.
 
 With the C++ backward hooks in use (profiler/backward_hooks), --split also
 rotates in the state "python backward hooks": this shim with its backward
@@ -381,8 +384,9 @@ def main():
         saved = [x - y for x, y in zip(per_call[PYTHON_FORWARD], per_call["on"])]
         print(f"  C++ forward hooks save per module call: median "
               f"{statistics.median(saved):.1f} us (python forward hooks - this shim, same rounds)")
-    print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step, "
-          f"of which fingerprints +{100 * statistics.median(fingerprint):.2f}%")
+    print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step "
+          f"(mean +{100 * statistics.mean(step_end):.2f}%), of which fingerprints "
+          f"+{100 * statistics.median(fingerprint):.2f}% (mean +{100 * statistics.mean(fingerprint):.2f}%)")
     print(f"  gcprof's writer thread: {writer / 1e6:.0f} ms of CPU over the rounds, "
           f"{100 * writer / main_ns:.1f}% of the training thread's {main_ns / 1e6:.0f} ms")
 

@@ -238,7 +238,7 @@ def run_lockstep(argvs, cwd, steps, warmup, log):
         raise
 
 
-def command(job, mode, build, steps, tmp, n, shims):
+def command(job, mode, build, steps, tmp, n, shims=None):
     script = JOBS[job]
     if script is None:
         if mode == "torch.profiler":

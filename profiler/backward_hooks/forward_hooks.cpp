@@ -35,6 +35,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <cstdio>
 #include <deque>
 #include <memory>
 #include <string>
@@ -47,6 +48,7 @@
 
 namespace {
 
+using gcprof_hooks::g_range_end;
 using gcprof_hooks::g_range_end_io;
 using gcprof_hooks::g_range_start;
 using torch::autograd::Node;
@@ -54,6 +56,7 @@ using torch::autograd::Node;
 // What a tensor's grad_fn() holds its node with (an intrusive_ptr in this torch).
 using NodePtr = std::decay_t<decltype(std::declval<at::Tensor>().grad_fn())>;
 
+constexpr int kUserPhase = 0;     // GCPROF_USER
 constexpr int kForwardPhase = 1;  // GCPROF_FORWARD
 constexpr int kMaxDepth = 4;      // tensors.py's _MAX_DEPTH
 
@@ -67,6 +70,7 @@ struct Name {
   Name& operator=(const Name&) = delete;
   std::string utf8;
   PyObject* py;
+  mutable bool inplace_noted = false;  // python's _note_inplace has seen this module
 };
 using NamePtr = std::shared_ptr<const Name>;
 
@@ -305,12 +309,40 @@ PyObject* py_forward_pre(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
   Py_RETURN_NONE;
 }
 
+// A call that changed an input in place: python's _note_inplace reports the
+// module once (`inplace <name>`) and leaves the zero-length user range
+// `inplace output 0x<address>` (the returned tensor's storage). Its later
+// calls with a plain tensor output leave that range from here: through python
+// each cost ~50 us of a cold call (17 a ResNet-18 step, bench/RESULTS.md).
+bool noteInplace(const Entry& e, PyObject* output) {
+  PyObject* v = output;
+  if (PyTuple_CheckExact(v) && PyTuple_GET_SIZE(v) == 1) v = PyTuple_GET_ITEM(v, 0);
+  if (!e.name->inplace_noted || !THPVariable_CheckExact(v)) {
+    PyObject* r = PyObject_CallMethod(g_shim, "_note_inplace", "OO", e.name->py, output);
+    if (!r) return false;
+    Py_DECREF(r);
+    e.name->inplace_noted = true;
+    return true;
+  }
+  const void* address = nullptr;
+  try {  // tensors.storage_address: none for tensors without storage
+    const at::Tensor& t = THPVariable_Unpack(v);
+    if (t.has_storage()) address = t.storage().data();
+  } catch (const std::exception&) {
+    address = nullptr;
+  }
+  if (!address) return true;
+  char name[48];
+  std::snprintf(name, sizeof name, "inplace output %#llx",
+                static_cast<unsigned long long>(reinterpret_cast<uintptr_t>(address)));
+  g_range_end(g_range_start(name, kUserPhase));
+  return true;
+}
+
 bool fastPost(Stack& s, Entry& e, PyObject* args, PyObject* kwargs, PyObject* output) {
   for (const auto& [t, version] : e.versions) {
     if (t._version() != version) {
-      PyObject* r = PyObject_CallMethod(g_shim, "_note_inplace", "OO", e.name->py, output);
-      if (!r) return false;
-      Py_DECREF(r);
+      if (!noteInplace(e, output)) return false;
       break;
     }
   }

@@ -30,6 +30,15 @@ class Harness(unittest.TestCase):
         self.assertEqual(side_by_side.command(args[0], "plain-again", *args[1:]),
                          side_by_side.command(args[0], "plain", *args[1:]))
 
+    def test_another_shim_is_this_build_with_its_folder_on_pythonpath(self):
+        args = ("gpt2", "/build", 6, "/tmp", 0)
+        ours = side_by_side.command(args[0], "gcprof", *args[1:])
+        other = side_by_side.command(args[0], "gcprof@before", *args[1:], {"before": "/old/python"})
+        self.assertEqual(other[0], ours[0])  # this build's gcprof record
+        at = other.index("--")
+        self.assertEqual(other[at + 1:at + 3], ["env", "PYTHONPATH=/old/python"])
+        self.assertEqual(other[at + 3:], ours[ours.index("--") + 1:])  # the same job
+
     def test_a_control_off_one_says_the_ratios_are_not_to_be_believed(self):
         plain = [([], [1.0, 1.0, 1.0])]
         self.assertIsNone(side_by_side.control_warning("gpt2", {"plain": plain}))

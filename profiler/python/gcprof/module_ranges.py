@@ -42,8 +42,8 @@ done in C++ (profiler/backward_hooks/forward_hooks.cpp): the registered hooks
 are two thin python functions around its forward_pre/forward_post, the
 C++ side keeps the per-thread stack and the names (set_names at each root
 call), and calls back into _native_pre/_native_post/_note_inplace below for
-root calls, calls during a backward pass and arguments it does not walk
-itself. Both paths record the same events (tests/python/test_native_hooks.py).
+root calls, calls during a backward pass, arguments it does not walk itself
+and a module's first in-place call (its later ones it marks itself). Both paths record the same events (tests/python/test_native_hooks.py).
 """
 import contextlib
 import threading
