@@ -10,7 +10,11 @@ MODEL: bert roberta mistral qwen2 neox mixtral qwen2moe bart whisper gpt2
 (Hugging Face), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
 fcn_resnet50, deeplabv3_resnet50, or any torchvision classifier
 name (convnext_tiny, swin_t, efficientnet_b0, mobilenet_v3_small, resnet18).
-Patterns: bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
+Wave 9: fasterrcnn, maskrcnn, retinanet (fine-tuned: frozen BN and stages;
+pattern `scratch` trains all), r3d_18 mc3_18 r2plus1d_18 s3d swin3d_t
+mvit_v2_s (video, --frames), wav2vec2 hubert (CTC), hf_swin convnextv2
+dinov2 beit (HF vision), clip (two towers).
+Patterns: scratch (detectors), bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
 val (eval() + no_grad validation pass after each step), adamw, zero_none
 (zero_grad(set_to_none=False)), channels_last.
 """
