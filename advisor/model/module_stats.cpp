@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <unordered_map>
 
@@ -58,6 +59,64 @@ Bytes savedBytes(const std::vector<Allocation>& allocs, const AllocationFilter& 
   return total;
 }
 
+using StepsByName = std::unordered_map<std::string, std::map<int64_t, StepRanges>>;
+
+// Forward order from every step, not from the run's first forward alone: a
+// model trained with LayerDrop (HF Wav2Vec2, HuBERT) skips layers at random,
+// so a layer skipped in the first step first runs after the later layers of
+// that step. Each step orders the modules that ran in it; the order taken is
+// one that agrees with every step (a topological sort of "a ran before b in
+// some step"), the run's first-forward order where steps say nothing. Steps
+// that disagree (a cycle) keep the first-forward order for what is left.
+void orderByEveryStep(std::vector<ModuleStats>& out, const StepsByName& by_name) {
+  std::unordered_map<std::string, size_t> pos;
+  for (size_t i = 0; i < out.size(); ++i) pos[out[i].name] = i;
+  std::map<int64_t, std::vector<std::pair<Ns, size_t>>> firsts;  // step -> (start, pos)
+  for (const auto& [name, steps] : by_name) {
+    auto p = pos.find(name);
+    if (p == pos.end()) continue;
+    for (const auto& [step, sr] : steps)
+      if (!sr.forward.empty()) firsts[step].push_back({sr.forward.front()->start, p->second});
+  }
+  std::vector<std::vector<size_t>> after(out.size());
+  std::vector<int> before_count(out.size(), 0);
+  for (auto& [step, f] : firsts) {
+    std::sort(f.begin(), f.end());  // by start; a parent before its first child (lower pos)
+    for (size_t k = 0; k + 1 < f.size(); ++k) {
+      after[f[k].second].push_back(f[k + 1].second);
+      ++before_count[f[k + 1].second];
+    }
+  }
+  std::vector<bool> placed(out.size(), false);
+  std::vector<ModuleStats> ordered;
+  ordered.reserve(out.size());
+  std::vector<size_t> ready;  // a min-heap of positions
+  auto push = [&](size_t i) {
+    ready.push_back(i);
+    std::push_heap(ready.begin(), ready.end(), std::greater<>());
+  };
+  for (size_t i = 0; i < out.size(); ++i)
+    if (before_count[i] == 0) push(i);
+  size_t next_unplaced = 0;
+  while (ordered.size() < out.size()) {
+    size_t i;
+    if (ready.empty()) {  // steps disagree: take the earliest left
+      while (placed[next_unplaced]) ++next_unplaced;
+      i = next_unplaced;
+    } else {
+      std::pop_heap(ready.begin(), ready.end(), std::greater<>());
+      i = ready.back();
+      ready.pop_back();
+      if (placed[i]) continue;
+    }
+    placed[i] = true;
+    ordered.push_back(std::move(out[i]));
+    for (size_t j : after[i])
+      if (--before_count[j] == 0 && !placed[j]) push(j);
+  }
+  out = std::move(ordered);
+}
+
 }  // namespace
 
 std::vector<ModuleStats> moduleStats(const Trace& trace) {
@@ -66,7 +125,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace) {
 
 std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter& filter) {
   // name -> step -> ranges; std::map keeps steps ordered.
-  std::unordered_map<std::string, std::map<int64_t, StepRanges>> by_name;
+  StepsByName by_name;
   std::unordered_map<std::string, ModuleStats> stats;
   for (const Range& r : trace.ranges) {
     if (r.domain != RangeDomain::Module) continue;
@@ -126,6 +185,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter&
     if (a.first_forward != b.first_forward) return a.first_forward < b.first_forward;
     return a.depth < b.depth;  // a parent starts with its first child
   });
+  orderByEveryStep(out, by_name);
   return out;
 }
 

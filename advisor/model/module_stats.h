@@ -30,7 +30,8 @@ struct ModuleStats {
   bool root = false;
 };
 
-// Modules ordered by their first forward start. A run without step markers
+// Modules in forward order (the order every step agrees on; ties and the
+// rest by their first forward start). A run without step markers
 // counts as one step. `filter` picks the memory space (primaryFilter default).
 std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter& filter);
 std::vector<ModuleStats> moduleStats(const Trace& trace);

@@ -1,5 +1,7 @@
 #include "model/resident_memory.h"
 
+#include <unordered_map>
+
 #include "byte_text.h"
 #include "saturating.h"
 
@@ -38,13 +40,22 @@ ResidentMemory residentMemory(const Trace& trace, const AllocationFilter& filter
       if (s.complete && s.start <= t) in = &s;
     return in;
   };
+  // A head after the units (a detector's box head, an LM head) runs its
+  // backward before the units' backward: what it keeps from there is a
+  // gradient, not a cache, though it is born before the units' backward.
+  std::unordered_map<int64_t, Phase> phase_of;
+  for (const Range& r : trace.ranges) phase_of[r.id] = r.phase;
+  auto inBackward = [&](const Allocation& a) {
+    auto it = phase_of.find(a.range);
+    return it != phase_of.end() && it->second == Phase::Backward;
+  };
   for (const Allocation& a : trace.allocations) {
     if (a.alloc > t0) break;  // sorted by allocation time
     if (!filter.matches(a) || (a.freed() && a.free <= t0)) continue;
     const StepLayout* s = a.alloc < first->start ? nullptr : bornIn(a.alloc);
     if (!s) sat::addTo(r.before_training, a.bytes);
     else if (s == &now) sat::addTo(r.this_step, a.bytes);
-    else if (a.alloc < s->units.back().bwd_start) sat::addTo(r.cached, a.bytes);
+    else if (a.alloc < s->units.back().bwd_start && !inBackward(a)) sat::addTo(r.cached, a.bytes);
     else if (a.alloc < s->units.front().bwd_end) sat::addTo(r.gradients, a.bytes);
     else sat::addTo(r.optimizer, a.bytes);
   }

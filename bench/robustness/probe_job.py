@@ -12,7 +12,11 @@ single-layer nn.LSTM / nn.GRU), lstm_deep (one nn.LSTM(num_layers=N): a
 single module), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
 fcn_resnet50, deeplabv3_resnet50, or any torchvision classifier
 name (convnext_tiny, swin_t, efficientnet_b0, mobilenet_v3_small, resnet18).
-Patterns: bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
+Wave 9: fasterrcnn, maskrcnn, retinanet (fine-tuned: frozen BN and stages;
+pattern `scratch` trains all), r3d_18 mc3_18 r2plus1d_18 s3d swin3d_t
+mvit_v2_s (video, --frames), wav2vec2 hubert (CTC), hf_swin convnextv2
+dinov2 beit (HF vision), clip (two towers).
+Patterns: scratch (detectors), bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
 val (eval() + no_grad validation pass after each step), adamw, zero_none
 (zero_grad(set_to_none=False)), channels_last.
 """
@@ -182,6 +186,14 @@ def hf_family(name, layers, hidden, image):
         if name == "hubert":
             return tf.HubertForCTC(tf.HubertConfig(**kw)), "ctc"
         return tf.Wav2Vec2ForCTC(tf.Wav2Vec2Config(**kw)), "ctc"
+    if name == "clip":  # two towers, one contrastive loss
+        tower = dict(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                     intermediate_size=4 * hidden)
+        cfg = tf.CLIPConfig(text_config=dict(vocab_size=V, max_position_embeddings=32, **tower),
+                            vision_config=dict(image_size=image, patch_size=8, **tower),
+                            projection_dim=hidden)
+        cfg._attn_implementation = "eager"
+        return tf.CLIPModel(cfg), "clip"
     c = dict(num_labels=10, image_size=image, attn_implementation="eager")
     if name == "hf_swin":
         cfg = tf.SwinConfig(patch_size=4, embed_dim=32, depths=[2, 2, 2], num_heads=[2, 4, 8],
@@ -293,7 +305,7 @@ def main():
         model, kind = detection(a.model, a.image, pats)
     elif a.model in ("r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"):
         model, kind = video(a.model)
-    elif a.model in ("wav2vec2", "hubert", "hf_swin", "convnextv2", "dinov2", "beit"):
+    elif a.model in ("wav2vec2", "hubert", "hf_swin", "convnextv2", "dinov2", "beit", "clip"):
         model, kind = hf_family(a.model, a.layers, a.hidden, a.image)
     else:
         try:
@@ -315,6 +327,9 @@ def main():
         if kind == "video":
             return (torch.randn(a.batch, 3, a.frames, a.image, a.image, generator=gen),
                     torch.randint(0, 10, (a.batch,), generator=gen))
+        if kind == "clip":
+            return (torch.randint(2, V, (a.batch, 32), generator=gen),
+                    torch.randn(a.batch, 3, a.image, a.image, generator=gen))
         if kind == "hfcls":
             return (torch.randn(a.batch, 3, a.image, a.image, generator=gen),
                     torch.randint(0, 10, (a.batch,), generator=gen))
@@ -343,6 +358,8 @@ def main():
             return model(pixel_values=x, labels=y).loss
         if kind == "ctc":
             return model(input_values=x, labels=y).loss
+        if kind == "clip":
+            return model(input_ids=x, pixel_values=y, return_loss=True).loss
         if kind == "seg":
             out = model(x)
             out = out["out"] if isinstance(out, dict) else out

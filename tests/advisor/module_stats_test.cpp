@@ -84,6 +84,41 @@ TEST(ModuleStats, RepeatedCallsAreCountedPerStep) {
   EXPECT_EQ(v[0].saved_bytes, 30);
 }
 
+TEST(ModuleStats, LayersSkippedInTheFirstStepKeepTheirPlaceInForwardOrder) {
+  // LayerDrop (HF Wav2Vec2): step 0 skipped layers.0 and layers.1, step 1
+  // skipped layers.2, step 2 ran all four. Ordered by the run's first
+  // forward, layers.0 and .1 came after .2 and .3, and no step was a chain.
+  TraceBuilder b;
+  const std::vector<std::vector<int>> ran = {{2, 3}, {0, 1, 3}, {0, 1, 2, 3}};
+  for (int s = 0; s < 3; ++s) {
+    Ns o = 1000 * s;
+    b.step(s, o, o + 999);
+    Ns t = o + 10;
+    for (int k : ran[s]) {
+      b.range("layers." + std::to_string(k), Phase::Forward, t, t + 10, s);
+      b.range("layers." + std::to_string(k), Phase::Backward, o + 500 - t % 1000, o + 505 - t % 1000, s);
+      t += 20;
+    }
+  }
+  std::vector<ModuleStats> v = moduleStats(b.build());
+  ASSERT_EQ(v.size(), 4u);
+  for (int k = 0; k < 4; ++k) EXPECT_EQ(v[k].name, "layers." + std::to_string(k));
+}
+
+TEST(ModuleStats, StepsThatDisagreeKeepTheFirstForwardOrder) {
+  TraceBuilder b;
+  b.range("x", Phase::Forward, 10, 20, 0);
+  b.range("y", Phase::Forward, 30, 40, 0);
+  b.range("y", Phase::Forward, 110, 120, 1);
+  b.range("x", Phase::Forward, 130, 140, 1);
+  b.step(0, 0, 99);
+  b.step(1, 100, 199);
+  std::vector<ModuleStats> v = moduleStats(b.build());
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].name, "x");
+  EXPECT_EQ(v[1].name, "y");
+}
+
 TEST(ModuleStats, RunWithoutStepsIsOneStep) {
   TraceBuilder b;
   b.range("m", Phase::Forward, 10, 20, -1);

@@ -143,6 +143,36 @@ TEST(ResidentMemory, SortsWhatIsLiveAtTheFirstUnitByOrigin) {
   EXPECT_NE(r.describe().find("optimizer state"), std::string::npos);
 }
 
+TEST(ResidentMemory, AGradientAHeadMakesBeforeTheUnitsBackwardIsAGradient) {
+  // torchvision Faster R-CNN: the RoI box head runs after the backbone's
+  // blocks, so its backward (and its weight's gradient, kept to the next
+  // step) comes before theirs; it was counted as a cache of the forward.
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);  // parameters
+  Ns t = 100;
+  std::vector<int64_t> head_backward;
+  for (int64_t s = 0; s < 2; ++s) {
+    Ns start = t;
+    b.range("layers.0", Phase::Forward, t, t + 10, s);
+    b.range("layers.1", Phase::Forward, t + 10, t + 20, s);
+    b.range("head", Phase::Forward, t + 20, t + 25, s);
+    head_backward.push_back(b.range("head", Phase::Backward, t + 26, t + 30, s));
+    if (s == 0) b.alloc(t + 27, -1, 40, -1, s);  // the head's weight gradient
+    b.alloc(t + 22, -1, 9, -1, s);               // a cache the forward keeps
+    b.range("layers.1", Phase::Backward, t + 30, t + 40, s);
+    b.range("layers.0", Phase::Backward, t + 40, t + 50, s);
+    b.step(s, start, t + 60);
+    t += 80;
+  }
+  Trace trace = b.build();
+  for (Allocation& a : trace.allocations)
+    if (a.bytes == 40) a.range = head_backward[0];
+  RunLayout layout = stepLayouts(trace, kUnits);
+  ResidentMemory r = residentMemory(trace, hostFilter(), layout);
+  EXPECT_EQ(r.gradients, 40);
+  EXPECT_EQ(r.cached, 9);
+}
+
 // A validation pass under no_grad after optimizer.step() (model.eval(), the
 // forwards only) is recorded with the index of the step that just ended:
 // its forwards are not second calls of the units in that step.
