@@ -84,10 +84,8 @@ class ControlFile {
 // Once `out` holds kStagedEvents, events stamped at or after `before` stay in
 // their ring for a later round: the rings, not this vector, then bound what
 // a storm holds, and its producers wait for room. Below that, every event is
-// taken, so a ring a burst filled is freed at once. Returns the time of the
-// oldest event left in a ring (INT64_MAX when none was).
-Ns drainAll(std::vector<Stamped>& out, Ns before) {
-  Ns oldest_left = INT64_MAX;
+// taken, so a ring a burst filled is freed at once.
+void drainAll(std::vector<Stamped>& out, Ns before) {
   static Event chunk[4096];
   for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
     // Only what the ring holds now: a thread that the drain wakes refills its
@@ -96,9 +94,9 @@ Ns drainAll(std::vector<Stamped>& out, Ns before) {
     // younger than the watermark below, so nothing is taken out of order.
     uint32_t budget = static_cast<uint32_t>(s->head.load(std::memory_order_acquire) -
                                             s->tail.load(std::memory_order_relaxed));
-    while (budget > 0) {
-      uint32_t want = std::min<uint32_t>(budget, 4096);
-      uint32_t n = s->drain(chunk, want, out.size() < kStagedEvents ? INT64_MAX : before);
+    for (uint32_t n; budget > 0 &&
+                     (n = s->drain(chunk, std::min<uint32_t>(budget, 4096),
+                                   out.size() < kStagedEvents ? INT64_MAX : before)) > 0;) {
       budget -= n;
       for (uint32_t i = 0; i < n; ++i) {
         // A buffer passes from an exited thread to the next one: a mark says whose
@@ -106,21 +104,8 @@ Ns drainAll(std::vector<Stamped>& out, Ns before) {
         if (chunk[i].type == EventType::Thread) s->drain_tid = static_cast<int64_t>(chunk[i].a);
         else out.push_back({chunk[i], s->drain_tid});
       }
-      if (n < want) {  // stopped at a young event, the oldest this ring still holds
-        oldest_left = std::min(oldest_left, s->ring[s->tail.load(std::memory_order_relaxed) % kRingEvents].time);
-        break;
-      }
     }
   }
-  return oldest_left;
-}
-
-// Milliseconds until an event stamped `oldest` is older than the watermark;
-// at least 1 (no busy loop), at most the watermark itself.
-int untilOldEnough(Ns oldest) {
-  constexpr Ns kMs = 1000000;
-  Ns wait = oldest == INT64_MAX ? kWatermarkNs : oldest + kWatermarkNs - nowNs();
-  return static_cast<int>(std::clamp<Ns>((wait + kMs - 1) / kMs, 1, kWatermarkNs / kMs));
 }
 
 Counters sumCounters() {
@@ -187,8 +172,11 @@ void* writerMain(void*) {
       // (up to 118,000 events, 14 MiB of capacity and as much again in the
       // merge: 41-82 MB peak RSS for the 4-thread storm).
       Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;
-      Ns oldest_left = drainAll(staged, watermark);
-      bool capped = staged.size() >= kStagedEvents;
+      drainAll(staged, watermark);
+      // A round that reached the cap left young events in the rings, and
+      // their threads may wait for room: come back when those events are
+      // old enough to take, not a whole round later.
+      round_ms = staged.size() >= kStagedEvents ? static_cast<int>(kWatermarkNs / 1000000) : kRoundMs;
       sortByTime(staged, scratch);
       // A storm's round is megabytes: give that back rather than keep a
       // second copy for the rest of the job (docs/recording.md, "Cost").
@@ -199,13 +187,6 @@ void* writerMain(void*) {
       staged.erase(staged.begin(), cut);
       if (staged.capacity() > kKeptScratch && staged.size() <= kKeptScratch / 2)
         std::vector<Stamped>(staged.begin(), staged.end()).swap(staged);
-      // A round that reached the cap left young events in the rings, and
-      // their threads may wait for room: come back when the oldest event
-      // kept is old enough to take, not a whole round later. (A fixed 20 ms
-      // left the writer asleep for 44% of the 8-thread storm while its
-      // threads waited for room, bench/RESULTS.md, issue 14, wave 9.)
-      if (!staged.empty()) oldest_left = std::min(oldest_left, staged.front().e.time);
-      round_ms = capped ? untilOldEnough(oldest_left) : kRoundMs;
       if (stopping) {
         Counters c = sumCounters();
         proc->finish(g_final_status, g_exit_code, c, recordingState().backend,
