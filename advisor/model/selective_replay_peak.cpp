@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/cache_allocations.h"
 #include "model/memory_events.h"
 #include "model/op_table.h"
 #include "model/step_regions.h"
@@ -24,7 +25,7 @@ std::vector<Born> bornInForward(const Trace& trace, const AllocationFilter& filt
                              [](const Allocation& a, Ns t) { return a.alloc < t; });
   for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
     const Allocation& a = *it;
-    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc) || keptByTheLibrary(a)) continue;
     if (reg.regionOf(a.alloc) != p) continue;
     born.push_back({&a, a.freed() && reg.regionOf(a.free) == p});
   }

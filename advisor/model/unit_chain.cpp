@@ -5,6 +5,7 @@
 #include <map>
 
 #include "model/advice_error.h"
+#include "model/cache_allocations.h"
 #include "model/checkpointed_forward.h"
 #include "model/in_place_outputs.h"
 #include "model/checkpoint_arguments.h"
@@ -159,7 +160,7 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
   for (auto it = first; it != trace.allocations.end() && it->alloc <= reg.end(); ++it) {
     const Allocation& a = *it;
-    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc) || keptByTheLibrary(a)) continue;
     int p = reg.regionOf(a.alloc);
     if (!reg.isForwardPosition(p)) continue;
     int fr = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;

@@ -5,6 +5,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "model/cache_allocations.h"
 #include "model/checkpointed_forward.h"
 #include "model/checkpoint_arguments.h"
 #include "model/in_place_outputs.h"
@@ -69,7 +70,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   const Allocation* kept_output = inplace.output(step, reg, seg.last);
   for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
     const Allocation& a = *it;
-    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc) || keptByTheLibrary(a)) continue;
     int born = reg.regionOf(a.alloc);
     if (born < lo || born > hi) continue;
     int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;

@@ -137,5 +137,21 @@ TEST(ReplaySimulator, AnOutputSavedInPlaceIsKeptByItsConsumer) {
   EXPECT_EQ(kept.simPeak({{1, 1}}), 1700);
 }
 
+// Memory a library allocates on first use and keeps (torch's CPU matmul
+// buffers in HF BART's first step, model/cache_allocations.h): born in a
+// unit's forward, never freed. A replay finds it and does not make it again.
+TEST(ReplaySimulator, MemoryNeverFreedIsNotMadeAgainByAReplay) {
+  ChainSpec spec;
+  Trace t = chainTrace(spec);
+  testing::addAllocation(t, testing::forwardStart(spec, 0, 0) + 25, -1, 500);
+  Fixture f(std::move(t), 3);
+  EXPECT_EQ(f.simPeak({}), 1900 + 500);
+  // As without it (1500), plus the 500 kept: replaying layers.0 at its
+  // backward (1000 + 500 + 20 of gradients + 350) stays below.
+  EXPECT_EQ(f.simPeak({{0, 0}, {1, 1}, {2, 2}}), 1500 + 500);
+  EXPECT_EQ(evaluateChain(f.chain, {{0, 0}, {1, 1}, {2, 2}}).peak, 1500 + 500);
+  EXPECT_EQ(evaluateChain(f.chain, {{0, 1}}).peak, f.simPeak({{0, 1}}));
+}
+
 }  // namespace
 }  // namespace gcprof::advisor
