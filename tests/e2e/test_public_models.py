@@ -125,17 +125,25 @@ class Gpt2(PublicModel, unittest.TestCase):
     def test_sixty_percent_is_reached(self):
         self.assertEqual(self.budget, "60%")
 
-    def test_default_plan_checkpoints_attention_and_mlp_not_whole_blocks(self):
-        # At 60% dropping the attention and MLP activations is enough; their
-        # layer norms and residual adds need not be recomputed, so the tree
-        # plan (by default) recomputes less than the best whole-block plan.
+    def test_default_plan_takes_attention_and_mlp_and_beats_whole_blocks(self):
+        # Dropping an attention or MLP's activations leaves its block's layer
+        # norms and residual adds unrecomputed, so the tree plan (by default)
+        # takes sub-modules and recomputes less than the best whole-block plan.
+        # Which blocks it still takes whole depends on the host: 60% is of a
+        # peak that holds MKL's per-thread GEMM buffers (malloc'd at the first
+        # matmuls and kept: 17 MiB on AVX2, 35 MiB on AVX-512), and the tighter
+        # the rest, the more a whole block's extra bytes (its norms' outputs and
+        # residual sums) are worth their recompute. On AVX-512 no plan of whole
+        # blocks reaches 60% at all; the tree plan does.
         plan = load(self.plan_path)
         modules = [s["module"] for s in plan["segments"]]
-        self.assertTrue(modules)
-        self.assertTrue(all(m.rsplit(".", 1)[-1] in ("attn", "mlp") for m in modules), modules)
-        blocks = plan["compare"]["blocks"]
-        self.assertTrue(blocks["fits_budget"])
-        self.assertLess(plan["predicted"]["recompute_ns"], blocks["recompute_ns"])
+        self.assertTrue(plan["feasible"])
+        self.assertTrue(any(m.rsplit(".", 1)[-1] in ("attn", "mlp") for m in modules), modules)
+        blocks = plan["compare"].get("blocks")
+        if blocks is None:
+            self.assertFalse(plan["compare"]["every"]["fits_budget"])
+        else:
+            self.assertLess(plan["predicted"]["recompute_ns"], blocks["recompute_ns"])
 
 
 class Llama(PublicModel, unittest.TestCase):
