@@ -30,6 +30,7 @@ struct Span {
   Bytes input_bytes = 0, output_bytes = 0;
   bool device = true;
   int forwards = 0, backwards = 0;
+  bool skipped = false;
 };
 
 // "model.decoder.layers.3" and "model.decoder.layers.2", or torchvision
@@ -103,6 +104,7 @@ void placeSkippedUnits(std::vector<Span>& spans) {
     }
     s.forwards = s.backwards = 1;  // an empty call
     s.forward_ns = 0;
+    s.skipped = true;
   }
 }
 
@@ -127,7 +129,7 @@ std::string checkChain(std::vector<Span> spans, const std::vector<std::string>& 
   out.resize(n);
   for (size_t k = 0; k < n; ++k) {
     out[k] = {spans[k].fs, spans[k].fe, spans[k].bs, spans[k].be, spans[k].forward_ns,
-              spans[k].device, spans[k].input_bytes, spans[k].output_bytes};
+              spans[k].device, spans[k].input_bytes, spans[k].output_bytes, spans[k].skipped};
   }
   return "";
 }

@@ -21,6 +21,9 @@ struct UnitWindow {
   // Tensors passed into / returned by the unit's forward call(s), logical
   // bytes summed over the calls (python shim; 0 when not recorded).
   Bytes input_bytes = 0, output_bytes = 0;
+  // The unit did not run in this step (LayerDrop): its windows are empty,
+  // placed where it would have run (stepLayouts).
+  bool skipped = false;
 };
 
 struct StepLayout {

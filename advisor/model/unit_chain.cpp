@@ -28,12 +28,13 @@ void raise(Bytes& slot, std::vector<Bytes>& moments, Bytes v) {
   raise(slot, v);
 }
 
-// raise() with a region's moment, keeping its instants beside it.
+// raise() with a region's moment, keeping its instants beside it; `extra`
+// is added to the moment and to each of its instants (skipCredit).
 void raise(Bytes& slot, std::vector<Bytes>& moments, std::vector<std::vector<Bytes>>& instants, Bytes v,
-           const std::vector<Bytes>& region_instants) {
-  raise(slot, moments, v);
+           const std::vector<Bytes>& region_instants, Bytes extra) {
+  raise(slot, moments, sat::add(v, extra));
   instants.push_back(region_instants);
-  for (Bytes& b : instants.back()) b = std::max<Bytes>(0, b);
+  for (Bytes& b : instants.back()) b = std::max<Bytes>(0, sat::add(b, extra));
 }
 
 // The local maxima of one region's live-bytes curve, in time order: the
@@ -184,6 +185,71 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
   return b;
 }
 
+bool ranAll(const StepLayout& step, int first, int last) {
+  for (int k = first; k <= last; ++k)
+    if (step.units[k].skipped) return false;
+  return true;
+}
+
+// The drop a plan can count on for each bucket (first, last): the smallest
+// that the steps in which all its units ran show. A step that skipped one
+// of them (LayerDrop, step_layout.h) has nothing of it to drop, and none of
+// its memory either; skipCredit makes up for it.
+std::map<std::pair<int, int>, Bytes> smallestDrops(const std::vector<const StepLayout*>& steps,
+                                                   const std::vector<BornStats>& born) {
+  std::map<std::pair<int, int>, Bytes> out;
+  for (const BornStats& b : born)
+    for (const auto& [key, bytes] : b.buckets) out.emplace(key, LLONG_MAX);
+  for (auto it = out.begin(); it != out.end();) {
+    for (size_t s = 0; s < steps.size(); ++s) {
+      if (!ranAll(*steps[s], it->first.first, it->first.second)) continue;
+      auto f = born[s].buckets.find(it->first);
+      it->second = std::min(it->second, f == born[s].buckets.end() ? 0 : f->second);
+    }
+    it = it->second > 0 && it->second < LLONG_MAX ? std::next(it) : out.erase(it);
+  }
+  return out;
+}
+
+// What one step lacks of the drops the chain counts on, by unit position:
+// credit[k] bounds what a plan's segments that end before unit k drop, by
+// the chain's count, beyond what they drop in this step; the chain
+// subtracts exactly those drops from the moments at k, so the step's
+// moments there, raised by credit[k], stay at least what the simulator
+// finds in it under any plan. 0 in a step where every unit ran (it drops
+// at least the chain's count of every bucket). Where LayerDrop skipped a
+// unit, the step lacks that unit's drops but also the memory they are, so
+// it is priced as if the unit had held there what it drops in the steps it
+// ran in: near the level of those steps, which the envelope has anyway.
+// The step's own buckets that the chain does not count (the output of the
+// unit before the skipped one, read by the one after it: (k-1, k+1)) are
+// dropped by every segment that drops the chain's (k-1, k) and (k, k+1)
+// there, so the bound is the most over all plans of the lacking bytes of
+// their segments, a longest-path over the unit positions, not their sum.
+std::vector<Bytes> skipCredit(const StepLayout& step, const BornStats& b,
+                              const std::map<std::pair<int, int>, Bytes>& drops, int n) {
+  std::vector<Bytes> credit(n + 1, 0);
+  if (std::none_of(step.units.begin(), step.units.end(), [](const UnitWindow& u) { return u.skipped; }))
+    return credit;
+  // lacking[f][l]: the chain's bytes of bucket (f, l) less the step's.
+  std::vector<std::vector<Bytes>> lacking(n, std::vector<Bytes>(n, 0));
+  for (const auto& [key, bytes] : b.buckets) lacking[key.first][key.second] = sat::sub(0, bytes);
+  for (const auto& [key, bytes] : drops) sat::addTo(lacking[key.first][key.second], bytes);
+  // credit[l + 1]: the most over plans of units 0..l, the last segment
+  // [i..l] or none. row[i]: the lacking bytes of buckets (i, t <= l).
+  std::vector<Bytes> row(n, 0);
+  for (int l = 0; l < n; ++l) {
+    credit[l + 1] = credit[l];
+    Bytes inside = 0;  // of the buckets inside [i..l]
+    for (int i = l; i >= 0; --i) {
+      sat::addTo(row[i], lacking[i][l]);
+      sat::addTo(inside, row[i]);
+      credit[l + 1] = std::max(credit[l + 1], sat::add(credit[i], inside));
+    }
+  }
+  return credit;
+}
+
 }  // namespace
 
 Ns UnitChain::recomputeNs(int first, int last) const {
@@ -248,44 +314,36 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   CheckpointedForward early(trace, filter);
   InPlaceOutputs inplace(trace, filter);
   std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
-  std::map<std::pair<int, int>, Bytes> drop_min;
+  std::vector<BornStats> born;
+  for (size_t s = 0; s < steps.size(); ++s) born.push_back(bornStats(trace, filter, *steps[s], regions[s], inplace));
+  std::map<std::pair<int, int>, Bytes> drop_min = smallestDrops(steps, born);
   for (size_t s = 0; s < steps.size(); ++s) {
     const StepRegions& reg = regions[s];
     const std::vector<Bytes>& mx = maxima.per_step[s];
+    std::vector<Bytes> credit = skipCredit(*steps[s], born[s], drop_min, n);
     for (int k = 0; k < n; ++k) {
       const std::vector<std::vector<Bytes>>& at = maxima.instants[s];
-      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.forward(k)], at[reg.forward(k)]);
-      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.backward(k)], at[reg.backward(k)]);
-      c.forward_peak[k] = std::max(c.forward_peak[k], mx[reg.forward(k)]);
+      Bytes in = credit[k], after = credit[k + 1];  // at unit k's moments; after it
+      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.forward(k)], at[reg.forward(k)],
+            in);
+      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.backward(k)],
+            at[reg.backward(k)], in);
+      c.forward_peak[k] = std::max(c.forward_peak[k], sat::add(mx[reg.forward(k)], in));
       Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, events, *steps[s], reg, k, {});
-      c.checkpointed_forward_peak[k] = std::max(c.checkpointed_forward_peak[k], ck >= 0 ? ck : mx[reg.forward(k)]);
+      c.checkpointed_forward_peak[k] =
+          std::max(c.checkpointed_forward_peak[k], sat::add(ck >= 0 ? ck : mx[reg.forward(k)], in));
       raise(c.backward_peak[k], c.backward_peak_moments[k], c.backward_peak_instants[k], mx[reg.backward(k)],
-            at[reg.backward(k)]);
+            at[reg.backward(k)], in);
       raise(c.gap_peak[k], c.gap_peak_moments[k], c.gap_peak_instants[k], mx[reg.forwardGap(k)],
-            at[reg.forwardGap(k)]);
+            at[reg.forwardGap(k)], after);
       if (k + 1 < n)
         raise(c.gap_peak[k], c.gap_peak_moments[k], c.gap_peak_instants[k], mx[reg.backwardGap(k + 1)],
-              at[reg.backwardGap(k + 1)]);
-      raise(c.before_backward[k], c.before_backward_moments[k], entering[s][reg.backward(k)]);
+              at[reg.backwardGap(k + 1)], after);
+      raise(c.before_backward[k], c.before_backward_moments[k], sat::add(entering[s][reg.backward(k)], after));
     }
-    BornStats b = bornStats(trace, filter, *steps[s], reg, inplace);
     for (int p = 0; p < 2 * n - 1; ++p) {
-      raise(c.born_kept[p], c.born_kept_moments[p], b.kept[p]);
-      raise(c.born_peak[p], c.born_peak_moments[p], b.peak[p]);
-    }
-    // The drop a plan can count on is the smallest any step shows.
-    if (s == 0) {
-      drop_min = b.buckets;
-    } else {
-      for (auto it = drop_min.begin(); it != drop_min.end();) {
-        auto f = b.buckets.find(it->first);
-        if (f == b.buckets.end()) {
-          it = drop_min.erase(it);
-        } else {
-          it->second = std::min(it->second, f->second);
-          ++it;
-        }
-      }
+      raise(c.born_kept[p], c.born_kept_moments[p], born[s].kept[p]);
+      raise(c.born_peak[p], c.born_peak_moments[p], born[s].peak[p]);
     }
   }
   c.drops.assign(n, {});
@@ -316,7 +374,8 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   // The last gap from where the recorded run had freed the checkpoints'
   // arguments on: a checkpoint holds them there (chain_peak.cpp).
   c.mid_after_arguments_moments.clear();
-  for (const StepLayout* s : steps) {
+  for (size_t si = 0; si < steps.size(); ++si) {
+    const StepLayout* s = steps[si];
     Ns freed = -1;
     for (int k = 0; k < n; ++k) freed = std::max(freed, heldArgumentsFreed(trace, filter, *s, k));
     Bytes most = 0;
@@ -326,6 +385,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
       auto it = std::upper_bound(curve.points.begin(), curve.points.end(), from,
                                  [](Ns t, const MemoryPoint& p) { return t < p.time; });
       for (; it != curve.points.end() && it->time < to; ++it) most = std::max(most, it->live);
+      sat::addTo(most, skipCredit(*s, born[si], drop_min, n)[n]);  // the last gap: after every unit
     }
     raise(c.mid_after_arguments, c.mid_after_arguments_moments, most);
   }

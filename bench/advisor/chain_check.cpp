@@ -6,6 +6,9 @@
 // the real peak (the other gaps' held arguments, for one).
 //
 //   chain_check TRACE.db RUN [UNITS_REGEX]
+//   chain_check TRACE.db RUN --steps [UNITS_REGEX]   (per complete step: the
+//       recorded peak, the simulated peak of no plan, which must equal it,
+//       and of every unit checkpointed; the chain's `every` against it)
 //   chain_check TRACE.db RUN --pair OTHER_RUN   (the what-if's instants, issue 12:
 //       how many region moments of two runs of one job pair up instant by instant)
 //   chain_check TRACE.db RUN --scaled SIZE RUN=SIZE RUN=SIZE...  (the what-if: the
@@ -91,6 +94,39 @@ int main(int argc, char** argv) {
     ChainPeak a = evaluateChain(got, every), b = evaluateChain(want, every);
     std::printf("every: scaled %lld at %s; recorded %lld at %s\n", static_cast<long long>(a.peak),
                 whereOf(got, a).c_str(), static_cast<long long>(b.peak), whereOf(want, b).c_str());
+    return 0;
+  }
+  if (argc > 3 && std::string(argv[3]) == "--steps") {
+    if (argc > 4) r.units = argv[4];
+    Advice a = advise(trace, r);
+    SimulationOptions o;
+    o.want_curve = true;
+    Segments every = everyUnit(a.chain.size());
+    Simulation none = simulate(trace, a.filter, a.layout, {}, o), all = simulate(trace, a.filter, a.layout, every, o);
+    auto peakIn = [](const Simulation& sim, std::pair<Ns, Ns> span) {
+      Bytes most = 0;
+      for (const MemoryPoint& p : sim.curve)
+        if (p.time >= span.first && p.time <= span.second) most = std::max(most, p.live);
+      return most;
+    };
+    MemoryCurve recorded = memoryCurve(trace, a.filter);
+    for (size_t s = 0; s < a.layout.steps.size(); ++s) {
+      const StepLayout& st = a.layout.steps[s];
+      Bytes rec = 0;
+      for (const MemoryPoint& p : recorded.points)
+        if (p.time >= st.start && p.time <= st.end) rec = std::max(rec, p.live);
+      std::string skipped;
+      for (size_t k = 0; k < st.units.size(); ++k)
+        if (st.units[k].skipped) skipped += " " + a.chain.names[k];
+      std::printf("step %lld%s: recorded %lld  none %lld  every %lld%s%s\n", static_cast<long long>(st.step),
+                  st.complete ? "" : " (not complete)", static_cast<long long>(rec),
+                  static_cast<long long>(peakIn(none, none.step_bounds[s])),
+                  static_cast<long long>(peakIn(all, all.step_bounds[s])), skipped.empty() ? "" : "  skipped:",
+                  skipped.c_str());
+    }
+    ChainPeak c = evaluateChain(a.chain, every);
+    std::printf("every: chain %lld at %s; simulator %lld\n", static_cast<long long>(c.peak),
+                whereOf(a.chain, c).c_str(), static_cast<long long>(all.peak));
     return 0;
   }
   if (argc > 3) r.units = argv[3];

@@ -4,7 +4,7 @@ downloaded. Prints `step <i> loss <value>` (and `val <i> <value>` with the
 val pattern).
 
     probe_job.py MODEL [--layers N --hidden H --seq S --batch B --image PX]
-                 [--pattern p1,p2,...]
+                 [--pattern p1,p2,...] [--layerdrop P]
 
 MODEL: bert roberta mistral qwen2 neox mixtral qwen2moe bart whisper gpt2
 (Hugging Face), lstm / gru (a language model of a ModuleList of
@@ -173,9 +173,10 @@ def video(name):
     return getattr(v, name)(weights=None, num_classes=10), "video"
 
 
-def hf_family(name, layers, hidden, image):
-    """HF audio (CTC, layerdrop and time masking on as by default) and
-    vision families with layer scale, stochastic depth, windowed attention."""
+def hf_family(name, layers, hidden, image, layerdrop=None):
+    """HF audio (CTC, layerdrop and time masking on as by default; `layerdrop`
+    overrides the config's 0.1) and vision families with layer scale,
+    stochastic depth, windowed attention."""
     import transformers as tf
     if name in ("wav2vec2", "hubert"):
         kw = dict(vocab_size=32, hidden_size=hidden, num_hidden_layers=layers,
@@ -183,6 +184,8 @@ def hf_family(name, layers, hidden, image):
                   conv_dim=(32, 32, 32), conv_kernel=(10, 3, 3), conv_stride=(5, 2, 2),
                   num_conv_pos_embeddings=16, num_conv_pos_embedding_groups=4,
                   ctc_loss_reduction="mean", pad_token_id=0, attn_implementation="eager")
+        if layerdrop is not None:
+            kw["layerdrop"] = layerdrop
         if name == "hubert":
             return tf.HubertForCTC(tf.HubertConfig(**kw)), "ctc"
         return tf.Wav2Vec2ForCTC(tf.Wav2Vec2Config(**kw)), "ctc"
@@ -296,6 +299,7 @@ def main():
     ap.add_argument("--steps", type=int, default=3)
     ap.add_argument("--frames", type=int, default=8)
     ap.add_argument("--pattern", default="plain")
+    ap.add_argument("--layerdrop", type=float, help="wav2vec2, hubert: the config's layerdrop (0.1)")
     a = ap.parse_args()
     torch.manual_seed(0)
     np.random.seed(0)  # HF's time masking (mask_time_prob) draws from numpy
@@ -306,7 +310,7 @@ def main():
     elif a.model in ("r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"):
         model, kind = video(a.model)
     elif a.model in ("wav2vec2", "hubert", "hf_swin", "convnextv2", "dinov2", "beit", "clip"):
-        model, kind = hf_family(a.model, a.layers, a.hidden, a.image)
+        model, kind = hf_family(a.model, a.layers, a.hidden, a.image, a.layerdrop)
     else:
         try:
             model, kind = recurrent(a.model, a.layers, a.hidden) or hf(a.model, a.layers, a.hidden, a.seq)

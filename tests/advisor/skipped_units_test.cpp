@@ -9,6 +9,7 @@
 
 #include "chain_run.h"
 #include "model/step_layout.h"
+#include "solve/fixed_plans.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -65,6 +66,44 @@ TEST(SkippedUnits, CheckpointingASkippedLayerChangesNothingInItsStep) {
   EXPECT_EQ(skipped.peak, plain.peak);
   EXPECT_EQ(skipped.total_recompute_ns, 0);
   EXPECT_LT(run.simPeak({{0, 0}}), plain.peak);  // the layers that ran still drop
+}
+
+// Three steps alike (no gradients kept from step to step) but for step 2,
+// a steady one, where LayerDrop skipped layers.1. The chain used to take
+// each drop as the least of all steps: 0 for layers.1 (and for what
+// layers.0 hands it), so checkpointing it looked like it saved nothing and
+// `every` priced at its recorded peak. It is priced by the steps it ran
+// in now, and the step that skipped it by what it would have held there.
+ChainSpec likeSteps() {
+  ChainSpec spec;
+  spec.steps = 3;
+  spec.grad = 0;
+  return spec;
+}
+
+TEST(SkippedUnits, ALayerSkippedInASteadyStepIsPricedByTheStepsItRanIn) {
+  ChainSpec spec = likeSteps();
+  ChainRun run(skipping(spec, 2, 1), testing::unitNames(spec.units));
+  ASSERT_EQ(run.layout.complete, 3u);
+  EXPECT_EQ(run.chain.saved[1], spec.saved);
+  Segments every = everyUnit(spec.units), second = {{1, 1}};
+  EXPECT_EQ(evaluateChain(run.chain, every).peak, run.simPeak(every));
+  EXPECT_EQ(evaluateChain(run.chain, second).peak, run.simPeak(second));
+  EXPECT_LT(run.simPeak(second), run.simPeak({}));
+}
+
+TEST(SkippedUnits, TheChainStaysABoundOfEveryStepThatSkippedALayer) {
+  ChainSpec spec = likeSteps();
+  for (int s = 0; s < spec.steps; ++s)
+    for (int k = 0; k < spec.units; ++k) {
+      ChainRun run(skipping(spec, s, k), testing::unitNames(spec.units));
+      ASSERT_EQ(run.layout.complete, 3u);
+      std::vector<Segments> plans = {{}, {{0, 0}}, {{1, 1}}, {{2, 2}}, {{0, 0}, {1, 1}}, {{0, 0}, {2, 2}},
+                                     {{1, 1}, {2, 2}}, {{0, 1}}, {{1, 2}}, {{0, 2}}, everyUnit(spec.units)};
+      for (const Segments& plan : plans)
+        EXPECT_GE(evaluateChain(run.chain, plan).peak, run.simPeak(plan))
+            << "step " << s << " skips layers." << k << ", plan of " << plan.size() << " segments";
+    }
 }
 
 TEST(SkippedUnits, AStepWhereNoUnitRanIsNotAChain) {
