@@ -45,16 +45,24 @@ ModuleTree moduleTree(const std::vector<ModuleStats>& modules, const std::vector
   std::unordered_map<std::string, const ModuleStats*> by_name;
   for (const ModuleStats& m : modules) by_name[m.name] = &m;
 
+  std::set<std::string> job_checkpointed;
+  for (const ExcludedUnit& u : unsafe)
+    if (checkpointedByTheJob(u)) job_checkpointed.insert(u.name);
+
   ModuleTree t;
   t.blocks = blocks;
   for (size_t b = 0; b < blocks.size(); ++b) {
     auto block = by_name.find(blocks[b]);
     std::vector<const ModuleStats*> children;
+    bool job_before = false, job_after = false;  // a job-checkpointed sibling before the first / after the last
     if (block != by_name.end()) {
       for (const ModuleStats& m : modules) {  // forward order
-        if (!directChild(blocks[b], m.name) || m.backward_calls <= 0 || in_place.count(m.name)) continue;
+        if (!directChild(blocks[b], m.name) || m.backward_calls <= 0) continue;
+        if (job_checkpointed.count(m.name)) (children.empty() ? job_before : job_after) = true;
+        if (in_place.count(m.name)) continue;
         if (std::lround(m.calls) != std::lround(block->second->calls)) continue;
         children.push_back(&m);
+        job_after = false;
       }
     }
     int first = static_cast<int>(t.names.size());
@@ -62,10 +70,14 @@ ModuleTree moduleTree(const std::vector<ModuleStats>& modules, const std::vector
       for (const ModuleStats* c : children) {
         t.names.push_back(c->name);
         t.block_of.push_back(static_cast<int>(b));
+        t.whole_only.push_back(false);
       }
+      if (job_before) t.whole_only[first] = true;
+      if (job_after) t.whole_only.back() = true;
     } else {
       t.names.push_back(blocks[b]);
       t.block_of.push_back(static_cast<int>(b));
+      t.whole_only.push_back(false);
     }
     t.span.push_back({first, static_cast<int>(t.names.size()) - 1});
   }
@@ -116,6 +128,7 @@ ModuleTree treeOfPlan(const std::vector<std::string>& units, const std::vector<s
   }
   for (const auto& s : t.span)
     if (s.first < 0) return flatTree(units);
+  t.whole_only.assign(units.size(), false);  // a plan's own segments are what it applies
   return t;
 }
 

@@ -31,6 +31,13 @@ struct ModuleTree {
   std::vector<std::string> names;   // the finer chain, forward order
   std::vector<int> block_of;        // per chain unit, the block it is or belongs to
   std::vector<std::pair<int, int>> span;  // per block, its chain units [first, last]
+  // Per chain unit: a block's first or last sub-module whose window, widened
+  // to the block's edge (widenToBlocks), covers a sibling the job
+  // checkpoints itself (its MLP). Alone it would be simulated as
+  // checkpointing that sibling too -- dropping the input the job's own
+  // checkpoint holds -- while the runtime wraps only the sub-module; so it
+  // is checkpointed only with its whole block.
+  std::vector<bool> whole_only;
 
   bool split(int block) const { return span[block].first < span[block].second; }
   bool anySplit() const { return names.size() > blocks.size(); }
@@ -43,6 +50,9 @@ struct ModuleTree {
   Segments fromBlockPlan(const Segments& block_plan) const;
 };
 
+// A block's sub-modules the job checkpoints itself (unsafe_units.h) are no
+// candidates; a candidate at the block's edge with one of them beyond it is
+// whole_only.
 // The candidates of a block are its direct sub-modules that have a recorded
 // backward, run as often as the block does (once per pass: a module called
 // twice in one forward, like ResNet's shared ReLU, cannot be planned call by

@@ -64,6 +64,8 @@ std::vector<ExcludedUnit> jobCheckpointedModules(const Trace& trace) {
   return out;
 }
 
+bool checkpointedByTheJob(const ExcludedUnit& u) { return u.reason == kJobCheckpointReason; }
+
 void refuseRetainedGraphs(const Trace& trace) {
   for (const Scalar& s : trace.scalars)
     if (s.name == "retain_graph")

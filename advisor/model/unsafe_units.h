@@ -28,6 +28,9 @@ std::vector<ExcludedUnit> inPlaceModules(const Trace& trace);
 // checkpoint and pay a second recomputation for nothing. In name order.
 std::vector<ExcludedUnit> jobCheckpointedModules(const Trace& trace);
 
+// Whether `u` was left out because the job checkpoints it itself.
+bool checkpointedByTheJob(const ExcludedUnit& u);
+
 // Throws AdviceError when the job called backward with retain_graph=True (the
 // shim's scalar "retain_graph", steps.py): two losses with two backward calls
 // free the activations in the last backward, after the modules' backward

@@ -409,7 +409,10 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
 
   SolverOptions opts = defaultSolverOptions(n, a.kind);
   if (req.max_segment_units >= 0) opts.max_segment_units = req.max_segment_units;
-  if (a.tree_plan) opts.tree_span_last = a.tree.spanLast();
+  if (a.tree_plan) {
+    opts.tree_span_last = a.tree.spanLast();
+    opts.tree_whole_only = a.tree.whole_only;
+  }
   // Capping region length restricts the plans searched: say so.
   if (a.kind == SegmentKind::Region && opts.max_segment_units > 0 && opts.max_segment_units < n)
     a.exact = false;

@@ -200,7 +200,7 @@ Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feas
       }
       // Selective checkpoints of unit k alone (model/selective_options.h):
       // they never drop more than the whole unit, so feasibility skips them.
-      if (!feasibility_only && k < static_cast<int>(c.selective.size())) {
+      if (!feasibility_only && k < static_cast<int>(c.selective.size()) && o.allows(k, k)) {
         cache.upTo(1);
         SegmentEffect whole{cache.dropped[0], cache.recompute_peak[0], cache.cost[0]};
         for (size_t opt = 0; opt < c.selective[k].size(); ++opt) {
@@ -255,7 +255,10 @@ Solution bisectBudget(const UnitChain& c, Feasible feasible) {
 
 bool SolverOptions::allows(int first, int last) const {
   if (first > last) return false;
-  if (!tree_span_last.empty()) return first == last || tree_span_last[first] == last;
+  if (!tree_span_last.empty()) {
+    bool alone = first == last && !(first < static_cast<int>(tree_whole_only.size()) && tree_whole_only[first]);
+    return alone || tree_span_last[first] == last;
+  }
   if (kind == SegmentKind::Module) return first == last;
   return max_segment_units <= 0 || last - first + 1 <= max_segment_units;
 }

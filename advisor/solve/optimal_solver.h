@@ -29,6 +29,9 @@ struct SolverOptions {
   // the span [k..tree_span_last[k]] (a whole block); `kind` and
   // max_segment_units are then not used.
   std::vector<int> tree_span_last;
+  // Per chain unit: true where the unit may be checkpointed only inside its
+  // block's span, never alone (ModuleTree::whole_only).
+  std::vector<bool> tree_whole_only;
 
   // Whether [first..last] is a segment these options allow.
   bool allows(int first, int last) const;

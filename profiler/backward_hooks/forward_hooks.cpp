@@ -33,6 +33,7 @@
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -186,10 +187,16 @@ int64_t bytesOf(const at::Tensor& t) {
   }
 }
 
-// tensors.tensor_bytes(v); -1 on a python error.
-int64_t tensorBytes(PyObject* v) {
+// tensors.tensor_bytes(v), each tensor once (`seen` carries over calls:
+// attn(h, h, h) passes h's bytes once); -1 on a python error.
+int64_t tensorBytes(PyObject* v, std::vector<const void*>& seen) {
   int64_t total = 0;
-  auto add = [&](const at::Tensor& t) { total += bytesOf(t); };
+  auto add = [&](const at::Tensor& t) {
+    const void* impl = t.unsafeGetTensorImpl();
+    if (std::find(seen.begin(), seen.end(), impl) != seen.end()) return;
+    seen.push_back(impl);
+    total += bytesOf(t);
+  };
   int r = walk(v, 0, add);
   if (r == 0) return total;
   if (r < 0) return -1;
@@ -348,14 +355,17 @@ bool fastPost(Stack& s, Entry& e, PyObject* args, PyObject* kwargs, PyObject* ou
   }
   e.versions.clear();  // hold no tensor past the call
   bool has_kwargs = kwargs && PyDict_Check(kwargs) && PyDict_GET_SIZE(kwargs) > 0;
-  int64_t in_bytes = tensorBytes(args);
+  static thread_local std::vector<const void*> seen;
+  seen.clear();
+  int64_t in_bytes = tensorBytes(args, seen);
   if (in_bytes < 0) return false;
   if (has_kwargs) {
-    int64_t more = tensorBytes(kwargs);
+    int64_t more = tensorBytes(kwargs, seen);
     if (more < 0) return false;
     in_bytes += more;
   }
-  int64_t out_bytes = tensorBytes(output);
+  seen.clear();
+  int64_t out_bytes = tensorBytes(output, seen);
   if (out_bytes < 0) return false;
   if (e.range_id) g_range_end_io(e.range_id, in_bytes, out_bytes);
   if (output == Py_None || !e.grad || !torch::autograd::GradMode::is_enabled()) return true;

@@ -53,6 +53,41 @@ TEST(ModuleTree, BlocksSplitIntoTheirCheckpointableDirectSubModules) {
   EXPECT_FALSE(treeOfPlan({"a", "b"}, {"x"}).anySplit());
 }
 
+// A block whose MLP the job checkpoints itself (`checkpoint(self.mlp, h)` in
+// the block's forward, recorded as "recompute h.0.mlp"): the MLP is no
+// candidate, so ln_2 is the block's last and its window is widened over the
+// MLP to the block's end. Checkpointing ln_2 alone was then simulated as
+// dropping ln_2's output, which the job's own checkpoint holds as the MLP's
+// input (measured: 1 MiB over the prediction per such ln_2, a verify FAIL of
+// a two-tower job at 75%). It goes only with its whole block; a job-checkpointed
+// sibling in the middle (h.1) changes nothing.
+TEST(ModuleTree, AnEdgeSubModuleWidenedOverOneTheJobCheckpointsGoesOnlyWithItsBlock) {
+  std::vector<ModuleStats> mods = {module("h.0"), module("h.0.ln_1"), module("h.0.attn"), module("h.0.ln_2"),
+                                   module("h.0.mlp"), module("h.1"), module("h.1.ln_1"), module("h.1.mlp"),
+                                   module("h.1.ln_2"), module("h.1.out")};
+  Trace recorded;  // the shim's marks of the job's own recomputations
+  for (const char* name : {"recompute h.0.mlp", "recompute h.1.mlp"}) {
+    Range r;
+    r.name = name;
+    recorded.ranges.push_back(r);
+  }
+  std::vector<ExcludedUnit> job = jobCheckpointedModules(recorded);
+  ModuleTree t = moduleTree(mods, {"h.0", "h.1"}, job);
+  EXPECT_EQ(t.names, (std::vector<std::string>{"h.0.ln_1", "h.0.attn", "h.0.ln_2", "h.1.ln_1", "h.1.ln_2",
+                                                 "h.1.out"}));
+  EXPECT_EQ(t.whole_only, (std::vector<bool>{false, false, true, false, false, false}));
+  SolverOptions o;
+  o.tree_span_last = t.spanLast();
+  o.tree_whole_only = t.whole_only;
+  EXPECT_FALSE(o.allows(2, 2));  // ln_2 alone
+  EXPECT_TRUE(o.allows(0, 2));   // the whole block
+  EXPECT_TRUE(o.allows(1, 1));   // attn alone
+  EXPECT_TRUE(o.allows(4, 4));
+  // A module left out for another reason (in place) keeps today's rule.
+  ModuleTree in_place = moduleTree(mods, {"h.0"}, {{"h.0.mlp", "changes its input in place"}});
+  EXPECT_EQ(in_place.whole_only, (std::vector<bool>{false, false, false}));
+}
+
 // Every tree plan: each unit left alone or its own segment, and each split
 // block's span as one segment.
 void forEachTreePlan(const std::vector<int>& span_last, const std::function<void(const Segments&)>& visit) {

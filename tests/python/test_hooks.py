@@ -219,3 +219,18 @@ def test_steps_and_loss_from_optimizer_and_backward():
 
 if __name__ == "__main__":
     run(globals())
+
+
+def test_a_tensor_passed_several_times_counts_once():
+    # Self-attention is called as attn(h, h, h): its input is h, once. The
+    # advisor finds the tensors a checkpoint holds by these bytes
+    # (advisor/model/checkpoint_arguments.h); counted three times they
+    # matched another tensor of 3x h's size, and h was not held.
+    attn = nn.MultiheadAttention(8, 2, batch_first=True)
+    h = torch.randn(3, 5, 8, requires_grad=True)
+    for call in (lambda: attn(h, h, h, need_weights=False), lambda: attn(h, key=h, value=h)):
+        call()  # names the tree
+        REC.events.clear()
+        call()
+        fwd = [r for r in ranges(REC.events) if r["phase"] == 1]
+        assert len(fwd) == 1 and fwd[0]["io"][0] == 3 * 5 * 8 * 4, fwd

@@ -368,13 +368,14 @@ class ModuleRanges:
                 break
         frame.versions = ()  # hold no tensor past the call
         tensor = self._tensor
-        if len(args) == 1 and type(args[0]) is tensor:
+        if len(args) == 1 and type(args[0]) is tensor and not kwargs:
             arg = args[0]
             in_bytes = arg.numel() * arg.element_size()
         else:
-            in_bytes = tensor_bytes(args, tensor)
-        if kwargs:
-            in_bytes += tensor_bytes(kwargs, tensor)
+            seen = set()  # each tensor once (tensors.tensor_bytes)
+            in_bytes = tensor_bytes(args, tensor, seen)
+            if kwargs:
+                in_bytes += tensor_bytes(kwargs, tensor, seen)
         if type(output) is tensor:
             self._end_io(frame.range_id, in_bytes, output.numel() * output.element_size())
             node = output.grad_fn

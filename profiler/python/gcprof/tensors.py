@@ -19,14 +19,23 @@ def iter_tensors(value, tensor_type, depth=0):
                 yield from iter_tensors(item, tensor_type, depth + 1)
 
 
-def tensor_bytes(value, tensor_type):
-    """Logical bytes (elements x element size) of the tensors in `value`."""
-    if type(value) is tensor_type or (type(value) is tuple and len(value) == 1
-                                      and type(value[0]) is tensor_type):
+def tensor_bytes(value, tensor_type, seen=None):
+    """Logical bytes (elements x element size) of the tensors in `value`, each
+    tensor counted once: self-attention is called as attn(h, h, h), and the
+    advisor finds a checkpoint's arguments by these bytes
+    (advisor/model/checkpoint_arguments.h). `seen` (ids) carries over calls,
+    so a tensor in both the arguments and the keywords counts once."""
+    if seen is None and (type(value) is tensor_type or (type(value) is tuple and len(value) == 1
+                                                          and type(value[0]) is tensor_type)):
         t = value if type(value) is tensor_type else value[0]  # the common case, no generator
         return t.numel() * t.element_size()
+    if seen is None:
+        seen = set()
     total = 0
     for t in iter_tensors(value, tensor_type):
+        if id(t) in seen:
+            continue
+        seen.add(id(t))
         try:
             total += t.numel() * t.element_size()
         except Exception:  # nested / sparse layouts without a flat size
