@@ -1,6 +1,7 @@
 """Issue 11 end to end: torchrun jobs (DDP and FSDP, gloo, 2 ranks, CPU)
 recorded, shown, advised and verified as one job; a rank that dies during
 verification named in bounded time; two nodes' traces merged."""
+import importlib.util
 import json
 import math
 import os
@@ -218,6 +219,7 @@ class DistributedNoSync(DistributedJob, unittest.TestCase):
         self.assertEqual(calls[0][0], 6)
 
 
+@unittest.skipUnless(importlib.util.find_spec("accelerate"), "accelerate is not installed (scripts/install-deps)")
 class DistributedAccelerate(DistributedJob, unittest.TestCase):
     """`accelerate launch` (its torchrun launcher, 2 processes) of a job using
     Accelerator(cpu=True), prepare(), accumulate() and backward()."""
