@@ -8,11 +8,19 @@ line per budget.
     python3 bench/robustness/sweep.py bart bart --layers 4
     python3 bench/robustness/sweep.py gpt2-bf16 gpt2 --seq 256 --pattern bf16
     python3 bench/robustness/sweep.py ft-lora probe_finetune.py gpt2 --tune lora
+    python3 bench/robustness/sweep.py ddp-nosync -- torchrun --standalone --nproc_per_node=2 \
+        tests/e2e/dist_patterns_job.py ddp --accum 2
+
+After `--` the command is run as given (a launcher: torchrun, accelerate
+launch); its ranks' `rank <r> step <i> loss <v>` lines (and `... reduced <n> of
+<m> gradients in <k> buckets`, tests/e2e/dist_patterns_job.py) are compared per rank,
+and each rank's measured and predicted peak is printed.
 
 Traces and plans go to $SWEEP_OUT/NAME (default /tmp/gcprof-sweep).
 """
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -27,6 +35,10 @@ def run(*a, **kw):
 
 
 def losses(out):
+    # Ranks share the pipe and may run their lines into each other.
+    ranked = re.findall(r"rank (\d+) step (\d+) (loss -?[\d.]+|reduced \d+ of \d+ gradients in \d+ buckets)", out)
+    if ranked:
+        return sorted(ranked)
     return [l for l in out.splitlines() if l.startswith("step ") or l.startswith("val ")]
 
 
@@ -39,8 +51,12 @@ def main():
     if os.path.exists(db):
         os.remove(db)
     t = time.time()
-    cmd = [sys.executable, os.path.join(HERE, argv[0]), *argv[1:]] if argv[0].endswith(".py") else \
-        [sys.executable, os.path.join(HERE, "probe_job.py"), *argv]
+    if argv[0] == "--":
+        cmd = argv[1:]
+    elif argv[0].endswith(".py"):
+        cmd = [sys.executable, os.path.join(HERE, argv[0]), *argv[1:]]
+    else:
+        cmd = [sys.executable, os.path.join(HERE, "probe_job.py"), *argv]
     rec = run(G, "record", "-o", db, "--", *cmd)
     lines = [f"## {name}: {' '.join(argv)}  record rc={rec.returncode} {time.time()-t:.0f}s"]
     if rec.returncode:
@@ -48,7 +64,9 @@ def main():
         print("\n".join(lines)); return
     base = losses(rec.stdout)
     sh = json.loads(run(G, "show", db, "--json").stdout)
-    au = sh["runs"][0].get("auto_units", {})
+    # A launcher's run has no units: take the first run that has (rank 0's).
+    au = next((r["auto_units"] for r in sh["runs"] if r.get("auto_units", {}).get("names")),
+              sh["runs"][0].get("auto_units", {}))
     lines.append(f"  units: {au.get('rule')} n={len(au.get('names', []))} err={au.get('error')}")
     for b in ("60%", "75%", "90%", "every"):
         plan = f"{d}/plan-{b.rstrip('%')}.json"
@@ -67,6 +85,10 @@ def main():
         lines.append(f"  {b}: {p['strategy']} {p.get('plan_level')} segs={len(segs)} {segs[:4]} "
                      f"verify rc={ver.returncode} {rep['verdict']} meas={m} pred={pr} "
                      f"err={100*(pr-m)/m:+.2f}% budget={rep['budget_bytes']} losses_same={same}")
+        for k in rep.get("ranks", []):
+            km, kp = k["measured"]["peak_bytes"], k["predicted"]["peak_bytes"]
+            lines.append(f"     rank {k['rank']}: {k.get('verdict')} meas={km} pred={kp} "
+                         f"err={100*(kp-km)/max(km, 1):+.2f}%")
         for x in bad:
             lines.append("     FAIL " + x)
         if ver.returncode and not rep["gates"]:

@@ -29,7 +29,15 @@ void loadConfig() {
     if (c.steps_from < 0) c.steps_from = 0;
   }
   if (const char* v = getenv("GCPROF_PAUSED")) c.start_paused = strcmp(v, "1") == 0;
-  if (const char* v = getenv("GCPROF_ROOT_PID")) c.root = strtoll(v, nullptr, 10) == getpid();
+  if (const char* v = getenv("GCPROF_ROOT_PID")) {
+    long long root_pid = strtoll(v, nullptr, 10);
+    c.root = root_pid == getpid();
+    // A worker torchrun (or accelerate's launcher, which runs torchrun in
+    // its own process) started: it trains, so like the root it opens its run
+    // rather than drop what it freed while importing torch (docs/recording.md,
+    // "Cost"). A DataLoader worker that inherits RANK is the rank's child.
+    c.rank_of_root = !c.root && root_pid == getppid() && getenv("RANK") != nullptr;
+  }
   if (const char* v = getenv("GCPROF_RUN_ID")) c.run_id = strtoll(v, nullptr, 10);
   if (const char* v = getenv("GCPROF_FLUSH_WAIT_MS")) {
     long long ms = strtoll(v, nullptr, 10);  // `record --flush-wait` checked the text

@@ -14,6 +14,7 @@ struct Config {
   int64_t steps_to = -1;       //   (B = -1: to the end)
   bool start_paused = false;   // GCPROF_PAUSED=1: wait for `gcprof ctl resume`
   bool root = false;           // the process `gcprof record` started (GCPROF_ROOT_PID)
+  bool rank_of_root = false;   // a rank the root launched (RANK set, the root is its parent)
   int64_t run_id = 0;          // GCPROF_RUN_ID: the run `gcprof record` made for the root
   char backend[16] = "auto";   // GCPROF_BACKEND: auto | host | cuda
   int flush_wait_ms = 5000;    // GCPROF_FLUSH_WAIT_MS: on SIGTERM/SIGINT, how long the job

@@ -18,8 +18,8 @@ namespace {
 
 // Freed blocks of a process that has not shown it is a training process yet
 // (no run opened): at most this many are held (~6 MiB); beyond, the root
-// process opens its run and writes as it goes, others count them dropped
-// (docs/recording.md, "Cost").
+// process and the ranks it launched open their runs and write as they go,
+// others count them dropped (docs/recording.md, "Cost").
 constexpr size_t kMaxPending = 1 << 16;
 
 // Host and device address spaces overlap: key live memory by both.
@@ -92,8 +92,8 @@ void EventProcessor::keep(const gcprof::Allocation& a) {
     writer_->add(a);
   } else if (pending_.size() < kMaxPending) {
     pending_.push_back(a);
-  } else if (root_) {
-    ensureRun();  // a long job that marks nothing: write as we go
+  } else if (root_ || config().rank_of_root) {
+    ensureRun();  // a long job that marks nothing, a rank importing torch: write as we go
     writer_->add(a);
   } else {
     ++dropped_pending_;

@@ -12,7 +12,10 @@ bool relevant(const std::string& name) {
   static const char* kPrefixes[] = {"PYTORCH_", "TORCH", "CUDA_", "CUBLAS", "CUDNN", "NCCL_",
                                     "OMP_", "MKL_", "OPENBLAS", "KMP_", "RANK", "LOCAL_RANK",
                                     "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_", "HF_",
-                                    "TRANSFORMERS_", "TOKENIZERS_", "PYTHONHASHSEED"};
+                                    "TRANSFORMERS_", "TOKENIZERS_", "PYTHONHASHSEED",
+                                    // accelerate's settings (mixed precision, accumulation
+                                    // steps, CPU) when given in the environment, not the config
+                                    "ACCELERATE_"};
   for (const char* bad : {"TOKEN", "SECRET", "PASSWORD", "KEY"})
     if (name.find(bad) != std::string::npos && name != "TOKENIZERS_PARALLELISM") return false;
   for (const char* p : kPrefixes)
