@@ -25,14 +25,15 @@ inline std::vector<int64_t> segments_from_plan(const LayerMarks& marks) {
   return segment_end;
 }
 
-// Runs blocks [first, last] as one checkpointed region. On replay (inside
+// Runs blocks [first, last] as one checkpointed region (named
+// "layers.1..layers.3" in errors). On replay (inside
 // backward) the blocks are marked as user-phase "recompute layers.i" ranges,
 // so recomputation is visible but not counted as forward time, and the
 // replayed graph gets the backward hooks the first forward could not have.
 template <typename Block>
 torch::Tensor checkpointed_blocks(std::vector<Block>& blocks, LayerMarks& marks, int64_t first, int64_t last,
                                   const torch::Tensor& x) {
-  auto segment = [&blocks, &marks, first, last](const std::vector<torch::Tensor>& in) {
+  auto fn = [&blocks, &marks, first, last](const std::vector<torch::Tensor>& in) {
     const bool replay = gcprof::torch::is_recomputing();
     torch::Tensor h = in[0];
     for (int64_t k = first; k <= last; ++k) {
@@ -44,7 +45,10 @@ torch::Tensor checkpointed_blocks(std::vector<Block>& blocks, LayerMarks& marks,
     }
     return std::vector<torch::Tensor>{h};
   };
-  torch::Tensor y = gcprof::torch::checkpoint(segment, {x})[0];
+  // The blocks' BatchNorm statistics are put back after the replay.
+  gcprof::torch::Segment segment{marks.name(first) + (last > first ? ".." + marks.name(last) : ""), {}};
+  for (int64_t k = first; k <= last; ++k) segment.modules.push_back(blocks[k].ptr());
+  torch::Tensor y = gcprof::torch::checkpoint(segment, fn, {x})[0];
   marks.watch_output(y, last, /*begin_i=*/false);
   return y;
 }
