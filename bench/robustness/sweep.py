@@ -8,6 +8,7 @@ line per budget.
     python3 bench/robustness/sweep.py bart bart --layers 4
     python3 bench/robustness/sweep.py gpt2-bf16 gpt2 --seq 256 --pattern bf16
     python3 bench/robustness/sweep.py ft-lora probe_finetune.py gpt2 --tune lora
+    python3 bench/robustness/sweep.py resnet-cpp build/bin/resnet_train --layers 4   # a program, as is
 
 Traces and plans go to $SWEEP_OUT/NAME (default /tmp/gcprof-sweep).
 """
@@ -39,8 +40,12 @@ def main():
     if os.path.exists(db):
         os.remove(db)
     t = time.time()
-    cmd = [sys.executable, os.path.join(HERE, argv[0]), *argv[1:]] if argv[0].endswith(".py") else \
-        [sys.executable, os.path.join(HERE, "probe_job.py"), *argv]
+    if argv[0].endswith(".py"):
+        cmd = [sys.executable, os.path.join(HERE, argv[0]), *argv[1:]]
+    elif os.sep in argv[0]:  # a program (a LibTorch sample): run as given
+        cmd = [os.path.abspath(argv[0]), *argv[1:]]
+    else:
+        cmd = [sys.executable, os.path.join(HERE, "probe_job.py"), *argv]
     rec = run(G, "record", "-o", db, "--", *cmd)
     lines = [f"## {name}: {' '.join(argv)}  record rc={rec.returncode} {time.time()-t:.0f}s"]
     if rec.returncode:
@@ -63,7 +68,7 @@ def main():
         m, pr = rep["measured"]["peak_bytes"], rep["predicted"]["peak_bytes"]
         bad = [f"{g['name']}: {g.get('detail')}" for g in rep["gates"] if not g["passed"]]
         same = losses(ver.stdout) == base
-        segs = [s["module"] for s in p.get("segments", [])]
+        segs = [s.get("module") or "+".join(s.get("units", [])) for s in p.get("segments", [])]
         lines.append(f"  {b}: {p['strategy']} {p.get('plan_level')} segs={len(segs)} {segs[:4]} "
                      f"verify rc={ver.returncode} {rep['verdict']} meas={m} pred={pr} "
                      f"err={100*(pr-m)/m:+.2f}% budget={rep['budget_bytes']} losses_same={same}")
