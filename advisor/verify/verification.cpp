@@ -81,8 +81,9 @@ Gate scalarGate(const std::string& gate, const std::string& what,
 // (the first three and every 8th, fingerprints.py): a plan must
 // not change them, and losses do not show it (issue 15: BatchNorm statistics
 // updated twice by recomputation while every loss matched). Recorded by the
-// python shim (gcprof/fingerprints.py); a baseline without them (LibTorch
-// programs) gets no gate rather than a failing one.
+// python shim (gcprof/fingerprints.py) and by LibTorch programs that
+// record the same scalars (samples/cpp/resnet_train.cpp); a baseline without
+// them (gpt_train) gets no gate rather than a failing one.
 void fingerprintGates(const Trace& baseline, const Trace& measured, double tol, std::vector<Gate>& gates) {
   for (const auto& [scalar, gate, what] :
        {std::tuple<const char*, const char*, const char*>{"grad_norm", "gradients match", "gradient norms"},

@@ -10,11 +10,13 @@ line per budget.
     python3 bench/robustness/sweep.py ft-lora probe_finetune.py gpt2 --tune lora
     python3 bench/robustness/sweep.py ddp-nosync -- torchrun --standalone --nproc_per_node=2 \
         tests/e2e/dist_patterns_job.py ddp --accum 2
+    python3 bench/robustness/sweep.py resnet-cpp build/bin/resnet_train --layers 4   # a program, as is
 
 After `--` the command is run as given (a launcher: torchrun, accelerate
 launch); its ranks' `rank <r> step <i> loss <v>` lines (and `... reduced <n> of
 <m> gradients in <k> buckets`, tests/e2e/dist_patterns_job.py) are compared per rank,
-and each rank's measured and predicted peak is printed.
+and each rank's measured and predicted peak is printed. A path to a program (a
+LibTorch sample) is also run as given.
 
 Traces and plans go to $SWEEP_OUT/NAME (default /tmp/gcprof-sweep).
 """
@@ -55,6 +57,8 @@ def main():
         cmd = argv[1:]
     elif argv[0].endswith(".py"):
         cmd = [sys.executable, os.path.join(HERE, argv[0]), *argv[1:]]
+    elif os.sep in argv[0]:  # a program (a LibTorch sample): run as given
+        cmd = [os.path.abspath(argv[0]), *argv[1:]]
     else:
         cmd = [sys.executable, os.path.join(HERE, "probe_job.py"), *argv]
     rec = run(G, "record", "-o", db, "--", *cmd)
@@ -81,7 +85,7 @@ def main():
         m, pr = rep["measured"]["peak_bytes"], rep["predicted"]["peak_bytes"]
         bad = [f"{g['name']}: {g.get('detail')}" for g in rep["gates"] if not g["passed"]]
         same = losses(ver.stdout) == base
-        segs = [s["module"] for s in p.get("segments", [])]
+        segs = [s.get("module") or "+".join(s.get("units", [])) for s in p.get("segments", [])]
         lines.append(f"  {b}: {p['strategy']} {p.get('plan_level')} segs={len(segs)} {segs[:4]} "
                      f"verify rc={ver.returncode} {rep['verdict']} meas={m} pred={pr} "
                      f"err={100*(pr-m)/m:+.2f}% budget={rep['budget_bytes']} losses_same={same}")

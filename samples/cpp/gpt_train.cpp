@@ -9,10 +9,7 @@
 // the loss and every layer's forward and backward through gcprof's C API,
 // which costs nothing when the program is not recorded.
 #include "gpt_model.h"
-#include "layer_marks.h"
-
-#include <gcprof/torch/checkpoint.h>
-#include <gcprof/torch/plan.h>
+#include "planned_blocks.h"
 
 #include <CLI/CLI.hpp>
 #include <ATen/CPUGeneratorImpl.h>
@@ -31,29 +28,6 @@ struct TrainOptions {
   std::string device = "cpu";
 };
 
-// Runs layers [first, last] as one checkpointed region. On replay (inside
-// backward) the layers are marked as user-phase "recompute layers.i" ranges,
-// so recomputation is visible but not counted as forward time, and the
-// replayed graph gets the backward hooks the first forward could not have.
-torch::Tensor checkpointed_layers(Gpt& model, LayerMarks& marks, int64_t first, int64_t last,
-                                  const torch::Tensor& x) {
-  auto segment = [&model, &marks, first, last](const std::vector<torch::Tensor>& in) {
-    const bool replay = gcprof::torch::is_recomputing();
-    torch::Tensor h = in[0];
-    for (int64_t k = first; k <= last; ++k) {
-      {
-        MarkedScope range(replay ? marks.recompute_name(k) : marks.name(k), replay ? GCPROF_USER : GCPROF_FORWARD);
-        h = model->blocks[k]->forward(h);
-      }
-      if (replay) marks.watch_output(h, k);
-    }
-    return std::vector<torch::Tensor>{h};
-  };
-  torch::Tensor y = gcprof::torch::checkpoint(segment, {x})[0];
-  marks.watch_output(y, last, /*begin_i=*/false);
-  return y;
-}
-
 torch::Tensor forward_pass(Gpt& model, LayerMarks& marks, const std::vector<int64_t>& segment_end,
                            const torch::Tensor& idx) {
   torch::Tensor positions = torch::arange(idx.size(1), idx.options());
@@ -66,36 +40,13 @@ torch::Tensor forward_pass(Gpt& model, LayerMarks& marks, const std::vector<int6
     MarkedScope range("pos", GCPROF_FORWARD);
     x = x + model->pos(positions);
   }
-  marks.watch_first_input(x);
-  const int64_t layers = static_cast<int64_t>(model->blocks.size());
-  for (int64_t i = 0; i < layers;) {
-    if (segment_end[i] >= 0) {
-      x = checkpointed_layers(model, marks, i, segment_end[i], x);
-      i = segment_end[i] + 1;
-      continue;
-    }
-    {
-      MarkedScope range(marks.name(i), GCPROF_FORWARD);
-      x = model->blocks[i]->forward(x);
-    }
-    marks.watch_output(x, i);
-    ++i;
-  }
+  x = forward_blocks(model->blocks, marks, segment_end, x);
   {
     MarkedScope range("ln_f", GCPROF_FORWARD);
     x = model->ln_f(x);
   }
   MarkedScope range("head", GCPROF_FORWARD);
   return model->head(x);
-}
-
-// segment_end[i] = last layer of the checkpointed segment starting at i, or -1.
-std::vector<int64_t> segments_from_plan(const LayerMarks& marks) {
-  std::vector<int64_t> segment_end(marks.names().size(), -1);
-  if (auto plan = gcprof::torch::plan_from_env()) {
-    for (const auto& s : plan->resolve(marks.names())) segment_end[s.first] = static_cast<int64_t>(s.last);
-  }
-  return segment_end;
 }
 
 int train(const TrainOptions& o) {

@@ -12,6 +12,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
 BUILD = os.environ.get("GCPROF_BUILD", os.path.join(ROOT, "build"))
 GCPROF = os.path.join(BUILD, "bin", "gcprof")
 GPT_TRAIN = os.path.join(BUILD, "bin", "gpt_train")
+RESNET_TRAIN = os.path.join(BUILD, "bin", "resnet_train")
 TRAIN_PY = os.path.join(ROOT, "samples", "python", "train_gpt.py")
 
 # MKL keeps a per-thread GEMM buffer for every matrix shape it first meets in
@@ -34,12 +35,16 @@ SMALL = ["--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "64", "--ba
 # or no plan can reach 60% (the process's own heap is persistent memory too).
 ACTIVATION_HEAVY = ["--layers", "4", "--hidden", "64", "--heads", "4", "--seq", "128",
                     "--batch", "16", "--vocab", "256", "--steps", "3"]
+# resnet_train (samples/cpp): BatchNorm in every block, 3 steps of well under a second on one core.
+RESNET_SMALL = ["--layers", "4", "--width", "8", "--image", "32", "--batch", "16", "--steps", "3"]
 
 
 def sample(kind, *extra, flags=SMALL):
-    """argv of a sample training job: kind is "cpp" or "py"."""
+    """argv of a sample training job: kind is "cpp", "py" or "resnet" (C++)."""
     if kind == "cpp":
         return [GPT_TRAIN, *flags, *extra]
+    if kind == "resnet":
+        return [RESNET_TRAIN, *flags, *extra]
     return [sys.executable, TRAIN_PY, *flags, *extra]
 
 

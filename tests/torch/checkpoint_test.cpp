@@ -49,7 +49,9 @@ torch::Tensor run_chain(const RandomChain& chain, torch::Tensor x, int first, in
         for (int k = first; k <= last; ++k) h = chain.layer(k, h);
         return Tensors{h};
       };
-      x = gt::checkpoint(segment, {x})[0];
+      gt::Segment layers{"chain." + std::to_string(first) + ".." + std::to_string(last), {}};
+      for (int k = first; k <= last; ++k) layers.modules.push_back(chain.layers[k].ptr());
+      x = gt::checkpoint(layers, segment, {x})[0];
       i = last + 1;
     } else {
       x = chain.layer(i, x);
@@ -130,7 +132,7 @@ TEST(TorchCheckpoint, SeveralInputsAndOutputsSomeWithoutGrad) {
   auto run = [&](bool checkpointed) {
     for (auto& p : lin->parameters()) p.mutable_grad() = torch::Tensor();
     torch::Tensor a = a0.clone().requires_grad_(true), b = b0.clone().requires_grad_(true);
-    Tensors out = checkpointed ? gt::checkpoint(fn, {a, b, c}) : fn({a, b, c});
+    Tensors out = checkpointed ? gt::checkpoint({"lin", {lin.ptr()}}, fn, {a, b, c}) : fn({a, b, c});
     (out[0].pow(2).sum() + out[1].sum()).backward();  // out[2] unused: gets no gradient
     return Tensors{out[0].detach(), out[1].detach(), a.grad(), b.grad(), lin->weight.grad(), lin->bias.grad()};
   };
@@ -150,7 +152,7 @@ TEST(TorchCheckpoint, TrainsParametersWhenNoInputNeedsGrad) {
   lin(x).sum().backward();
   torch::Tensor expected = lin->weight.grad().clone();
   lin->weight.mutable_grad() = torch::Tensor();
-  torch::Tensor y = gt::checkpoint(fn, {x})[0];
+  torch::Tensor y = gt::checkpoint({"lin", {lin.ptr()}}, fn, {x})[0];
   ASSERT_TRUE(y.requires_grad());
   y.sum().backward();
   ASSERT_TRUE(lin->weight.grad().defined());
@@ -166,7 +168,7 @@ TEST(TorchCheckpoint, KeepsOnlyInputsAndReplaysOnceInBackward) {
     EXPECT_EQ(gt::is_recomputing(), torch::GradMode::is_enabled());
     return Tensors{torch::exp(torch::exp(in[0]))};
   };
-  torch::Tensor y = gt::checkpoint(fn, {x})[0];
+  torch::Tensor y = gt::checkpoint({"exp.exp", {}}, fn, {x})[0];
   EXPECT_EQ(calls, 1);
   EXPECT_EQ(replays, 0);
   EXPECT_FALSE(gt::is_recomputing());

@@ -3,15 +3,8 @@
 // Runs the gpt_train sample (samples/cpp/gpt_train.cpp) with tiny flags and compares the printed losses,
 // so it exercises the plan loader, the checkpoint function and the sample's
 // segment wiring together, exactly as `gcprof verify` runs them.
-#include <gtest/gtest.h>
+#include "sample_process.h"
 
-#include <sys/wait.h>
-#include <unistd.h>
-
-#include <array>
-#include <cstdio>
-#include <fstream>
-#include <sstream>
 #include <string>
 
 #ifndef GPT_TRAIN_PATH
@@ -23,48 +16,15 @@ namespace {
 const std::string kTiny =
     " --layers 4 --hidden 32 --heads 2 --seq 16 --batch 2 --vocab 64 --steps 3 --seed 5";
 
-struct TrainRun {
-  int exit_code = -1;
-  std::string out, err;
-};
-
-std::string temp_path(const std::string& name) {
-  return testing::TempDir() + "gcprof_gpt_" + std::to_string(getpid()) + "_" + name;
-}
+using TrainRun = SampleRun;
 
 TrainRun run_gpt_train(const std::string& args, const std::string& plan_json = "") {
-  std::string env;
-  if (!plan_json.empty()) {
-    std::string plan = temp_path("plan.json");
-    std::ofstream(plan) << plan_json;
-    env = "GCPROF_PLAN='" + plan + "' ";
-  }
-  std::string err_path = temp_path("stderr.txt");
-  std::string cmd = env + "'" + GPT_TRAIN_PATH + "'" + args + " 2>'" + err_path + "'";
-  TrainRun r;
-  FILE* pipe = popen(cmd.c_str(), "r");
-  if (pipe == nullptr) return r;
-  std::array<char, 4096> buf{};
-  size_t n;
-  while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.out.append(buf.data(), n);
-  int status = pclose(pipe);
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-  std::stringstream err;
-  err << std::ifstream(err_path).rdbuf();
-  r.err = err.str();
-  return r;
+  return run_sample(GPT_TRAIN_PATH, args, plan_json);
 }
 
 std::string plan_with(const std::string& checkpoint) {
   return R"({"format":"gcprof.plan/1","units":["layers.0","layers.1","layers.2","layers.3"],"checkpoint":)" +
          checkpoint + "}";
-}
-
-int count_lines_starting(const std::string& text, const std::string& prefix) {
-  int n = 0;
-  std::istringstream in(text);
-  for (std::string line; std::getline(in, line);) n += line.rfind(prefix, 0) == 0;
-  return n;
 }
 
 TEST(TorchGptTrain, PrintsOneDeterministicLossLinePerStep) {
