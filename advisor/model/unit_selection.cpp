@@ -279,11 +279,7 @@ UnitSelection blocksOfEveryRoot(const std::vector<ModuleStats>& modules, const s
   std::map<std::string, Ns> first;
   for (const ModuleStats& m : modules) first[m.name] = m.first_forward;
   std::vector<UnitSelection> parts;
-  std::string others;
-  for (const auto& [root, root_fams] : by_root) {
-    parts.push_back(blocksOf(modules, root_fams));
-    if (!root.empty()) others += (others.empty() ? "" : ", ") + root;
-  }
+  for (const auto& [root, root_fams] : by_root) parts.push_back(blocksOf(modules, root_fams));
   std::sort(parts.begin(), parts.end(), [&](const UnitSelection& a, const UnitSelection& b) {
     return first[a.names.front()] < first[b.names.front()];
   });
@@ -294,6 +290,12 @@ UnitSelection blocksOfEveryRoot(const std::vector<ModuleStats>& modules, const s
     s.rule += (s.rule.empty() ? "" : " + ") + p.rule.substr(p.rule.find(' ') + 1);
     stages = stages && !p.stage_names.empty();
   }
+  // Every other root holding units, in forward order: one family can span
+  // several instances of a class ("Encoder[#].layers.#").
+  std::string others;
+  for (const std::string& r : roots)
+    if (std::any_of(s.names.begin(), s.names.end(), [&](const std::string& n) { return nestedIn(n, r); }))
+      others += (others.empty() ? "" : ", ") + r;
   s.rule = "auto: " + s.rule + " (the blocks of every model the job trains: the first called and " +
            others + ")";
   for (const UnitSelection& p : parts) {
@@ -332,12 +334,23 @@ std::string oneModuleHoldsMost(const std::vector<const ModuleStats*>& cands,
          "nn.ModuleList of one-layer modules)";
 }
 
+// "Encoder[1]": the second live instance of one class among the job's
+// roots, as the shim names it (root_names.py). Instances of one class look
+// like a numbered list ("Encoder[#]") but are models of the job, each
+// bringing its own blocks, never blocks themselves.
+bool isRootInstance(const ModuleStats& m) {
+  const std::string& n = m.name;
+  size_t open = n.find('[');
+  return m.root && open != std::string::npos && open > 0 && n.back() == ']' &&
+         n.find('.') == std::string::npos && isNumber(n.substr(open + 1, n.size() - open - 2));
+}
+
 UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
                         const std::vector<const ModuleStats*>& cands) {
   std::set<std::string> composite = composites(modules);
   std::vector<const ModuleStats*> blocks;
   for (const ModuleStats* m : cands)
-    if (!m->name.empty() && composite.count(m->name)) blocks.push_back(m);
+    if (!m->name.empty() && composite.count(m->name) && !isRootInstance(*m)) blocks.push_back(m);
   std::vector<Family> fams = families(blocks);
   if (fams.empty()) fams = families(cands);  // ranges without sub-ranges (NVTX, C API)
   keepTheLeastCalled(fams);

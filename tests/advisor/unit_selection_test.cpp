@@ -247,6 +247,32 @@ TEST(AutoUnits, TwoTowersTrainedOnOneLossEachBringTheirBlocks) {
                     "the first called and TextTower)");
 }
 
+// The model and three instances of one tower class, separate roots of one
+// loss (tests/python/loops_job.py three-towers): the shim names them
+// "TextTower", "TextTower[1]", "TextTower[2]". The later two look like a
+// numbered list of whole towers, which would be taken as the model's
+// blocks (nested with their own blocks); each brings its blocks instead.
+TEST(AutoUnits, ThreeInstancesOfOneTowerClassEachBringTheirBlocks) {
+  auto tower = [](Tree& t, const std::string& root) {
+    t.add(root, 4 * 160 + 8).root().add(root + ".emb", 8);
+    for (int b = 0; b < 4; ++b) {
+      std::string blk = root + ".layers." + std::to_string(b);
+      t.add(blk, 160).add(blk + ".attn", 80).add(blk + ".mlp", 80);
+    }
+  };
+  Tree t;
+  t.add("", 4 * 40).root().add("patch", 10);
+  for (int b = 0; b < 4; ++b) t.add("blocks." + std::to_string(b), 40).add("blocks." + std::to_string(b) + ".mlp", 20);
+  for (const char* root : {"TextTower", "TextTower[1]", "TextTower[2]"}) tower(t, root);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  std::vector<std::string> want = {"blocks.0", "blocks.1", "blocks.2", "blocks.3"};
+  for (const char* root : {"TextTower", "TextTower[1]", "TextTower[2]"})
+    for (int b = 0; b < 4; ++b) want.push_back(std::string(root) + ".layers." + std::to_string(b));
+  EXPECT_EQ(u.names, want);
+  EXPECT_EQ(u.rule, "auto: blocks.# + TextTower.layers.# + TextTower[#].layers.# (the blocks of every "
+                    "model the job trains: the first called and TextTower, TextTower[1], TextTower[2])");
+}
+
 // A language model on one nn.LSTM(num_layers=4) (probe_job.py lstm_deep):
 // no repeated modules, and the LSTM, one module, saves nearly everything.
 // The rule says it can only be checkpointed whole and how to split it.
