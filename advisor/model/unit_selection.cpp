@@ -152,14 +152,29 @@ std::string listParent(const std::string& pattern) {
   return up == std::string::npos ? "" : list.substr(0, up);
 }
 
-// The names of a module's direct sub-modules, relative to it ("c1", "n1"):
-// what tells blocks of one kind from other lists of modules.
-std::set<std::string> childNames(const std::vector<ModuleStats>& modules, const std::string& name) {
-  std::set<std::string> out;
+// The kinds of a module's recorded sub-modules: the family patterns, relative
+// to it, of the sub-modules with no recorded module between them and it
+// ("c#", "n#" for a U-Net block's c1, n1, c2, n2; "resnets.#",
+// "attentions.#" for a diffusers block, whose ModuleLists are never called).
+// Bare indexes ("#", an nn.Sequential's 0, 1, 2) say nothing of the kind and
+// are left out.
+std::set<std::string> childKinds(const std::vector<ModuleStats>& modules, const std::string& name) {
+  std::set<std::string> inside;
   for (const ModuleStats& m : modules)
-    if (nestedIn(m.name, name) && m.name.find('.', name.size() + 1) == std::string::npos)
-      out.insert(m.name.substr(name.size() + 1));
+    if (nestedIn(m.name, name)) inside.insert(m.name);
+  std::set<std::string> out;
+  for (const std::string& n : inside) {
+    bool shallowest = true;
+    for (size_t dot = n.find('.', name.size() + 1); dot != std::string::npos && shallowest; dot = n.find('.', dot + 1))
+      shallowest = !inside.count(n.substr(0, dot));
+    std::string kind = familyPattern(n.substr(name.size() + 1));
+    if (shallowest && kind != "#") out.insert(kind);
+  }
   return out;
+}
+
+bool shareAKind(const std::set<std::string>& a, const std::set<std::string>& b) {
+  return std::any_of(a.begin(), a.end(), [&](const std::string& k) { return b.count(k) > 0; });
 }
 
 bool overlaps(const Family& a, const Family& b) {
@@ -174,9 +189,10 @@ bool overlaps(const Family& a, const Family& b) {
 // keeps its down and up paths in two sibling lists (`down.#`, `up.#`) of
 // one kind of block, and the up path's blocks (which take the skip
 // connections) hold about as much as the down path's: a sibling list joins
-// when its first member has the same sub-modules as the chosen family's
-// first (a U-Net's blocks: c1, n1, c2, n2), so unrelated lists under one
-// parent stay out. Families with the chosen one's tail, or such siblings,
+// when its first member has a kind of sub-module in common with the chosen
+// family's first (a U-Net's blocks: c1, n1, c2, n2; a diffusers UNet's
+// DownBlock2D and CrossAttnUpBlock2D: resnets.#), so unrelated lists under
+// one parent stay out. Families with the chosen one's tail, or such siblings,
 // that do not overlap it and hold at least kStackShare of its saved bytes
 // join it.
 constexpr double kStackShare = 0.25;
@@ -211,11 +227,11 @@ UnitSelection blocksOf(const std::vector<ModuleStats>& modules, const std::vecto
   }
   std::vector<const Family*> stacks = {best};
   std::string tail = stackTail(best->pattern), parent = listParent(best->pattern);
-  std::set<std::string> shape = childNames(modules, best->members.front()->name);
+  std::set<std::string> kinds = childKinds(modules, best->members.front()->name);
   for (const Family& f : fams) {
     bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
-    bool sibling = parent != kNoList && !shape.empty() && listParent(f.pattern) == parent &&
-                   childNames(modules, f.members.front()->name) == shape;
+    bool sibling = parent != kNoList && listParent(f.pattern) == parent &&
+                   shareAKind(childKinds(modules, f.members.front()->name), kinds);
     if (&f == best || !(same_tail || sibling)) continue;
     if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
     if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
