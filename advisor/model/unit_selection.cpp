@@ -76,6 +76,24 @@ std::set<std::string> composites(const std::vector<ModuleStats>& modules) {
   return out;
 }
 
+// "Head[1]" of "Head[1].body": the instance of a root class a module lies
+// in (root_names.py), "" for the model and roots named once.
+std::string rootInstance(const std::string& name) {
+  std::string first = name.substr(0, name.find('.'));
+  return first.find('[') != std::string::npos && first.back() == ']' ? first : "";
+}
+
+// A family repeats a structure inside one model: "TextTower[#].layers.#"
+// has four layers in each instance, while "Head[#].body" (the body of each
+// of three heads the job calls itself, parallel branches off one trunk) is
+// one module per instance, no blocks of any.
+bool repeatsInOneInstance(const Family& f) {
+  std::map<std::string, int> per_instance;
+  for (const ModuleStats* m : f.members)
+    if (++per_instance[rootInstance(m->name)] >= 2) return true;
+  return false;
+}
+
 std::vector<Family> families(const std::vector<const ModuleStats*>& cands) {
   std::map<std::string, Family> by_pattern;
   for (const ModuleStats* m : cands) {
@@ -88,7 +106,7 @@ std::vector<Family> families(const std::vector<const ModuleStats*>& cands) {
   }
   std::vector<Family> out;
   for (auto& [p, f] : by_pattern)
-    if (f.members.size() >= 2) out.push_back(std::move(f));
+    if (f.members.size() >= 2 && repeatsInOneInstance(f)) out.push_back(std::move(f));
   return out;
 }
 

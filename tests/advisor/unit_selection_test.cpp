@@ -318,6 +318,25 @@ TEST(AutoUnits, ThreeInstancesOfOneTowerClassEachBringTheirBlocks) {
                     "model the job trains: the first called and TextTower, TextTower[1], TextTower[2])");
 }
 
+// A multi-task job calling its trunk and three heads of one class itself
+// (probe_job.py multitask --pattern heads_apart): "Head[1].body" and
+// "Head[2].body" are one module per instance, parallel branches off the
+// trunk whose backward windows nest, no blocks. Taken as a family, they
+// made every budget refused ("backward of Head[1].body starts before
+// Head[2].body's ends"); the trunk's blocks are the units.
+TEST(AutoUnits, OneModulePerInstanceOfARootClassIsNoFamily) {
+  Tree t;
+  t.add("", 400).root();
+  for (int b = 0; b < 4; ++b) t.add("4." + std::to_string(b), 100).add("4." + std::to_string(b) + ".conv1", 50);
+  for (const char* head : {"Head", "Head[1]", "Head[2]"}) {
+    std::string h = head;
+    t.add(h, 300).root().add(h + ".body", 300).add(h + ".body.0", 150).add(h + ".body.1", 150);
+  }
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"4.0", "4.1", "4.2", "4.3"}));
+  EXPECT_EQ(u.rule, "auto: #.#");
+}
+
 // A language model on one nn.LSTM(num_layers=4) (probe_job.py lstm_deep):
 // no repeated modules, and the LSTM, one module, saves nearly everything.
 // The rule says it can only be checkpointed whole and how to split it.
