@@ -45,6 +45,26 @@ bool neighboursInOneList(const std::string& a, const std::string& b) {
   return sa > 0 && sa == sb && sa < a.size() && sb < b.size() && a.compare(0, sa, b, 0, sb) == 0;
 }
 
+// "up_blocks.0" and "down_blocks.1": the ends of two numbered lists of blocks
+// under one parent, a U-Net's down and up paths (diffusers
+// UNet2DConditionModel, where every block also reads the time embedding).
+bool entriesOfSiblingLists(const std::string& a, const std::string& b) {
+  auto list = [](const std::string& s) {
+    size_t dot = s.rfind('.');
+    bool numbered = dot != std::string::npos && dot + 1 < s.size() &&
+                    s.find_first_not_of("0123456789", dot + 1) == std::string::npos;
+    return numbered ? s.substr(0, dot) : std::string();
+  };
+  std::string la = list(a), lb = list(b);
+  auto parent = [](const std::string& l) {
+    size_t dot = l.rfind('.');
+    return dot == std::string::npos ? std::string() : l.substr(0, dot);
+  };
+  return !la.empty() && !lb.empty() && la != lb && parent(la) == parent(lb) &&
+         la.find_first_of("0123456789") == std::string::npos &&
+         lb.find_first_of("0123456789") == std::string::npos;
+}
+
 // A unit's backward range ends when the gradients of all its inputs are
 // complete (backward_ranges.py). Every decoder layer of an encoder-decoder
 // (HF BART, Whisper) also reads the encoder's output, whose gradient
@@ -59,11 +79,17 @@ bool neighboursInOneList(const std::string& a, const std::string& b) {
 // window nests bn3's..conv1's; ending it early let a plan through that
 // verified 5.6% off, e2e.public.ResNet50):
 // - the two are neighbours in one numbered list of blocks (layers.3, layers.2;
-//   denselayer16, denselayer15);
+//   denselayer16, denselayer15), or the first of one list and the last of a
+//   sibling list (a diffusers UNet's up_blocks.0 and down_blocks.1: every
+//   block reads the time embedding, whose gradient completes at the end);
 // - the next window starts inside this one and ends with it (the one
 //   gradient completing ends both, 1/kTogether of the next window apart at most);
-// - this unit is passed more bytes than the next one returns: it reads a
-//   tensor besides the chain's (unknown, 0, without the python shim: refused).
+// - this unit is not passed exactly what the next one returns: it reads a
+//   tensor besides the chain's (more bytes), or the next one's output also
+//   goes elsewhere (fewer: a U-Net's down block returns its skip
+//   connections too, diffusers' down_blocks.0 2.5 MiB to down_blocks.1's
+//   276 KiB, which also reads the time embedding); unknown (0, without the
+//   python shim): refused.
 constexpr Ns kTogether = 10;  // at most 1/10 of the next window apart (a preempted hook)
 
 void endLateBackwards(std::vector<Span>& spans, const std::vector<std::string>& names) {
@@ -73,8 +99,10 @@ void endLateBackwards(std::vector<Span>& spans, const std::vector<std::string>& 
     Ns apart = later.be > next.be ? later.be - next.be : next.be - later.be;
     bool together = apart <= (next.be - next.bs) / kTogether;
     bool reads_more = later.forwards == 1 && next.forwards == 1 && next.output_bytes > 0 &&
-                      later.input_bytes > next.output_bytes;
-    if (nested && together && reads_more && neighboursInOneList(names[k], names[k - 1]))
+                      later.input_bytes > 0 && later.input_bytes != next.output_bytes;
+    bool neighbours = neighboursInOneList(names[k], names[k - 1]) ||
+                      entriesOfSiblingLists(names[k], names[k - 1]);
+    if (nested && together && reads_more && neighbours)
       later.be = next.bs;
   }
 }

@@ -76,6 +76,24 @@ std::set<std::string> composites(const std::vector<ModuleStats>& modules) {
   return out;
 }
 
+// "Head[1]" of "Head[1].body": the instance of a root class a module lies
+// in (root_names.py), "" for the model and roots named once.
+std::string rootInstance(const std::string& name) {
+  std::string first = name.substr(0, name.find('.'));
+  return first.find('[') != std::string::npos && first.back() == ']' ? first : "";
+}
+
+// A family repeats a structure inside one model: "TextTower[#].layers.#"
+// has four layers in each instance, while "Head[#].body" (the body of each
+// of three heads the job calls itself, parallel branches off one trunk) is
+// one module per instance, no blocks of any.
+bool repeatsInOneInstance(const Family& f) {
+  std::map<std::string, int> per_instance;
+  for (const ModuleStats* m : f.members)
+    if (++per_instance[rootInstance(m->name)] >= 2) return true;
+  return false;
+}
+
 std::vector<Family> families(const std::vector<const ModuleStats*>& cands) {
   std::map<std::string, Family> by_pattern;
   for (const ModuleStats* m : cands) {
@@ -88,7 +106,7 @@ std::vector<Family> families(const std::vector<const ModuleStats*>& cands) {
   }
   std::vector<Family> out;
   for (auto& [p, f] : by_pattern)
-    if (f.members.size() >= 2) out.push_back(std::move(f));
+    if (f.members.size() >= 2 && repeatsInOneInstance(f)) out.push_back(std::move(f));
   return out;
 }
 
@@ -152,14 +170,29 @@ std::string listParent(const std::string& pattern) {
   return up == std::string::npos ? "" : list.substr(0, up);
 }
 
-// The names of a module's direct sub-modules, relative to it ("c1", "n1"):
-// what tells blocks of one kind from other lists of modules.
-std::set<std::string> childNames(const std::vector<ModuleStats>& modules, const std::string& name) {
-  std::set<std::string> out;
+// The kinds of a module's recorded sub-modules: the family patterns, relative
+// to it, of the sub-modules with no recorded module between them and it
+// ("c#", "n#" for a U-Net block's c1, n1, c2, n2; "resnets.#",
+// "attentions.#" for a diffusers block, whose ModuleLists are never called).
+// Bare indexes ("#", an nn.Sequential's 0, 1, 2) say nothing of the kind and
+// are left out.
+std::set<std::string> childKinds(const std::vector<ModuleStats>& modules, const std::string& name) {
+  std::set<std::string> inside;
   for (const ModuleStats& m : modules)
-    if (nestedIn(m.name, name) && m.name.find('.', name.size() + 1) == std::string::npos)
-      out.insert(m.name.substr(name.size() + 1));
+    if (nestedIn(m.name, name)) inside.insert(m.name);
+  std::set<std::string> out;
+  for (const std::string& n : inside) {
+    bool shallowest = true;
+    for (size_t dot = n.find('.', name.size() + 1); dot != std::string::npos && shallowest; dot = n.find('.', dot + 1))
+      shallowest = !inside.count(n.substr(0, dot));
+    std::string kind = familyPattern(n.substr(name.size() + 1));
+    if (shallowest && kind != "#") out.insert(kind);
+  }
   return out;
+}
+
+bool shareAKind(const std::set<std::string>& a, const std::set<std::string>& b) {
+  return std::any_of(a.begin(), a.end(), [&](const std::string& k) { return b.count(k) > 0; });
 }
 
 bool overlaps(const Family& a, const Family& b) {
@@ -174,9 +207,10 @@ bool overlaps(const Family& a, const Family& b) {
 // keeps its down and up paths in two sibling lists (`down.#`, `up.#`) of
 // one kind of block, and the up path's blocks (which take the skip
 // connections) hold about as much as the down path's: a sibling list joins
-// when its first member has the same sub-modules as the chosen family's
-// first (a U-Net's blocks: c1, n1, c2, n2), so unrelated lists under one
-// parent stay out. Families with the chosen one's tail, or such siblings,
+// when its first member has a kind of sub-module in common with the chosen
+// family's first (a U-Net's blocks: c1, n1, c2, n2; a diffusers UNet's
+// DownBlock2D and CrossAttnUpBlock2D: resnets.#), so unrelated lists under
+// one parent stay out. Families with the chosen one's tail, or such siblings,
 // that do not overlap it and hold at least kStackShare of its saved bytes
 // join it.
 constexpr double kStackShare = 0.25;
@@ -211,11 +245,11 @@ UnitSelection blocksOf(const std::vector<ModuleStats>& modules, const std::vecto
   }
   std::vector<const Family*> stacks = {best};
   std::string tail = stackTail(best->pattern), parent = listParent(best->pattern);
-  std::set<std::string> shape = childNames(modules, best->members.front()->name);
+  std::set<std::string> kinds = childKinds(modules, best->members.front()->name);
   for (const Family& f : fams) {
     bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
-    bool sibling = parent != kNoList && !shape.empty() && listParent(f.pattern) == parent &&
-                   childNames(modules, f.members.front()->name) == shape;
+    bool sibling = parent != kNoList && listParent(f.pattern) == parent &&
+                   shareAKind(childKinds(modules, f.members.front()->name), kinds);
     if (&f == best || !(same_tail || sibling)) continue;
     if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
     if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
@@ -279,11 +313,7 @@ UnitSelection blocksOfEveryRoot(const std::vector<ModuleStats>& modules, const s
   std::map<std::string, Ns> first;
   for (const ModuleStats& m : modules) first[m.name] = m.first_forward;
   std::vector<UnitSelection> parts;
-  std::string others;
-  for (const auto& [root, root_fams] : by_root) {
-    parts.push_back(blocksOf(modules, root_fams));
-    if (!root.empty()) others += (others.empty() ? "" : ", ") + root;
-  }
+  for (const auto& [root, root_fams] : by_root) parts.push_back(blocksOf(modules, root_fams));
   std::sort(parts.begin(), parts.end(), [&](const UnitSelection& a, const UnitSelection& b) {
     return first[a.names.front()] < first[b.names.front()];
   });
@@ -294,6 +324,12 @@ UnitSelection blocksOfEveryRoot(const std::vector<ModuleStats>& modules, const s
     s.rule += (s.rule.empty() ? "" : " + ") + p.rule.substr(p.rule.find(' ') + 1);
     stages = stages && !p.stage_names.empty();
   }
+  // Every other root holding units, in forward order: one family can span
+  // several instances of a class ("Encoder[#].layers.#").
+  std::string others;
+  for (const std::string& r : roots)
+    if (std::any_of(s.names.begin(), s.names.end(), [&](const std::string& n) { return nestedIn(n, r); }))
+      others += (others.empty() ? "" : ", ") + r;
   s.rule = "auto: " + s.rule + " (the blocks of every model the job trains: the first called and " +
            others + ")";
   for (const UnitSelection& p : parts) {
@@ -332,12 +368,23 @@ std::string oneModuleHoldsMost(const std::vector<const ModuleStats*>& cands,
          "nn.ModuleList of one-layer modules)";
 }
 
+// "Encoder[1]": the second live instance of one class among the job's
+// roots, as the shim names it (root_names.py). Instances of one class look
+// like a numbered list ("Encoder[#]") but are models of the job, each
+// bringing its own blocks, never blocks themselves.
+bool isRootInstance(const ModuleStats& m) {
+  const std::string& n = m.name;
+  size_t open = n.find('[');
+  return m.root && open != std::string::npos && open > 0 && n.back() == ']' &&
+         n.find('.') == std::string::npos && isNumber(n.substr(open + 1, n.size() - open - 2));
+}
+
 UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
                         const std::vector<const ModuleStats*>& cands) {
   std::set<std::string> composite = composites(modules);
   std::vector<const ModuleStats*> blocks;
   for (const ModuleStats* m : cands)
-    if (!m->name.empty() && composite.count(m->name)) blocks.push_back(m);
+    if (!m->name.empty() && composite.count(m->name) && !isRootInstance(*m)) blocks.push_back(m);
   std::vector<Family> fams = families(blocks);
   if (fams.empty()) fams = families(cands);  // ranges without sub-ranges (NVTX, C API)
   keepTheLeastCalled(fams);

@@ -14,8 +14,9 @@ constexpr const char* kRecomputePrefix = "recompute ";
 const char* const kInPlaceReason =
     "changes its input in place: recomputing it would not replay its forward";
 const char* const kJobCheckpointReason =
-    "is already checkpointed by the job (recomputed in its backward: gradient_checkpointing_enable() "
-    "or torch.utils.checkpoint): its activations are dropped already, a plan would recompute it twice";
+    "is already checkpointed by the job (recomputed in its backward: Hugging Face "
+    "gradient_checkpointing_enable(), timm set_grad_checkpointing(), diffusers "
+    "enable_gradient_checkpointing() or torch.utils.checkpoint): its activations are dropped already, a plan would recompute it twice";
 }
 
 std::vector<ExcludedUnit> inPlaceModules(const Trace& trace) {
@@ -103,8 +104,8 @@ std::vector<ExcludedUnit> excludeUnsafeUnits(UnitSelection& units, const std::ve
     if (removed.front().reason == kJobCheckpointReason)
       throw AdviceError("every unit (" + units.rule + ") " + removed.front().reason + " (" + list +
                         "). The recorded peak is already the checkpointed one; to advise on the "
-                        "job's own plan, record it without its checkpointing (e.g. without "
-                        "gradient_checkpointing_enable())");
+                        "job's own plan, record it without its checkpointing (the switch above "
+                        "left off)");
     throw AdviceError("every unit (" + units.rule + ") " + removed.front().reason + " (" + list +
                       "); checkpointing them would recompute from changed inputs. Choose units that "
                       "contain them, e.g. --units with the enclosing blocks' names");

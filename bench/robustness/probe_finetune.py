@@ -28,7 +28,8 @@ MODEL: a probe_job.py model, llama, vit (a small torchvision
 VisionTransformer), tenc (an nn.TransformerEncoderLayer stack), blocks
 (pre-norm transformer blocks with `attn` and `mlp` sub-modules) or clip (two
 towers of such blocks, an image encoder and a text encoder, two separate
-root modules trained by one optimizer on one contrastive loss) or recsys
+root modules trained by one optimizer on one contrastive loss; --towers 3:
+three TextTower instances, one per text field, their losses summed) or recsys
 (nn.EmbeddingBag(sparse=True) under SparseAdam and an MLP tower of blocks
 under Adam: two optimizers, sparse gradients).
 """
@@ -268,6 +269,7 @@ def main():
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--image", type=int, default=64)
     ap.add_argument("--steps", type=int, default=3)
+    ap.add_argument("--towers", type=int, default=1, help="clip: text towers (instances of one class)")
     a = ap.parse_args()
     tunes = set(a.tune.split(","))
     torch.manual_seed(0)
@@ -357,14 +359,16 @@ def train_clip(a, tunes):
     modules (neither a child of the other nor of a common parent that is
     called), both in one optimizer."""
     image = ImageTower(a.layers, a.hidden, "ckpt_mlp" in tunes)
-    text = TextTower(a.layers, a.hidden, "ckpt_mlp" in tunes)
-    opt = torch.optim.AdamW(list(image.parameters()) + list(text.parameters()), lr=1e-3)
+    texts = [TextTower(a.layers, a.hidden, "ckpt_mlp" in tunes) for _ in range(a.towers)]
+    opt = torch.optim.AdamW([p for m in [image] + texts for p in m.parameters()], lr=1e-3)
     gen = torch.Generator().manual_seed(1)
     for step in range(a.steps):
         x = torch.randn(a.batch, 3, a.image, a.image, generator=gen)
-        t = torch.randint(0, V, (a.batch, a.seq), generator=gen)
+        ts = [torch.randint(0, V, (a.batch, a.seq), generator=gen) for _ in texts]
         opt.zero_grad()
-        loss = clip_loss(image(x), text(t))
+        img = image(x)
+        losses = [clip_loss(img, text(t)) for text, t in zip(texts, ts)]
+        loss = sum(losses[1:], losses[0])
         loss.backward()
         opt.step()
         print("step %d loss %.6f" % (step, loss.item()), flush=True)

@@ -16,9 +16,19 @@ Wave 9: fasterrcnn, maskrcnn, retinanet (fine-tuned: frozen BN and stages;
 pattern `scratch` trains all), r3d_18 mc3_18 r2plus1d_18 s3d swin3d_t
 mvit_v2_s (video, --frames), wav2vec2 hubert (CTC), hf_swin convnextv2
 dinov2 beit (HF vision), clip (two towers).
+Wave 10: sd_unet (diffusers UNet2DConditionModel, Stable-Diffusion-style
+fine-tuning: DDPM noise-prediction MSE on random latents of --image px,
+conditioned by a frozen tiny CLIPTextModel run under no_grad), timm_vit
+timm_convnext timm_effnet (timm, pretrained=False), multitask (a ResNet-18
+trunk, classification + regression + segmentation heads, losses summed).
 Patterns: scratch (detectors), bf16 (CPU autocast), clip (grad-norm clipping), sched (StepLR),
 val (eval() + no_grad validation pass after each step), adamw, zero_none
-(zero_grad(set_to_none=False)), channels_last.
+(zero_grad(set_to_none=False)), channels_last, own_ckpt (the library's own
+gradient checkpointing: timm set_grad_checkpointing(), diffusers
+enable_gradient_checkpointing(), HF gradient_checkpointing_enable()),
+weighted (multitask: losses weighted 1, 0.5, 0.25), frozen_head (multitask:
+the segmentation head frozen), heads_apart (multitask: the trunk and each
+head separate root modules, the heads of one class).
 """
 import argparse
 import sys
@@ -217,6 +227,74 @@ def hf_family(name, layers, hidden, image, layerdrop=None):
     raise SystemExit("unknown " + name)
 
 
+# --- Model families of wave 10 (diffusion, timm, multi-task) ---
+
+def diffusion(image):
+    """Stable-Diffusion-style fine-tuning of a tiny UNet2DConditionModel
+    (two resolutions: a plain down/up block and a cross-attention one, skip
+    connections from down to up) conditioned on a frozen tiny CLIP text
+    encoder, as SD fine-tuning scripts write it."""
+    import diffusers
+    import transformers as tf
+    unet = diffusers.UNet2DConditionModel(
+        sample_size=image, in_channels=4, out_channels=4, layers_per_block=2,
+        block_out_channels=(32, 64), down_block_types=("DownBlock2D", "CrossAttnDownBlock2D"),
+        up_block_types=("CrossAttnUpBlock2D", "UpBlock2D"), cross_attention_dim=32,
+        attention_head_dim=8)
+    text = tf.CLIPTextModel(tf.CLIPTextConfig(vocab_size=V, hidden_size=32, intermediate_size=64,
+                                              num_hidden_layers=2, num_attention_heads=4,
+                                              max_position_embeddings=16))
+    text.requires_grad_(False)
+    text.eval()
+    return unet, text, diffusers.DDPMScheduler(num_train_timesteps=1000)
+
+
+def timm_family(name, layers, image):
+    """timm's vision models from their own registry, pretrained=False."""
+    import timm
+    if name == "timm_vit":
+        return timm.create_model("vit_tiny_patch16_224", pretrained=False, num_classes=10,
+                                 img_size=image, patch_size=8, depth=layers, drop_path_rate=0.1)
+    if name == "timm_convnext":
+        return timm.create_model("convnext_atto", pretrained=False, num_classes=10, drop_path_rate=0.1)
+    return timm.create_model("efficientnet_b0", pretrained=False, num_classes=10, drop_path_rate=0.1)
+
+
+class MultiTask(nn.Module):
+    """One ResNet-18 trunk, three heads: image class, a regression target,
+    a segmentation map. `heads_apart`: the job calls the trunk and each head
+    itself (three roots besides the trunk, the heads of one class)."""
+
+    def __init__(self):
+        super().__init__()
+        import torchvision.models as m
+        r = m.resnet18(weights=None)
+        self.trunk = nn.Sequential(r.conv1, r.bn1, r.relu, r.maxpool, r.layer1, r.layer2, r.layer3, r.layer4)
+        self.heads = nn.ModuleList([Head(512, 10), Head(512, 1), Head(512, 4, dense=True)])
+
+    def forward(self, x):
+        f = self.trunk(x)
+        return [h(f, x.shape[-2:]) for h in self.heads]
+
+
+class Head(nn.Module):
+    def __init__(self, c, out, dense=False):
+        super().__init__()
+        self.dense = dense
+        self.body = nn.Sequential(nn.Conv2d(c, 128, 1), nn.BatchNorm2d(128), nn.ReLU(), nn.Conv2d(128, out, 1))
+
+    def forward(self, f, size):
+        y = self.body(f)
+        return F.interpolate(y, size=size, mode="bilinear") if self.dense else y.mean((2, 3))
+
+
+def multitask_loss(outs, y, pats):
+    cls, reg, seg = outs
+    losses = [F.cross_entropy(cls, y[0]), F.mse_loss(reg.squeeze(1), y[1]), F.cross_entropy(seg, y[2])]
+    weights = (1.0, 0.5, 0.25) if "weighted" in pats else (1.0, 1.0, 1.0)
+    return sum(w * l for w, l in zip(weights, losses))
+
+
 def detection_batch(n, image, masks, gen):
     """n images of different sizes (the transform resizes and pads them),
     2 boxes each with labels 1..2 (and instance masks for Mask R-CNN)."""
@@ -305,7 +383,16 @@ def main():
     np.random.seed(0)  # HF's time masking (mask_time_prob) draws from numpy
     torch.set_num_threads(1)
     pats = set(a.pattern.split(","))
-    if a.model in ("fasterrcnn", "retinanet", "maskrcnn"):
+    text = None
+    if a.model == "sd_unet":
+        (model, text, noise_sched), kind = diffusion(a.image), "diffusion"
+    elif a.model.startswith("timm_"):
+        model, kind = timm_family(a.model, a.layers, a.image), "cls"
+    elif a.model == "multitask":
+        model, kind = MultiTask(), "multitask"
+        if "frozen_head" in pats:
+            model.heads[2].requires_grad_(False)
+    elif a.model in ("fasterrcnn", "retinanet", "maskrcnn"):
         model, kind = detection(a.model, a.image, pats)
     elif a.model in ("r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"):
         model, kind = video(a.model)
@@ -318,6 +405,14 @@ def main():
             model, kind = vision(a.model, a.image)
     if "channels_last" in pats:
         model = model.to(memory_format=torch.channels_last)
+    if "own_ckpt" in pats:
+        for switch in ("set_grad_checkpointing", "enable_gradient_checkpointing",
+                       "gradient_checkpointing_enable"):
+            if hasattr(model, switch):
+                getattr(model, switch)()
+                break
+        else:
+            raise SystemExit("own_ckpt: %s has no gradient checkpointing switch" % type(model).__name__)
     params = [p for p in model.parameters() if p.requires_grad]
     lr = 1e-4 if kind == "det" else 1e-2  # random detectors diverge at 1e-2
     opt = torch.optim.AdamW(params, lr=1e-3) if "adamw" in pats else \
@@ -326,6 +421,15 @@ def main():
     gen = torch.Generator().manual_seed(1)
 
     def batch():
+        if kind == "diffusion":  # latents, the noise, timesteps, caption tokens
+            lat = torch.randn(a.batch, 4, a.image, a.image, generator=gen)
+            return (lat, torch.randn(lat.shape, generator=gen),
+                    torch.randint(0, 1000, (a.batch,), generator=gen)), \
+                torch.randint(0, V, (a.batch, 16), generator=gen)
+        if kind == "multitask":
+            return torch.randn(a.batch, 3, a.image, a.image, generator=gen), (
+                torch.randint(0, 10, (a.batch,), generator=gen), torch.randn(a.batch, generator=gen),
+                torch.randint(0, 4, (a.batch, a.image, a.image), generator=gen))
         if kind == "det":
             return detection_batch(a.batch, a.image, a.model == "maskrcnn", gen)
         if kind == "video":
@@ -354,6 +458,17 @@ def main():
         return t, t
 
     def loss_of(x, y):
+        if kind == "diffusion":  # the frozen text encoder first, as SD fine-tuning does
+            with torch.no_grad():
+                cond = text(input_ids=y).last_hidden_state
+            latents, noise, t = x
+            pred = model(noise_sched.add_noise(latents, noise, t), t, encoder_hidden_states=cond).sample
+            return F.mse_loss(pred.float(), noise.float())
+        if kind == "multitask":
+            if "heads_apart" in pats:
+                f = model.trunk(x)
+                return multitask_loss([h(f, x.shape[-2:]) for h in model.heads], y, pats)
+            return multitask_loss(model(x), y, pats)
         if kind == "det":
             return sum(model(x, y).values())
         if kind in ("cls", "video"):

@@ -81,6 +81,33 @@ TEST(LateBackwardEnd, LayersOfTwoNumberedListsAreRefused) {
             "backward of features.denseblock1.denselayer2 starts before features.denseblock2.denselayer1's ends");
 }
 
+TEST(LateBackwardEnd, TheDownAndUpPathsOfAUNetEndWhereTheNextBegins) {
+  // diffusers UNet2DConditionModel: every block reads the time embedding
+  // (the outside tensor here), so all windows end when its gradient
+  // completes; up_blocks.0 and down_blocks.1 are the ends of two sibling
+  // lists, neighbours in the chain. Was: "backward of down_blocks.1 starts
+  // before up_blocks.0's ends".
+  ChainSpec spec;
+  spec.units = 4;
+  std::vector<std::string> names = {"down_blocks.0", "down_blocks.1", "up_blocks.0", "up_blocks.1"};
+  Trace t = renamed(nestedBackwards(spec), names);
+  for (Range& r : t.ranges)  // the down blocks also return their skip connections
+    if (r.phase == Phase::Forward && r.name.rfind("down_blocks.", 0) == 0) r.output_bytes = 5 * spec.output;
+  RunLayout layout = stepLayouts(t, names);
+  ASSERT_EQ(layout.complete, 1u) << layout.steps.front().problem;
+  const std::vector<UnitWindow>& w = layout.steps.front().units;
+  EXPECT_EQ(w[3].bwd_end, testing::backwardStart(spec, 0, 2));
+  EXPECT_EQ(w[2].bwd_end, testing::backwardStart(spec, 0, 1));
+  EXPECT_EQ(w[1].bwd_end, testing::backwardStart(spec, 0, 0));
+}
+
+TEST(LateBackwardEnd, ListsUnderTwoParentsAreRefused) {
+  ChainSpec spec;
+  std::vector<std::string> names = {"encoder.layers.0", "encoder.layers.1", "decoder.layers.0"};
+  RunLayout layout = stepLayouts(renamed(nestedBackwards(spec), names), names);
+  EXPECT_EQ(layout.complete, 0u);
+}
+
 TEST(LateBackwardEnd, PlansArePricedAsWithoutTheLateEnds) {
   ChainSpec spec;
   ChainRun late(nestedBackwards(spec), spec.units),

@@ -201,6 +201,51 @@ TEST(AutoUnits, UNetTakesTheDownAndTheUpPath) {
   EXPECT_EQ(u.rule, "auto: down.# + up.#");
 }
 
+// A diffusers UNet2DConditionModel (probe_job.py sd_unet): the down and up
+// paths are sibling lists of blocks of different classes (DownBlock2D,
+// CrossAttnDownBlock2D; CrossAttnUpBlock2D, UpBlock2D) whose ModuleLists
+// (resnets, attentions) are never called, so no block has recorded direct
+// children; they share their kind of sub-module, resnets.#. The up path
+// alone left the down path's activations live before the first unit
+// (every budget out of reach, least 241 of 261 MiB).
+TEST(AutoUnits, DiffusersUNetTakesTheDownAndTheUpPath) {
+  auto resnet = [](Tree& t, const std::string& r, Bytes saved) {
+    t.add(r, saved).add(r + ".norm1", saved / 4).add(r + ".conv1", saved / 4).add(r + ".norm2", saved / 4);
+    t.add(r + ".conv2", saved / 4);
+  };
+  auto attention = [](Tree& t, const std::string& a, Bytes saved) {
+    t.add(a, saved).add(a + ".proj_in", saved / 4).add(a + ".transformer_blocks.0", saved / 2);
+    t.add(a + ".transformer_blocks.0.attn1", saved / 4).add(a + ".proj_out", saved / 4);
+  };
+  Tree t;
+  t.add("", 0).add("conv_in", 4).add("time_embedding", 1).add("time_embedding.linear_1", 1);
+  t.add("down_blocks.0", 80);
+  for (int r = 0; r < 2; ++r) resnet(t, "down_blocks.0.resnets." + std::to_string(r), 36);
+  t.add("down_blocks.0.downsamplers.0", 8).add("down_blocks.0.downsamplers.0.conv", 8);
+  t.add("down_blocks.1", 60);
+  for (int r = 0; r < 2; ++r) {
+    resnet(t, "down_blocks.1.resnets." + std::to_string(r), 14);
+    attention(t, "down_blocks.1.attentions." + std::to_string(r), 16);
+  }
+  t.add("mid_block", 20);
+  resnet(t, "mid_block.resnets.0", 6);
+  attention(t, "mid_block.attentions.0", 8);
+  resnet(t, "mid_block.resnets.1", 6);
+  t.add("up_blocks.0", 120);
+  for (int r = 0; r < 3; ++r) {
+    resnet(t, "up_blocks.0.resnets." + std::to_string(r), 20);
+    attention(t, "up_blocks.0.attentions." + std::to_string(r), 16);
+  }
+  t.add("up_blocks.0.upsamplers.0", 12).add("up_blocks.0.upsamplers.0.conv", 12);
+  t.add("up_blocks.1", 150);
+  for (int r = 0; r < 3; ++r) resnet(t, "up_blocks.1.resnets." + std::to_string(r), 50);
+  for (int h = 0; h < 2; ++h) t.add("heads." + std::to_string(h), 40).add("heads." + std::to_string(h) + ".conv", 40);
+  t.add("conv_norm_out", 8).add("conv_out", 0);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"down_blocks.0", "down_blocks.1", "up_blocks.0", "up_blocks.1"}));
+  EXPECT_EQ(u.rule, "auto: up_blocks.# + down_blocks.#");
+}
+
 // A GAN (tests/e2e/gan_job.py): the generator is the first root,
 // the discriminator runs three times per step (real data, detached fakes,
 // the fakes for the generator's loss) and saves more. Its blocks cannot be
@@ -245,6 +290,51 @@ TEST(AutoUnits, TwoTowersTrainedOnOneLossEachBringTheirBlocks) {
                             "TextTower.layers.1", "TextTower.layers.2", "TextTower.layers.3"}));
   EXPECT_EQ(u.rule, "auto: blocks.# + TextTower.layers.# (the blocks of every model the job trains: "
                     "the first called and TextTower)");
+}
+
+// The model and three instances of one tower class, separate roots of one
+// loss (tests/python/loops_job.py three-towers): the shim names them
+// "TextTower", "TextTower[1]", "TextTower[2]". The later two look like a
+// numbered list of whole towers, which would be taken as the model's
+// blocks (nested with their own blocks); each brings its blocks instead.
+TEST(AutoUnits, ThreeInstancesOfOneTowerClassEachBringTheirBlocks) {
+  auto tower = [](Tree& t, const std::string& root) {
+    t.add(root, 4 * 160 + 8).root().add(root + ".emb", 8);
+    for (int b = 0; b < 4; ++b) {
+      std::string blk = root + ".layers." + std::to_string(b);
+      t.add(blk, 160).add(blk + ".attn", 80).add(blk + ".mlp", 80);
+    }
+  };
+  Tree t;
+  t.add("", 4 * 40).root().add("patch", 10);
+  for (int b = 0; b < 4; ++b) t.add("blocks." + std::to_string(b), 40).add("blocks." + std::to_string(b) + ".mlp", 20);
+  for (const char* root : {"TextTower", "TextTower[1]", "TextTower[2]"}) tower(t, root);
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  std::vector<std::string> want = {"blocks.0", "blocks.1", "blocks.2", "blocks.3"};
+  for (const char* root : {"TextTower", "TextTower[1]", "TextTower[2]"})
+    for (int b = 0; b < 4; ++b) want.push_back(std::string(root) + ".layers." + std::to_string(b));
+  EXPECT_EQ(u.names, want);
+  EXPECT_EQ(u.rule, "auto: blocks.# + TextTower.layers.# + TextTower[#].layers.# (the blocks of every "
+                    "model the job trains: the first called and TextTower, TextTower[1], TextTower[2])");
+}
+
+// A multi-task job calling its trunk and three heads of one class itself
+// (probe_job.py multitask --pattern heads_apart): "Head[1].body" and
+// "Head[2].body" are one module per instance, parallel branches off the
+// trunk whose backward windows nest, no blocks. Taken as a family, they
+// made every budget refused ("backward of Head[1].body starts before
+// Head[2].body's ends"); the trunk's blocks are the units.
+TEST(AutoUnits, OneModulePerInstanceOfARootClassIsNoFamily) {
+  Tree t;
+  t.add("", 400).root();
+  for (int b = 0; b < 4; ++b) t.add("4." + std::to_string(b), 100).add("4." + std::to_string(b) + ".conv1", 50);
+  for (const char* head : {"Head", "Head[1]", "Head[2]"}) {
+    std::string h = head;
+    t.add(h, 300).root().add(h + ".body", 300).add(h + ".body.0", 150).add(h + ".body.1", 150);
+  }
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"4.0", "4.1", "4.2", "4.3"}));
+  EXPECT_EQ(u.rule, "auto: #.#");
 }
 
 // A language model on one nn.LSTM(num_layers=4) (probe_job.py lstm_deep):

@@ -302,3 +302,33 @@ class ResNet50(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class DiffusionUNet(unittest.TestCase):
+    """Stable-Diffusion-style fine-tuning of a tiny diffusers
+    UNet2DConditionModel (bench/robustness/probe_job.py sd_unet: noise
+    prediction on random latents, a frozen CLIP text encoder). Its down and
+    up paths are sibling lists of blocks of different classes whose
+    ModuleLists are never called, and every block reads the time embedding,
+    so all backward windows end together: the units were the up path only
+    (every budget out of reach), then not a chain. Both paths must be the
+    units and `every` must verify with identical losses."""
+
+    def test_down_and_up_paths_are_the_units_and_every_verifies(self):
+        if missing("diffusers", "transformers"):
+            raise unittest.SkipTest("diffusers not installed (scripts/install-deps)")
+        db = p.tempdb("public-sd-unet")
+        job = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "bench", "robustness",
+                           "probe_job.py")
+        baseline = p.record(db, [sys.executable, job, "sd_unet", "--image", "16", "--batch", "2",
+                                 "--steps", "2"])
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        p.gcprof("advise", db, "--strategy", "every", "-o", plan)
+        units = load(plan)
+        self.assertEqual(units.get("blocks", units["units"]),
+                         ["down_blocks.0", "down_blocks.1", "up_blocks.0", "up_blocks.1"])
+        verify = p.gcprof("verify", db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        self.assertEqual(report["verdict"], "PASS", report["gates"])
+        self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))

@@ -177,6 +177,32 @@ class TwoTowers(unittest.TestCase):
         self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
 
 
+class ThreeTowers(unittest.TestCase):
+    """An image tower and three instances of one TextTower class, separate
+    roots of one loss (probe_finetune.py clip --towers 3). The three shared
+    one name prefix: "TextTower.layers.0" was called three times per step,
+    so no text tower's blocks were units, and a plan could not tell them
+    apart. They are now TextTower, TextTower[1], TextTower[2]."""
+
+    def test_every_instance_brings_its_blocks_and_the_plan_reaches_each(self):
+        db = p.tempdb("three-towers")
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        job = os.path.join(HERE, "..", "..", "bench", "robustness", "probe_finetune.py")
+        baseline = p.record(db, [sys.executable, job, "clip", "--tune", "plain", "--towers", "3",
+                                 "--layers", "2", "--seq", "64", "--batch", "4", "--steps", "2"])
+        p.gcprof("advise", db, "--strategy", "every", "-o", plan)
+        self.assertEqual(load(plan)["blocks"], [f"{root}.{i}" for root in
+                                                ("blocks", "TextTower.layers", "TextTower[1].layers",
+                                                 "TextTower[2].layers") for i in range(2)])
+        verify = p.gcprof("verify", db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        self.assertEqual(verify.returncode, 0, verify.stdout + verify.stderr)
+        self.assertEqual(report["verdict"], "PASS", report["gates"])
+        self.assertIn("checkpointing 2 modules: TextTower[2].layers.0, TextTower[2].layers.1",
+                      verify.stderr)
+        self.assertEqual(p.losses(verify.stdout), p.losses(baseline.stdout))
+
+
 class WeightSharing(unittest.TestCase):
     """ALBERT applies one layer at every depth."""
 

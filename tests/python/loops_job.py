@@ -14,6 +14,9 @@ test_steps.py: each prints one `loss <iteration> <repr>` line per iteration.
     python loops_job.py two-towers   two separate root modules (CLIP-style image and text
                                      towers), one contrastive loss, one optimizer;
                                      `--apply-plan PLAN` applies a plan from code to both
+    python loops_job.py three-towers the image tower (the model) and three TextTower
+                                     instances (separate roots of one class), one loss;
+                                     `--apply-plan PLAN` as above
 """
 import sys
 
@@ -101,17 +104,20 @@ class TextTower(nn.Module):
         return x.mean(1)
 
 
-def two_towers():
+def two_towers(texts=1):
     image = mlp(16, 16)
-    text = TextTower()
-    opt = torch.optim.SGD(list(image.parameters()) + list(text.parameters()), lr=0.1)
+    towers = [TextTower() for _ in range(texts)]
+    opt = torch.optim.SGD([p for m in [image] + towers for p in m.parameters()], lr=0.1)
     if "--apply-plan" in sys.argv:
         import gcprof
-        gcprof.apply_plan([image, text], sys.argv[sys.argv.index("--apply-plan") + 1])
+        gcprof.apply_plan([image] + towers, sys.argv[sys.argv.index("--apply-plan") + 1])
     for it in range(3):
         a = F.normalize(image(torch.randn(4, 16)), dim=-1)
-        b = F.normalize(text(torch.randint(0, 32, (4, 5))), dim=-1)
-        loss = F.cross_entropy(a @ b.t() / 0.1, torch.arange(4))
+        losses = []
+        for text in towers:  # one text field per tower (title, body, tags)
+            b = F.normalize(text(torch.randint(0, 32, (4, 5))), dim=-1)
+            losses.append(F.cross_entropy(a @ b.t() / 0.1, torch.arange(4)))
+        loss = sum(losses[1:], losses[0])
         opt.zero_grad()
         loss.backward()
         opt.step()
@@ -164,4 +170,5 @@ if __name__ == "__main__":
      "accumulate": lambda: single(accumulate=2), "scheduler": lambda: single(scheduler=True),
      "teacher": lambda: single(teacher=True), "unused": lambda: single(unused=True),
      "wgan": lambda: wgan(False), "wgan-no-grad": lambda: wgan(True), "distill": distill,
-     "two-backward": two_backward, "two-towers": two_towers}[sys.argv[1]]()
+     "two-backward": two_backward, "two-towers": two_towers,
+     "three-towers": lambda: two_towers(texts=3)}[sys.argv[1]]()

@@ -174,6 +174,51 @@ def test_a_plan_over_two_towers_checkpoints_both_roots():
     assert "loss" not in proc.stdout
 
 
+def test_three_instances_of_one_tower_class_are_named_and_planned_apart():
+    # The model (an image tower) and three TextTower instances, separate
+    # roots of one loss: each instance is named apart ("TextTower",
+    # "TextTower[1]", "TextTower[2]", root_names.py), once per step, and a
+    # plan naming the second instance checkpoints that one only.
+    job = [os.path.join(os.path.dirname(TINY), "loops_job.py"), "three-towers"]
+    plain = loss_lines(run_python(job, shim=False)[0])
+    _, events = run_python(job, fake=True)
+    forward = collections.Counter((r["step"], r["name"]) for r in ranges(events) if r["phase"] == 1)
+    for step in (0, 1, 2):
+        for tower in ("TextTower", "TextTower[1]", "TextTower[2]"):
+            assert forward[(step, tower + ".layers.1")] == 1, (tower, sorted(forward))
+    path = plan_file([["TextTower[1].layers.1"], ["TextTower[2].layers.0"]], "three.json")
+    proc, events = run_python(job, fake=True, GCPROF_PLAN=path)
+    assert loss_lines(proc) == plain, (proc.stderr, plain)
+    assert "checkpointing 1 module: TextTower[1].layers.1" in proc.stderr, proc.stderr
+    assert "checkpointing 1 module: TextTower[2].layers.0" in proc.stderr, proc.stderr
+    recomputed = collections.Counter((r["step"], r["name"]) for r in ranges(events)
+                                     if r["name"].startswith("recompute "))
+    assert sorted(recomputed) == [(s, "recompute " + n) for s in (0, 1, 2)
+                                  for n in ("TextTower[1].layers.1", "TextTower[2].layers.0")], recomputed
+    assert set(recomputed.values()) == {1}, recomputed
+    by_code = run_python(job + ["--apply-plan", path], pythonpath=[SHIM])[0]
+    assert loss_lines(by_code) == plain, by_code.stderr
+    # An instance the job does not have is refused before the second step.
+    proc, _ = run_python(job, GCPROF_PLAN=plan_file([["TextTower[3].layers.0"]], "four.json"))
+    assert proc.returncode == 2, proc.stderr
+    assert "TextTower[3] was not called" in proc.stderr, proc.stderr
+    assert "loss 1" not in proc.stdout, proc.stdout
+
+
+def test_a_loss_module_made_anew_every_step_keeps_one_name():
+    import torch
+    from gcprof.root_names import RootNames, split_prefix
+    names = RootNames()
+    seen = {names.name(torch.nn.MSELoss()) for _ in range(3)}  # each gone after its call
+    assert seen == {"MSELoss"}, seen
+    a, b = torch.nn.Linear(1, 1), torch.nn.Linear(1, 1)
+    assert [names.name(a), names.name(b), names.name(a)] == ["Linear", "Linear[1]", "Linear"]
+    assert names.name(torch.nn.Tanh(), assign=False) is None
+    assert split_prefix("Encoder[12].layers.0") == ("Encoder", 12, "Encoder[12]")
+    assert split_prefix("TextTower.layers.0") == ("TextTower", 0, "TextTower")
+    assert split_prefix("0.attn") is None
+
+
 def test_plan_never_applied_says_so_at_exit():
     path = plan_file([["layers.0"]], "unused.json")
     for job in ("print('no torch at all')",

@@ -23,8 +23,10 @@ ended by an uncaught exception already says why it did not train.
 import os
 import sys
 import tempfile
+import threading
 
-from .plan import PlanError, checked_names, exit_with, load_plan, names_of_root, resolve, wrap
+from .plan import PlanError, checked_names, exit_with, load_plan, names_of_other_roots, resolve, wrap
+from .root_names import RootNames
 
 APPLIED_ENV = "GCPROF_PLAN_APPLIED"
 
@@ -89,61 +91,81 @@ def warn_if_unapplied(path):
 class PlanOnFirstForward:
     """Applies the plan at the first training forward. A job that trains
     other roots besides the model (CLIP's text tower next to its image
-    tower) has their modules named with their class name in front
-    ("TextTower.layers.0", module_ranges.py): those names are applied at the
-    first training forward of a module of that class outside the model, and
-    a name whose root was not called by the model's next training forward
-    ends the job as a plan that does not fit does."""
+    tower, three instances of one Encoder) has their modules named with
+    their class name in front ("TextTower.layers.0", "Encoder[1].layers.0":
+    root_names.py): those names are applied when that root is first called
+    outside the model, the k-th live instance of its class counted as the
+    recording counted it (root calls, with grad or not, from the job's
+    start), and a name whose root was not called by the model's next
+    training forward ends the job as a plan that does not fit does."""
 
     def __init__(self, torch, path):
         self._torch = torch
         self._path = path
-        self._handle = None
+        self._handles = []
         self._model = None
         self._model_modules = set()  # ids of the model's modules
         self._plan = None
-        self._pending = {}  # class name of another root -> its names in the plan
+        self._pending = {}  # prefix of another root ("TextTower", "Encoder[1]") -> its names
+        self._roots = RootNames()
+        self._tls = threading.local()  # .depth: module calls under way on this thread
+        self._graph_task = getattr(torch._C, "_current_graph_task_id", lambda: -1)
 
     def install(self):
         hooks = self._torch.nn.modules.module
-        self._handle = hooks.register_module_forward_pre_hook(self._first_forward)
+        self._handles.append(hooks.register_module_forward_pre_hook(self._first_forward))
+        try:
+            post = hooks.register_module_forward_hook(self._left, always_call=True)
+        except TypeError:  # PyTorch 1.13: not called when a forward raises (see _first_forward)
+            post = hooks.register_module_forward_hook(self._left)
+        self._handles.append(post)
+
+    def _left(self, module, args, output):
+        self._tls.depth = max(0, getattr(self._tls, "depth", 0) - 1)
 
     def _first_forward(self, module, args):
-        if self._handle is None or not self._torch.is_grad_enabled():
-            return None
+        depth = getattr(self._tls, "depth", 0)
+        if module is self._model:
+            depth = 0  # the model is never called inside itself (a raised forward's stale depth)
+        self._tls.depth = depth + 1
+        if not self._handles or depth or self._graph_task() != -1:
+            return None  # not a root call, or a recomputation inside backward
+        grad = self._torch.is_grad_enabled()
         if self._model is None:
-            self._apply_to_model(module)
+            if grad:
+                self._apply_to_model(module)
+            else:
+                self._roots.name(module)  # a root before the model, as the recording names it
         elif module is self._model:
-            self._done()
-            exit_with("%s: %s named in the plan but no module of class %s was called with grad "
-                      "before the model's (%s) next training forward; the plan's other roots "
-                      "must be trained in the step" % (
-                          self._path, ", ".join(n for ns in self._pending.values() for n in ns),
-                          " or ".join(self._pending), type(module).__name__))
+            if grad:
+                self._done()
+                exit_with("%s: %s named in the plan but %s not called before the model's (%s) "
+                          "next training forward; the plan's other roots must be called in the "
+                          "step (their instances counted in the order the job first calls them)" % (
+                              self._path, ", ".join(n for ns in self._pending.values() for n in ns),
+                              " or ".join(self._pending) + (" was" if len(self._pending) == 1 else " were"),
+                              type(module).__name__))
         elif id(module) not in self._model_modules:
-            names = self._pending.pop(type(module).__name__, None)
+            prefix = self._roots.name(module)
+            names = self._pending.pop(prefix, None)
             if names is not None:
-                self._apply(module, names, type(module).__name__)
-        if not self._pending:
+                self._apply(module, names, prefix)
+        if not self._pending and self._model is not None:
             self._done()
         return None
 
     def _done(self):
-        if self._handle is not None:
-            self._handle.remove()
-            self._handle = None
+        for handle in self._handles:
+            handle.remove()
+        self._handles = []
 
     def _apply_to_model(self, model):
         self._model = model
         try:
             self._plan = load_plan(self._path)
             names = checked_names(self._plan, self._path)
-            known = module_class_names(self._torch)
-            for cls in {n.split(".", 1)[0] for n in names} & known:
-                mine = names_of_root(names, model, cls)
-                if mine:
-                    self._pending[cls] = mine
-                    names = [n for n in names if n not in mine]
+            self._pending = names_of_other_roots(names, model, module_class_names(self._torch))
+            names = [n for n in names if not any(n in ns for ns in self._pending.values())]
         except PlanError as error:
             exit_with(error)
         if self._pending:
@@ -160,7 +182,7 @@ class PlanOnFirstForward:
             exit_with(error)
         except Exception as exc:
             exit_with("%s: could not apply the plan to %s (%s: %s)"
-                      % (self._path, type(module).__name__, type(exc).__name__, exc))
+                      % (self._path, prefix or type(module).__name__, type(exc).__name__, exc))
         sys.stderr.write("gcprof: %s: checkpointing %d module%s: %s\n"
                          % (self._path, len(names), "" if len(names) == 1 else "s",
                             ", ".join(names) if names else "(none)"))

@@ -8,7 +8,9 @@ so modules added later are named too). The first root called with grad enabled i
 model and its names carry no prefix ("", "layers.3.attn"); other roots (a
 loss module called at top level, a frozen teacher called under no_grad before
 the model) are prefixed with their class name
-("CrossEntropyLoss"); a known submodule called on its own keeps its name.
+("CrossEntropyLoss"), a second live instance of one class with "[1]"
+("Encoder[1].layers.0", root_names.py); a known submodule called on its own
+keeps its name.
 Modules outside any walked tree are not recorded.
 
 A root that is a torch.compile wrapper (it has `_orig_mod`) runs its
@@ -53,6 +55,7 @@ from time import perf_counter_ns as _clock
 from . import checkpointing, failsafe, native_hooks
 from .backward_ranges import BackwardRanges
 from .native import FORWARD, USER
+from .root_names import RootNames
 from .tensors import grad_nodes, storage_address, tensor_bytes
 
 _SKIP = None  # stack entry of a call that is not recorded
@@ -91,6 +94,7 @@ class ModuleRanges:
         self._tls = threading.local()
         self._names = {}          # id(module) -> qualified name
         self._primary = None      # weakref to the first root module called with grad
+        self._roots = RootNames()  # the names of the other roots
         self._inplace = set()     # names already reported as in-place
         self._hook_ns = 0         # time inside _pre and _post since take_hook_cost()
         self._hook_calls = 0
@@ -323,9 +327,11 @@ class ModuleRanges:
         if root is primary:
             self._names = {id(m): n for n, m in root.named_modules()}
             return
-        prefix = self._names.get(id(root))
-        if prefix is None:
-            prefix = type(root).__name__
+        # A root named before keeps its name; a known sub-module called on its
+        # own keeps its qualified name; a new root is named by its class, the
+        # k-th live instance of one class as `Class[k]` (root_names.py).
+        prefix = self._roots.name(root, assign=False) or self._names.get(id(root)) or \
+            self._roots.name(root)
         self._names.update((id(m), n) for n, m in root.named_modules(prefix=prefix))
 
     def _post(self, module, args, *rest):

@@ -152,20 +152,30 @@ def apply_plan(model, plan):
     one loss (CLIP's image and text towers, neither inside the other): the
     first takes the names as they are, each other one the names prefixed
     with its class name, as the recording named its modules
-    ("TextTower.layers.0"). All names are checked before any module is
-    changed, so a bad plan leaves the models untouched.
+    ("TextTower.layers.0"); several instances of one class take
+    "Class", "Class[1]", ... in list order, which must be the order the job
+    first calls them (root_names.py). All names are checked before any
+    module is changed, so a bad plan leaves the models untouched.
     """
+    from .root_names import RootNames
+
     where = "plan" if isinstance(plan, dict) else os.fspath(plan)
     data = load_plan(plan)
     names = checked_names(data, where)
     roots = list(model) if isinstance(model, (list, tuple)) else [model]
     first = roots[0]
+    others = names_of_other_roots(names, first, {type(r).__name__ for r in roots[1:]})
+    prefixes = RootNames()
     targets = []
     for other in roots[1:]:
-        mine = names_of_root(names, first, type(other).__name__)
-        targets += resolve(other, mine, where, prefix=type(other).__name__)
-        names = [n for n in names if n not in mine]
-    targets = resolve(first, names, where) + targets
+        prefix = prefixes.name(other)
+        targets += resolve(other, others.pop(prefix, []), where, prefix=prefix)
+    if others:
+        raise PlanError("%s: %s named in the plan but no module given for %s (pass every root the "
+                        "job trains, in the order it first calls them)"
+                        % (where, ", ".join(n for ns in others.values() for n in ns), " or ".join(others)))
+    mine = [n for n in names if n not in {t for t, _ in targets}]
+    targets = resolve(first, mine, where) + targets
     wrap(targets, data, first)
     return [name for name, _ in targets]
 
@@ -180,12 +190,19 @@ def checked_names(data, where):
     return names
 
 
-def names_of_root(names, model, class_name):
-    """The names that belong to another root of class `class_name`: prefixed
-    with it ("TextTower.layers.0") and not a module of `model`."""
+def names_of_other_roots(names, model, class_names):
+    """The names that belong to other roots, by prefix ("TextTower",
+    "Encoder[1]"): those that start with one of `class_names` (optionally
+    with an instance index) and are not modules of `model`."""
+    from .root_names import split_prefix
+
     modules = dict(model.named_modules())
-    prefix = class_name + "."
-    return [n for n in names if n.startswith(prefix) and _lookup(modules, n) is None]
+    out = {}
+    for n in names:
+        parts = split_prefix(n)
+        if parts is not None and parts[0] in class_names and _lookup(modules, n) is None:
+            out.setdefault(parts[2], []).append(n)
+    return out
 
 
 def wrap(targets, data, model):
