@@ -109,11 +109,21 @@ ChainPeak evaluateChain(const UnitChain& c, const Segments& plan) {
       SegmentSweep sweep(c, k);
       Bytes own = sweep.held();  // in the sweep's recomputation peak
       held = std::max(held, own);
+      // A reentrant checkpoint's holds (UnitChain::reentrant_held), alive
+      // from its last unit's backward to its first's, gaps between included.
+      Bytes reentrant = s.last < static_cast<int>(c.reentrant_held.size()) ? c.reentrant_held[s.last] : 0;
       for (int m = k; m <= s.last; ++m) {
         sweep.extend();
         consider(sat::sub(c.checkpointedUnitPeak(m, s.first, s.last, s.option), dropped_before),
                  Moment::CheckpointedUnit, m, m);
         heldBackward(m, Moment::CheckpointedUnit);
+        if (reentrant > 0) {
+          Bytes backward = m < static_cast<int>(c.backward_peak.size()) ? c.backward_peak[m] : c.unit_peak[m];
+          consider(sat::sub(sat::add(sat::add(backward, held), reentrant), dropped_before),
+                   Moment::CheckpointedUnit, m, m);
+          if (m < s.last)
+            consider(sat::sub(sat::add(c.gap_peak[m], reentrant), dropped_before), Moment::Gap, m, m);
+        }
         if (m < s.last) gap(m);
       }
       SegmentEffect e{sweep.dropped(), sweep.recomputePeak(), sweep.recomputeNs()};

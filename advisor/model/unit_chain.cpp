@@ -8,6 +8,7 @@
 #include "model/cache_allocations.h"
 #include "model/checkpointed_forward.h"
 #include "model/in_place_outputs.h"
+#include "model/reentrant_holds.h"
 #include "model/checkpoint_arguments.h"
 #include "model/median.h"
 #include "model/memory_events.h"
@@ -152,7 +153,11 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
                     const StepRegions& reg, const InPlaceOutputs& inplace) {
   int n = reg.units();
   std::vector<const Allocation*> outputs(n);
-  for (int k = 0; k < n; ++k) outputs[k] = inplace.output(step, reg, k);
+  const bool reentrant = reentrantCheckpoint(trace);
+  for (int k = 0; k < n; ++k) {
+    outputs[k] = inplace.output(step, reg, k);
+    if (!outputs[k] && reentrant) outputs[k] = reentrantHolds(trace, filter, step, k, k).output;
+  }
   BornStats b;
   b.kept.assign(2 * n - 1, 0);
   b.peak.assign(2 * n - 1, 0);
@@ -294,6 +299,16 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   for (const StepLayout* s : steps)
     for (int k = 0; k < n; ++k)
       c.held_arguments[k] = std::max(c.held_arguments[k], heldArgumentBytes(trace, filter, *s, k));
+  c.reentrant_held.assign(n, 0);
+  if (reentrantCheckpoint(trace)) {
+    for (const StepLayout* s : steps) {
+      for (int k = 0; k < n; ++k) {
+        ReentrantHolds h = reentrantHolds(trace, filter, *s, k, k);
+        Bytes b = sat::add(h.output_grad ? h.output_grad->bytes : 0, h.output ? h.output->bytes : 0);
+        c.reentrant_held[k] = std::max(c.reentrant_held[k], b);
+      }
+    }
+  }
   c.unit_peak.assign(n, 0);
   c.gap_peak.assign(n, 0);
   c.before_backward.assign(n, 0);

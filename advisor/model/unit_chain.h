@@ -86,6 +86,12 @@ struct UnitChain {
   // blocks all passed one mask they are the same tensors; the simulator
   // holds each exactly.)
   std::vector<Bytes> held_arguments;
+  // Per unit, what a reentrant checkpoint (the C++ runtime) ending with it
+  // holds through the segment's backward beyond the recorded run: the
+  // gradient of its output and the replayed output (model/reentrant_holds.h).
+  // Added to the backward moments of the segment's units. The most over the
+  // complete steps; empty or 0 where none is held.
+  std::vector<Bytes> reentrant_held;
   // Per unit, the highest live bytes during its backward alone (unit_peak
   // is the higher of forward and backward): the held arguments are added
   // to it, as the recorded forward had them already.

@@ -12,6 +12,7 @@
 #include "model/median.h"
 #include "model/op_table.h"
 #include "model/recompute_cost.h"
+#include "model/reentrant_holds.h"
 #include "model/step_regions.h"
 #include "saturating.h"
 
@@ -51,7 +52,7 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
 Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
                 const StepRegions& reg, const Segment& seg, const OpIndex& ops,
                 const std::unordered_set<int64_t>& gathers, const InPlaceOutputs& inplace,
-                const CheckpointedForward& forward, std::vector<SimEvent>& ev) {
+                const CheckpointedForward& forward, bool reentrant, std::vector<SimEvent>& ev) {
   const UnitWindow& first = step.units[seg.first];
   const UnitWindow& last = step.units[seg.last];
   // A selective segment's kept operator calls in this step, as time
@@ -68,6 +69,17 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   // The segment's output when its last unit ends in place: its consumer holds
   // it, so checkpointing does not drop it (model/in_place_outputs.h).
   const Allocation* kept_output = inplace.output(step, reg, seg.last);
+  // A reentrant checkpoint (the C++ runtime) holds the replayed output and
+  // its gradient until the segment's backward ends (model/reentrant_holds.h).
+  ReentrantHolds holds;
+  if (reentrant) holds = reentrantHolds(trace, filter, step, seg.first, seg.last);
+  auto hold = [&](const Allocation& a, Ns recorded_free) {
+    if (recorded_free >= holds.until) return;
+    ev.push_back({recorded_free, 0, a.bytes, 0, 1});
+    ev.push_back({holds.until, 0, -a.bytes, 0, 1});
+  };
+  if (holds.output_grad) hold(*holds.output_grad, holds.output_grad->free);
+  if (!kept_output) kept_output = holds.output;
   for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
     const Allocation& a = *it;
     if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc) || keptByTheLibrary(a)) continue;
@@ -98,6 +110,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
     if (&a == kept_output && bpos >= lo && bpos <= hi) {
       // Held by its consumer until the replay: freed as the replay begins.
       ev.push_back({anchor, 0, -a.bytes, 0, replay_phase});
+      if (&a == holds.output) hold(a, a.free);  // the replayed copy
     } else if (bpos >= lo && bpos <= hi) {
       // Dropped: freed as the segment's forward ends, or earlier, when the
       // sub-module that made it returns without it (checkpointed_forward.h);
@@ -108,6 +121,8 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
         ev.push_back({early, 0, -a.bytes, 0, 1});
       else
         ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2});
+    } else if (&a == holds.output) {
+      ev.push_back({holds.until, 0, -a.bytes, 0, 1});  // the replayed copy
     } else {
       ev.push_back({anchor, replay_end, -a.bytes, 0, replay_phase});
     }
@@ -155,13 +170,14 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
   OpIndex ops(trace);
   InPlaceOutputs inplace(trace, filter);
   CheckpointedForward forward(trace, filter);
+  const bool reentrant = reentrantCheckpoint(trace);
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     StepRegions reg(step);
     holdArguments(trace, filter, step, plan, ev);
     for (const Segment& seg : plan)
-      sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, forward, ev));
+      sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, forward, reentrant, ev));
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
     ++sim.steps_applied;
   }
