@@ -1,6 +1,7 @@
 // The addresses of allocations we recorded and that are still live, so that a
 // free is reported only for memory we reported allocating. Lock-striped (no
 // global lock), fixed capacity in mmap'ed memory (no malloc inside malloc).
+// Its entries are addressKey()s (address_key.h): host and device apart.
 #pragma once
 
 #include <atomic>

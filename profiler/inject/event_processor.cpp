@@ -9,6 +9,7 @@
 #include <fstream>
 #include <sstream>
 
+#include "address_key.h"
 #include "config.h"
 #include "recorder.h"
 #include "run_metadata.h"
@@ -22,8 +23,7 @@ namespace {
 // others count them dropped (docs/recording.md, "Cost").
 constexpr size_t kMaxPending = 1 << 16;
 
-// Host and device address spaces overlap: key live memory by both.
-uint64_t key(uint64_t addr, int device) { return addr ^ (uint64_t(uint8_t(device)) << 56); }
+uint64_t key(uint64_t addr, int device) { return addressKey(addr, device); }
 
 int moduleDepth(const char* name) {
   if (!*name) return 0;
@@ -53,14 +53,16 @@ void EventProcessor::ensureRun() {
   pending_.shrink_to_fit();
 }
 
-void EventProcessor::commit() {
-  writeLongLived();
+void EventProcessor::commit(Ns now) {
+  writeLongLived(now);
   if (!writer_) return;
   writer_->commit();
 }
 
-void EventProcessor::writeLongLived() {
-  Ns cutoff = last_time_ - kLiveWriteAgeNs;
+void EventProcessor::writeLongLived(Ns now) {
+  // By the clock: a job that allocates and then idles (a rank hung in a
+  // collective) sends no later event to measure the age by, and is killed.
+  Ns cutoff = std::max(now, last_time_) - kLiveWriteAgeNs;
   while (!unwritten_.empty() && unwritten_.front().second < cutoff) {
     auto [k, when] = unwritten_.front();
     unwritten_.pop_front();
@@ -118,7 +120,7 @@ void EventProcessor::onAlloc(const Stamped& s) {
   a.device = s.e.device;
   a.thread = s.tid;
   a.alloc = s.e.time;
-  a.step = step_;
+  a.step = stepAt(a.alloc);
   auto [it, fresh] = live_.try_emplace(key(a.addr, a.device), a);
   if (!fresh) {
     // Its free is still in flight from another thread: close the old one here.
@@ -166,6 +168,21 @@ void EventProcessor::onRangeEnd(const Stamped& s) {
   open_ranges_.erase(it);
 }
 
+void EventProcessor::noteStepStart(Ns time, int64_t step) {
+  // Records come at most a few CUPTI flush periods late: older boundaries
+  // are no longer needed (bounded memory on a long job).
+  if (step_starts_.size() >= kKeptStepStarts)
+    step_starts_.erase(step_starts_.begin(), step_starts_.begin() + kKeptStepStarts / 2);
+  step_starts_.push_back({time, step});
+}
+
+int64_t EventProcessor::stepAt(Ns time) const {
+  if (step_starts_.empty() || time >= step_starts_.back().first) return step_;
+  auto after = std::upper_bound(step_starts_.begin(), step_starts_.end(), time,
+                                [](Ns t, const std::pair<Ns, int64_t>& s) { return t < s.first; });
+  return after == step_starts_.begin() ? -1 : std::prev(after)->second;
+}
+
 void EventProcessor::process(It begin, It end) {
   for (It i = begin; i != end; ++i) {
     const Stamped& s = *i;
@@ -187,6 +204,7 @@ void EventProcessor::process(It begin, It end) {
         ensureRun();
         step_ = static_cast<int64_t>(s.e.a);
         step_start_ = s.e.time;
+        noteStepStart(step_start_, step_);
         in_step_ = true;
         step_peak_[0] = live_bytes_[0];
         step_peak_[1] = live_bytes_[1];
@@ -230,6 +248,47 @@ void EventProcessor::process(It begin, It end) {
   }
 }
 
+void EventProcessor::closeAll(Ns end, Ns free_live) {
+  for (auto& [id, r] : open_ranges_) {
+    r.end = end;
+    writer_->add(r);
+  }
+  open_ranges_.clear();
+  if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end, step_peak_[saw_device_ ? 1 : 0]});
+  in_step_ = false;
+  for (auto& [addr, a] : live_) {
+    a.free = free_live;
+    keep(a);
+  }
+  live_.clear();
+  unwritten_.clear();
+  live_bytes_[0] = live_bytes_[1] = 0;
+}
+
+void EventProcessor::endImage(const Counters& c, const char* backend, const char* runtime) {
+  // A shell that execs the job (`sh -c 'exec python3 train.py'`) has
+  // nothing to write: it need not open the trace.
+  bool nothing = live_.empty() && pending_.empty() && open_ranges_.empty() && !in_step_;
+  if (!writer_ && root_ && !nothing) ensureRun();
+  if (!writer_) {  // another process that marked nothing: as at its exit, no run
+    live_.clear();
+    unwritten_.clear();
+    pending_.clear();
+    return;
+  }
+  if (!root_) {
+    // The exec'd program is a process of its own to the trace (it gets its
+    // own run if it trains); this image's run ends here.
+    finish("complete", 0, c, backend, runtime);
+    return;
+  }
+  // The root's run goes on in the exec'd image: what this image held is
+  // freed by the exec, not live for the rest of the run.
+  Ns end = std::max(last_time_, nowNs());
+  closeAll(end, end);
+  writer_->commit();
+}
+
 void EventProcessor::finish(const char* status, int exit_code, const Counters& c,
                             const char* backend, const char* runtime) {
   if (!writer_) {
@@ -237,15 +296,7 @@ void EventProcessor::finish(const char* status, int exit_code, const Counters& c
     ensureRun();
   }
   Ns end = std::max(last_time_, nowNs());
-  for (auto& [id, r] : open_ranges_) {
-    r.end = end;
-    writer_->add(r);
-  }
-  open_ranges_.clear();
-  if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end, step_peak_[saw_device_ ? 1 : 0]});
-  for (auto& [addr, a] : live_) keep(a);  // still live at exit: free = -1
-  live_.clear();
-  unwritten_.clear();
+  closeAll(end, -1);  // still live at exit: free = -1
   writer_->commit();
   writer_->attributeKernelTime();
   gcprof::RunInfo info;

@@ -3,8 +3,8 @@
 // and decides when this process gets a run of its own. Single-threaded (the
 // writer thread); unit-tested directly on hand-made event sequences.
 //
-// A block still live kLiveWriteAgeNs after its allocation is written at the
-// round's commit with free_ns -1 and its free time filled in later: a job killed by SIGKILL, the
+// A block still live kLiveWriteAgeNs after its allocation (by the clock) is
+// written at the round's commit with free_ns -1 and its free time filled in later: a job killed by SIGKILL, the
 // OOM killer, abort or os._exit keeps what was live when it died (the
 // memory users profile it for), not only what it freed.
 #pragma once
@@ -41,13 +41,19 @@ class EventProcessor {
 
   using It = std::vector<Stamped>::iterator;
   void process(It begin, It end);  // events in time order
-  // Writes the blocks live for longer than kLiveWriteAgeNs and ends the
-  // current transaction.
-  void commit();
+  // Writes the blocks live for longer than kLiveWriteAgeNs at `now` (the
+  // clock, not the last event: an idle job's blocks must reach the trace
+  // before it is killed) and ends the current transaction.
+  void commit(Ns now);
   static constexpr Ns kLiveWriteAgeNs = 50000000;
   // Closes what is open, writes what is live, sets the run's final status.
   void finish(const char* status, int exit_code, const Counters& c, const char* backend,
               const char* runtime);
+
+  // The process execs: its image's open ranges, step and live blocks end
+  // now and everything is written; the root's run goes on in the new image
+  // (which numbers its ranges on after these), another process's run ends.
+  void endImage(const Counters& c, const char* backend, const char* runtime);
 
   int64_t run() const { return writer_ ? writer_->run() : 0; }
 
@@ -58,7 +64,10 @@ class EventProcessor {
   void onRangeStart(const Stamped& s);
   void onRangeEnd(const Stamped& s);
   void keep(const gcprof::Allocation& a);
-  void writeLongLived();
+  void writeLongLived(Ns now);
+  // Writes open ranges and the open step as ending at `end`, and every live
+  // block with free time `free_live` (-1: live when the run ended).
+  void closeAll(Ns end, Ns free_live);
   bool inSomeWindow(Ns alloc, Ns free) const;
 
   // Opened with the run: a process that never gets one (a shell) never
@@ -78,6 +87,13 @@ class EventProcessor {
   void track(const gcprof::Allocation& a, int sign);
   gcprof::Bytes live_bytes_[2] = {0, 0}, step_peak_[2] = {0, 0};  // [host, device]
   bool saw_device_ = false;
+  // Step starts (time, step), oldest first: a record delivered late (CUPTI
+  // hands MEMORY2 and kernel records over in buffers, after later steps
+  // began) belongs to the step its timestamp falls in, not the current one.
+  std::vector<std::pair<Ns, int64_t>> step_starts_;
+  static constexpr size_t kKeptStepStarts = 4096;
+  void noteStepStart(Ns time, int64_t step);
+  int64_t stepAt(Ns time) const;
   int64_t step_ = -1;
   Ns step_start_ = 0;
   bool in_step_ = false;

@@ -4,50 +4,58 @@
 // Normal exits (exit(), return from main) are finished by lifecycle.cpp's
 // on_exit handler, which is told the status.
 #include <dlfcn.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
+#include "hook_guard.h"
+#include "process_owner.h"
 #include "recording_state.h"
 #include "writer.h"
 
 namespace gcprof::inject {
 namespace {
 
-// A vfork child (posix_spawn, subprocess) shares our memory and calls _exit
-// when its exec fails: it must not touch the recording of the process it
-// borrowed the memory from. Only the process the injector started in does.
+using ExitFn = void (*)(int);
 pid_t g_owner = 0;
-__attribute__((constructor)) void noteOwner() { g_owner = getpid(); }
-bool isOwner() { return g_owner != 0 && getpid() == g_owner; }
+// Resolved at start-up, not when the process is on its way out: dlsym takes
+// the loader's lock and may allocate, and _exit is called where neither is
+// safe (a vfork child, after a crash, from a signal handler).
+ExitFn g_real_exit = nullptr;
+ExitFn g_real_Exit = nullptr;
 
-template <typename F>
-F real(const char* name) {
-  return reinterpret_cast<F>(dlsym(RTLD_NEXT, name));
+__attribute__((constructor)) void startUpExitHooks() {
+  HookGuard guard;
+  g_owner = getpid();
+  g_real_exit = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_exit"));
+  g_real_Exit = reinterpret_cast<ExitFn>(dlsym(RTLD_NEXT, "_Exit"));
 }
 
 // _exit skips the exit handlers, where the run is normally finished: finish
 // it here, briefly (the process is on its way out; a rank's peers are waiting).
-[[noreturn]] void immediateExit(const char* name, int code) {
-  if (isOwner() && !recordingState().disabled.load()) {
+[[noreturn]] void immediateExit(ExitFn real, int code) {
+  if (inOwnerProcess() && !recordingState().disabled.load()) {
     stopWriter(code == 0 ? "complete" : "failed", 5000, code);
     recordingState().disabled.store(true);
   }
-  using ExitFn = void (*)(int);
-  if (ExitFn f = real<ExitFn>(name)) f(code);
+  if (real) real(code);
+  syscall(SYS_exit_group, code);  // what _exit does, had it not been found
   __builtin_trap();
 }
 
 }  // namespace
+
+bool inOwnerProcess() { return g_owner != 0 && getpid() == g_owner; }
 
 }  // namespace gcprof::inject
 
 extern "C" {
 
 __attribute__((visibility("default"), noreturn)) void _exit(int code) noexcept {
-  gcprof::inject::immediateExit("_exit", code);
+  gcprof::inject::immediateExit(gcprof::inject::g_real_exit, code);
 }
 
 __attribute__((visibility("default"), noreturn)) void _Exit(int code) noexcept {
-  gcprof::inject::immediateExit("_Exit", code);
+  gcprof::inject::immediateExit(gcprof::inject::g_real_Exit, code);
 }
 
 }  // extern "C"

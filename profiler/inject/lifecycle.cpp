@@ -10,7 +10,10 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
+
+#include <atomic>
 
 #include "config.h"
 #include "hook_guard.h"
@@ -47,7 +50,9 @@ void onTerminatingSignal(int sig) {
   // thread does the rest, CUPTI's flush included. The wait is bounded
   // (`record --flush-wait`, default 5 s): a job told to stop must stop even
   // when the trace cannot be written (a locked or full disk).
-  stopWriter("interrupted", config().flush_wait_ms);
+  // With the shell's code for the signal: when `record` itself was killed
+  // (its job gets SIGTERM, PR_SET_PDEATHSIG) nobody else will store it.
+  stopWriter("interrupted", config().flush_wait_ms, 128 + sig);
   recordingState().disabled.store(true);
   signal(sig, SIG_DFL);
   raise(sig);
@@ -75,7 +80,25 @@ void writeNumber(long n) {  // no printf in a signal handler
   writeText(digits + i);
 }
 
+// The thread that handles the first abort: a second thread aborting
+// meanwhile waits for it (the process dies of the first), and the same
+// thread aborting again inside the handler (a crash while unwinding) dies at
+// once rather than flush twice.
+std::atomic<long> g_aborting_tid{0};
+
 void onAbort(int sig) {
+  long self = static_cast<long>(syscall(SYS_gettid));
+  long none = 0;
+  if (!g_aborting_tid.compare_exchange_strong(none, self)) {
+    if (none != self) {
+      // Bounded: should the first never finish, die of our own abort.
+      timespec ts{0, 10000000};
+      for (int i = 0; i < 100 * 60; ++i) nanosleep(&ts, nullptr);
+    }
+    signal(sig, SIG_DFL);
+    raise(sig);
+    return;
+  }
   // Which thread aborted tells most of the story (a gloo worker, an autograd
   // thread, the main thread in static destructors): its name and tid first.
   char name[17] = {};
@@ -83,7 +106,7 @@ void onAbort(int sig) {
   writeText("gcprof: this process aborted (SIGABRT) in thread '");
   writeText(name);
   writeText("' (tid ");
-  writeNumber(static_cast<long>(syscall(SYS_gettid)));
+  writeNumber(self);
   writeText("); its native stack:\n");
   void* frames[64];
   backtrace_symbols_fd(frames, backtrace(frames, 64), STDERR_FILENO);

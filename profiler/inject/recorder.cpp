@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "address_key.h"
 #include "address_set.h"
 #include "config.h"
 #include "event.h"
@@ -63,7 +64,7 @@ void recordAlloc(uint64_t addr, int64_t bytes, int api, int device, int64_t stre
     ts->countSmall(bytes);
     return;
   }
-  if (!liveAddresses().insert(addr)) {
+  if (!liveAddresses().insert(addressKey(addr, device))) {
     ts->dropped.fetch_add(1, std::memory_order_relaxed);
     return;
   }
@@ -83,7 +84,7 @@ void recordAlloc(uint64_t addr, int64_t bytes, int api, int device, int64_t stre
 
 void recordFree(uint64_t addr, int device, Ns time) {
   if (!recording() || addr == 0 || liveAddresses().empty()) return;
-  if (!liveAddresses().erase(addr)) return;
+  if (!liveAddresses().erase(addressKey(addr, device))) return;
   ThreadState* ts = threadState();
   if (!ts) return;
   Event e{};

@@ -24,6 +24,7 @@ __thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullp
 // the shared buffer (its own now belongs to the next thread).
 __thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
 __thread int64_t t_tid __attribute__((tls_model("initial-exec"))) = 0;
+__thread bool t_writer __attribute__((tls_model("initial-exec"))) = false;
 pthread_key_t g_exit_key;
 pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
@@ -133,6 +134,10 @@ bool ThreadState::push(const Event& e) {
 
 bool ThreadState::pushOwned(const Event& e) {
   uint64_t h = head.load(std::memory_order_relaxed);
+  if (h - tail.load(std::memory_order_acquire) >= kRingEvents && t_writer) {
+    writerOverflow().push_back(e);  // the writer thread allocates freely (t_in_gcprof)
+    return true;
+  }
   if (h - tail.load(std::memory_order_acquire) >= kRingEvents && !waitForRoom(h)) {
     dropped.fetch_add(1, std::memory_order_relaxed);
     return false;
@@ -184,6 +189,13 @@ ThreadState* threadState() {
   if (__builtin_expect(t_state != nullptr, 1)) return t_state;
   if (t_exited) return shared();
   return t_state = create();
+}
+
+void markWriterThread() { t_writer = true; }
+
+std::vector<Event>& writerOverflow() {
+  static std::vector<Event>* events = new std::vector<Event>;  // never freed: used at exit
+  return *events;
 }
 
 ThreadState* allThreadStates() { return g_states.load(std::memory_order_acquire); }

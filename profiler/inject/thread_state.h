@@ -12,6 +12,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <vector>
 
 #include "event.h"
 
@@ -75,6 +76,14 @@ struct ThreadState {
   // gives up when the writer is gone or stuck for kFullWaitNs (false).
   bool waitForRoom(uint64_t h);
 };
+
+// The writer thread's own events (the records a CUPTI flush delivers on
+// it) never wait for room in its ring: it is the thread that makes room, and
+// would wait on itself. Past a full ring they are kept here (bounded by
+// CUPTI's buffers), and the writer takes them with the rings. Only the writer
+// thread touches it.
+void markWriterThread();
+std::vector<Event>& writerOverflow();
 
 // The calling thread's state, created (or taken over from an exited thread)
 // on first use; after the thread's exit handler, the shared buffer. nullptr

@@ -1,17 +1,19 @@
 #include "writer.h"
 
 #include <fcntl.h>
-#include <poll.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <fstream>
 #include <memory>
@@ -52,7 +54,68 @@ std::atomic<bool> g_finished{false};
 char g_final_status[16] = "complete";
 int g_exit_code = 0;
 pthread_t g_thread;
-int g_wake[2] = {-1, -1};  // stopWriter writes a byte to end the writer's sleep
+// Ends the writer's sleep before its round is over: a futex word, not a
+// descriptor (a job that closes every descriptor and opens files would have
+// got our wake-up bytes written into one of them).
+std::atomic<uint32_t> g_wake{0};
+// An exec in progress (flushBeforeExec): requested by the exec'ing thread,
+// flushed by the writer, which then writes nothing more until the exec fails.
+enum ExecState { kNoExec, kExecRequested, kExecFlushed };
+std::atomic<int> g_exec{kNoExec};
+
+// The kernel counts a thread-group leader that called pthread_exit() as a
+// zombie thread until the whole group ends: the writer is the last thread of
+// the job when the leader is a zombie and only two threads are counted (or
+// one). Read from /proc/self/stat: its state (field 3) and num_threads (20).
+bool lastThreadLeft() {
+  int fd = open("/proc/self/stat", O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return false;
+  char text[1024];
+  ssize_t n = read(fd, text, sizeof text - 1);
+  close(fd);
+  if (n <= 0) return false;
+  text[n] = '\0';
+  const char* p = std::strrchr(text, ')');  // the name may hold spaces and ')'
+  if (!p || p[1] != ' ') return false;
+  char state = p[2];
+  long threads = 0;
+  for (int field = 3; field <= 20 && p; ++field) p = std::strchr(p + 1, ' ');  // the space before it
+  if (p) threads = std::strtol(p + 1, nullptr, 10);
+  return threads == 1 || (state == 'Z' && threads == 2);
+}
+
+// A terminating signal sent to the process while the job's last thread had
+// it blocked waits, pending, for a thread that takes it: that is now us.
+int pendingTermination() {
+  sigset_t pending;
+  if (sigpending(&pending) != 0) return 0;
+  for (int sig : {SIGTERM, SIGINT, SIGHUP, SIGQUIT})
+    if (sigismember(&pending, sig)) return sig;
+  return 0;
+}
+
+// The job's threads are all gone (its main() ended with pthread_exit() and
+// the others returned): without us the process would have ended, with
+// exit(0) from the last thread, or of the signal still pending. The run is
+// finished; do the same here, on the writer thread.
+[[noreturn]] void endProcessAsItsLastThread() {
+  recordingState().disabled.store(true);
+  g_running.store(false);
+  g_finished.store(true);
+  sigset_t none;
+  sigemptyset(&none);
+  pthread_sigmask(SIG_SETMASK, &none, nullptr);  // a pending signal acts now
+  std::exit(0);
+}
+
+// Sleeps at most `ms`, less when wakeWriter() was called since the last
+// sleep (or is called during it).
+void sleepUntilWoken(int ms) {
+  if (g_wake.exchange(0) != 0) return;
+  timespec ts{ms / 1000, (ms % 1000) * 1000000L};
+  syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake), FUTEX_WAIT_PRIVATE, 0, &ts, nullptr, 0);
+  g_wake.store(0);
+}
 
 void sleepMs(int ms) {
   timespec ts{ms / 1000, (ms % 1000) * 1000000L};
@@ -108,6 +171,16 @@ void drainAll(std::vector<Stamped>& out, Ns before) {
   }
 }
 
+// What the writer recorded itself past its ring (thread_state.h).
+void drainWriterOverflow(std::vector<Stamped>& out) {
+  std::vector<Event>& mine = writerOverflow();
+  if (mine.empty()) return;
+  int64_t tid = static_cast<int64_t>(syscall(SYS_gettid));
+  for (const Event& e : mine) out.push_back({e, tid});
+  mine.clear();
+  mine.shrink_to_fit();
+}
+
 Counters sumCounters() {
   Counters c;
   for (ThreadState* s = allThreadStates(); s; s = s->next.load()) {
@@ -118,8 +191,25 @@ Counters sumCounters() {
   return c;
 }
 
+// The process execs: write everything it recorded, end what its image held,
+// and write nothing more while the exec runs (it ends this thread, or fails
+// and resumes us). The rings hold only published events: the exec'ing
+// thread's own are all in (it waits for us here).
+void flushImage(EventProcessor& proc, std::vector<Stamped>& staged, std::vector<Stamped>& scratch) {
+  if (flushCudaBackend) flushCudaBackend();
+  drainAll(staged, INT64_MAX);
+  drainWriterOverflow(staged);
+  sortByTime(staged, scratch);
+  proc.process(staged.begin(), staged.end());
+  staged.clear();
+  proc.endImage(sumCounters(), recordingState().backend, recordingState().runtime);
+  g_exec.store(kExecFlushed);
+  while (g_exec.load() == kExecFlushed && !g_stop.load()) sleepMs(10);
+}
+
 void* writerMain(void*) {
   t_in_gcprof = true;  // nothing this thread allocates is the job's
+  markWriterThread();
   // Not niced: at nice +10 a loaded machine gave the writer a tenth of a
   // thread's share, so it fell seconds behind and a SIGTERM'd job's 5 s flush
   // lost steps (bench/RESULTS.md, issue 14). SCHED_BATCH keeps what the nice
@@ -144,24 +234,30 @@ void* writerMain(void*) {
   }
   ControlFile ctl;
   std::vector<Stamped> staged, scratch;
-  bool failed = false;
+  bool failed = false, orphaned = false;
   int round_ms = kRoundMs;
   for (;;) {
     // One wake-up per round (each one can preempt a compute thread), but an
     // exiting process wakes us at once: launchers run many short processes.
-    if (!g_stop.load()) {
-      pollfd wake{g_wake[0], POLLIN, 0};
-      // A job that closes every descriptor closes ours too: then just sleep.
-      if (g_wake[0] < 0 || (poll(&wake, 1, round_ms) > 0 && (wake.revents & POLLNVAL))) {
-        g_wake[0] = -1;
-        sleepMs(round_ms);
-      } else if (wake.revents & POLLIN) {
-        char bytes[64];
-        while (read(g_wake[0], bytes, sizeof bytes) > 0) {
-        }
-      }
-    }
+    if (!g_stop.load()) sleepUntilWoken(round_ms);
     bool stopping = g_stop.load();
+    if (!stopping && g_exec.load() == kExecRequested) {
+      try {
+        flushImage(*proc, staged, scratch);
+      } catch (const std::exception& e) {
+        std::fprintf(stderr, "gcprof: %s; recording stopped at exec\n", e.what());
+        failed = true;
+        g_exec.store(kExecFlushed);
+        break;
+      }
+      continue;
+    }
+    if (!stopping && lastThreadLeft()) {
+      int sig = pendingTermination();
+      std::strcpy(g_final_status, sig ? "interrupted" : "complete");
+      g_exit_code = sig ? 128 + sig : 0;
+      stopping = orphaned = true;
+    }
     try {
       if (stopping && flushCudaBackend) flushCudaBackend();
       ctl.poll();
@@ -173,6 +269,7 @@ void* writerMain(void*) {
       // merge: 41-82 MB peak RSS for the 4-thread storm).
       Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;
       drainAll(staged, watermark);
+      drainWriterOverflow(staged);
       // A round that reached the cap left young events in the rings, and
       // their threads may wait for room: come back when those events are
       // old enough to take, not a whole round later.
@@ -193,7 +290,7 @@ void* writerMain(void*) {
                      recordingState().runtime);
         break;
       }
-      proc->commit();
+      proc->commit(nowNs());
     } catch (const std::exception& e) {
       // A full disk or a damaged file: keep what is committed, stop recording.
       std::fprintf(stderr, "gcprof: %s; recording stopped, the job continues\n", e.what());
@@ -202,6 +299,10 @@ void* writerMain(void*) {
     }
   }
   if (failed) recordingState().disabled.store(true);
+  if (orphaned || lastThreadLeft()) {
+    proc.reset();  // closes the trace
+    endProcessAsItsLastThread();
+  }
   g_running.store(false);
   g_finished.store(true);
   return nullptr;
@@ -210,7 +311,6 @@ void* writerMain(void*) {
 }  // namespace
 
 bool startWriter() {
-  if (pipe2(g_wake, O_CLOEXEC | O_NONBLOCK) != 0) g_wake[0] = g_wake[1] = -1;
   g_running.store(true);
   if (pthread_create(&g_thread, nullptr, writerMain, nullptr) != 0) {
     g_running.store(false);
@@ -226,13 +326,30 @@ void forgetWriterInChild() {
 }
 
 void wakeWriter() {
-  if (g_wake[1] < 0) return;
-  char byte = 1;
-  ssize_t ignored = write(g_wake[1], &byte, 1);  // a full pipe is a pending wake-up already
-  (void)ignored;
+  // One syscall only when the writer may be asleep on the word: a storm's
+  // threads call this at every quarter of their rings.
+  if (g_wake.exchange(1) == 0)
+    syscall(SYS_futex, reinterpret_cast<uint32_t*>(&g_wake), FUTEX_WAKE_PRIVATE, 1, nullptr,
+            nullptr, 0);
 }
 
 bool writerRunning() { return g_running.load(std::memory_order_relaxed); }
+
+bool flushBeforeExec(int wait_ms) {
+  if (!g_running.load() || g_stop.load()) return false;
+  int expected = kNoExec;
+  if (!g_exec.compare_exchange_strong(expected, kExecRequested)) return false;
+  wakeWriter();
+  for (int waited = 0; g_exec.load() == kExecRequested && !g_finished.load() && waited < wait_ms;
+       waited += 5)
+    sleepMs(5);
+  return true;
+}
+
+void resumeAfterFailedExec() {
+  g_exec.store(kNoExec);
+  wakeWriter();
+}
 
 void stopWriter(const char* status, int wait_ms, int exit_code) {
   if (!g_running.load() || g_stop.load()) return;

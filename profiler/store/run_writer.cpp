@@ -3,6 +3,7 @@
 #include "allocation_batch.h"
 #include "run_row.h"
 #include "schema.h"
+#include "trace_store.h"
 #include "utf8_text.h"
 
 namespace gcprof {
@@ -20,7 +21,7 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
     throw StoreError(msg);
   }
   // Several processes (ranks, a launcher's children) may append at once.
-  sqlite3_busy_timeout(db_, 30000);
+  sqlite3_busy_timeout(db_, TraceStore::kWriteWaitMs);
   try {
     ensureSchema(db_, path, true);
     exec(db_, path, "PRAGMA journal_mode=WAL");
@@ -92,6 +93,7 @@ void RunWriter::done(sqlite3_stmt* st) {
 int64_t RunWriter::createRun(const RunInfo& r) {
   run_ = insertRun(db_, path_, r);
   next_id_ = 1;
+  range_base_ = 0;
   return run_;
 }
 
@@ -107,8 +109,18 @@ void RunWriter::selectRun(int64_t run) {
   sqlite3_finalize(st);
   if (rc != SQLITE_ROW) throw StoreError(path_ + ": cannot read run " + std::to_string(run) + ": " +
                                          sqlite3_errmsg(db_));
+  // Range ids restart at 1 in a new process image: number them on after the
+  // run's too (every reference to a range is shifted alike).
+  st = prepare("SELECT coalesce(max(id), 0) FROM ranges WHERE run=?1");
+  sqlite3_bind_int64(st, 1, run);
+  rc = sqlite3_step(st);
+  int64_t last_range = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
+  sqlite3_finalize(st);
+  if (rc != SQLITE_ROW) throw StoreError(path_ + ": cannot read the ranges of run " +
+                                         std::to_string(run) + ": " + sqlite3_errmsg(db_));
   run_ = run;
   next_id_ = last + 1;
+  range_base_ = last_range;
 }
 
 // BEGIN and COMMIT are prepared once: a quiet round is little more than its
@@ -136,7 +148,7 @@ void RunWriter::stepTransaction(sqlite3_stmt* st, const char* what) {
 void RunWriter::add(const Range& r) {
   begin();
   sqlite3_bind_int64(range_, 1, run_);
-  sqlite3_bind_int64(range_, 2, r.id);
+  sqlite3_bind_int64(range_, 2, rangeRow(r.id));
   // Names come from the job (NVTX, the C API): bytes, not always UTF-8.
   const std::string name = validUtf8(r.name);
   sqlite3_bind_text(range_, 3, name.c_str(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
@@ -144,7 +156,7 @@ void RunWriter::add(const Range& r) {
   sqlite3_bind_int(range_, 5, static_cast<int>(r.phase));
   sqlite3_bind_int64(range_, 6, r.thread);
   sqlite3_bind_int(range_, 7, r.depth);
-  sqlite3_bind_int64(range_, 8, r.parent);
+  sqlite3_bind_int64(range_, 8, rangeRow(r.parent));
   sqlite3_bind_int64(range_, 9, r.start);
   sqlite3_bind_int64(range_, 10, r.end);
   sqlite3_bind_int64(range_, 11, r.step);
@@ -179,6 +191,7 @@ void RunWriter::add(const Allocation& a) {
   begin();
   Allocation numbered = a;
   numbered.id = next_id_++;  // numbered in the order of the calls
+  numbered.range = rangeRow(a.range);
   if (batch_rows_ == 0) batch_base_ = BatchBase{numbered.id, numbered.alloc};
   if (!appendToBatch(batch_, batch_base_, numbered)) {
     // Not expressible relative to the batch (hand-made extremes): a row of its own.
@@ -214,6 +227,7 @@ int64_t RunWriter::addLive(const Allocation& a) {
   begin();
   Allocation numbered = a;
   numbered.id = next_id_++;
+  numbered.range = rangeRow(a.range);
   bindAllocation(alloc_, 1, run_, numbered);
   done(alloc_);
   return numbered.id;
@@ -258,7 +272,7 @@ void RunWriter::add(const Kernel& k) {
   sqlite3_bind_int64(kernel_, 5, k.start);
   sqlite3_bind_int64(kernel_, 6, k.end);
   sqlite3_bind_int64(kernel_, 7, k.correlation);
-  sqlite3_bind_int64(kernel_, 8, k.range);
+  sqlite3_bind_int64(kernel_, 8, rangeRow(k.range));
   done(kernel_);
 }
 

@@ -22,7 +22,9 @@ class RunWriter {
   RunWriter& operator=(const RunWriter&) = delete;
 
   int64_t createRun(const RunInfo& info);  // also selects it for the appends below
-  // Appends to an existing run (its rows numbered on after those it holds).
+  // Appends to an existing run (its rows numbered on after those it holds,
+  // and the range ids given to add() after its ranges': the same process
+  // after an exec numbers its ranges from 1 again).
   void selectRun(int64_t run);
   int64_t run() const { return run_; }
 
@@ -72,6 +74,8 @@ class RunWriter {
   sqlite3* db_ = nullptr;
   int64_t run_ = 0;
   int64_t next_id_ = 1;  // allocations.id of the next row of run_
+  int64_t range_base_ = 0;  // added to every range id written (selectRun)
+  int64_t rangeRow(int64_t id) const { return id > 0 ? id + range_base_ : id; }
   bool in_tx_ = false;
   sqlite3_stmt* range_ = nullptr;
   sqlite3_stmt* alloc_ = nullptr;

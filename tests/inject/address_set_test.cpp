@@ -6,6 +6,9 @@
 #include <set>
 
 #include "address_set.h"
+#include "recorder.h"
+#include "recording_state.h"
+#include "thread_state.h"
 
 using gcprof::inject::AddressSet;
 
@@ -32,4 +35,26 @@ TEST(AddressSet, EraseOfUnknownAddressIsFalse) {
   EXPECT_TRUE(set.insert(0x1234560));
   EXPECT_TRUE(set.erase(0x1234560));
   EXPECT_FALSE(set.erase(0x1234560));
+}
+
+// A host block and a device block at the same address (the two address
+// spaces overlap) are two blocks to every table: each free finds its own.
+TEST(AddressSet, HostAndDeviceBlocksAtOneAddressAreKeptApart) {
+  using namespace gcprof::inject;
+  recordingState().ready.store(true);
+  const uint64_t addr = 0x7f0000100000;
+  recordAlloc(addr, 1 << 20, 0, -1, 0, 0, true);
+  recordAlloc(addr, 1 << 20, 20, 0, 0, 0, true);
+  recordFree(addr, -1);
+  recordFree(addr, 0);
+  recordingState().ready.store(false);
+  Event events[64];
+  int allocs = 0, frees = 0;
+  uint32_t n = threadState()->drain(events, 64);
+  for (uint32_t i = 0; i < n; ++i) {
+    allocs += events[i].type == EventType::Alloc;
+    frees += events[i].type == EventType::Free;
+  }
+  EXPECT_EQ(allocs, 2);
+  EXPECT_EQ(frees, 2) << "the device block's free was lost: it would stay live for ever";
 }

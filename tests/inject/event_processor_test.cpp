@@ -134,7 +134,7 @@ TEST(EventProcessor, LongLivedBlocksAreWrittenBeforeTheJobEnds) {
     std::vector<Stamped> first = {ev(EventType::Alloc, 10, 0x1000, 4096),
                                   ev(EventType::Alloc, 11 + age, 0x2000, 8192)};
     p.process(first.begin(), first.end());
-    p.commit();
+    p.commit(11 + age);
     Trace t = load(db);
     ASSERT_EQ(t.allocations.size(), 1u) << "only the block older than one round is written";
     EXPECT_EQ(t.allocations[0].bytes, 4096);
@@ -143,7 +143,7 @@ TEST(EventProcessor, LongLivedBlocksAreWrittenBeforeTheJobEnds) {
     std::vector<Stamped> second = {ev(EventType::Free, 20 + 2 * age, 0x1000),
                                    ev(EventType::Alloc, 30 + 3 * age, 0x3000, 1024)};
     p.process(second.begin(), second.end());
-    p.commit();
+    p.commit(30 + 3 * age);
     t = load(db);
     ASSERT_EQ(t.allocations.size(), 2u);
     EXPECT_EQ(t.allocations[0].free, 20 + 2 * age) << "the free time is filled in later";
@@ -161,10 +161,49 @@ TEST(EventProcessor, BlocksWrittenWhileLiveAreNotWrittenTwiceAtFinish) {
   std::vector<Stamped> first = {ev(EventType::Alloc, 10, 0x1000, 4096),
                                 ev(EventType::Alloc, 10 + 2 * age, 0x2000, 8192)};
   p.process(first.begin(), first.end());
-  p.commit();
+  p.commit(10 + 2 * age);
   run(p, {ev(EventType::Free, 20 + 3 * age, 0x2000)});
   Trace t = load(db);
   ASSERT_EQ(t.allocations.size(), 2u);
   EXPECT_EQ(t.allocations[0].free, -1);
   EXPECT_EQ(t.allocations[1].free, 20 + 3 * age);
+}
+
+// A job that allocates and then idles sends no later event: the age of its
+// blocks is measured by the clock, so they are written before it is killed.
+TEST(EventProcessor, AnIdleJobsBlocksAreWrittenByTheClock) {
+  std::string db = tempDb("idle");
+  const Ns age = EventProcessor::kLiveWriteAgeNs;
+  EventProcessor p(db, true);
+  std::vector<Stamped> held = {ev(EventType::Alloc, 10, 0x1000, 1 << 20),
+                               ev(EventType::Alloc, 11, 0x2000, 1 << 20)};
+  p.process(held.begin(), held.end());
+  p.commit(11 + age / 2);
+  EXPECT_NE(access(db.c_str(), F_OK), 0) << "younger than the cut-off: nothing written yet";
+  p.commit(12 + age);  // no event since; only time has passed
+  Trace t = load(db);
+  ASSERT_EQ(t.allocations.size(), 2u);
+  EXPECT_EQ(t.allocations[0].free, -1);
+  EXPECT_EQ(t.allocations[1].free, -1);
+}
+
+// CUPTI delivers MEMORY2 records in buffers, after later steps began: a
+// block belongs to the step its timestamp falls in.
+TEST(EventProcessor, ALateRecordBelongsToTheStepOfItsTimestamp) {
+  std::string db = tempDb("late");
+  EventProcessor p(db, true);
+  std::vector<Stamped> steps = {ev(EventType::StepBegin, 10, 0), ev(EventType::StepEnd, 20, 0),
+                                ev(EventType::StepBegin, 30, 1)};
+  p.process(steps.begin(), steps.end());
+  Stamped late = ev(EventType::Alloc, 15, 0x1000, 4096);
+  late.e.device = 0;
+  Stamped early = ev(EventType::Alloc, 5, 0x2000, 4096);
+  early.e.device = 0;
+  run(p, {late, early, ev(EventType::Alloc, 35, 0x3000, 4096), ev(EventType::StepEnd, 40, 1)});
+  Trace t = load(db);
+  ASSERT_EQ(t.allocations.size(), 3u);
+  for (const Allocation& a : t.allocations) {
+    int64_t want = a.addr == 0x1000 ? 0 : a.addr == 0x2000 ? -1 : 1;
+    EXPECT_EQ(a.step, want) << std::hex << a.addr << ": 0x1000 delivered during step 1, made in step 0";
+  }
 }

@@ -2,6 +2,7 @@
 // exercises one promise of the injector; sizes are distinctive so the test
 // can find exactly these allocations in the trace.
 #include <dirent.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <malloc.h>
 #include <sched.h>
@@ -148,6 +149,27 @@ void* abortInNamedThread(void*) {
   abort();
 }
 
+// Two threads abort at once (a crash in two workers): one report, one
+// flush, and the process dies of SIGABRT (`two_aborts`).
+pthread_barrier_t g_both;
+void* abortTogether(void*) {
+  pthread_barrier_wait(&g_both);
+  abort();
+}
+
+int twoAborts() {
+  gcprof_step_begin(0);
+  keep(malloc(99999));
+  gcprof_step_end();
+  pthread_barrier_init(&g_both, nullptr, 2);
+  pthread_t a, b;
+  pthread_create(&a, nullptr, abortTogether, nullptr);
+  pthread_create(&b, nullptr, abortTogether, nullptr);
+  pthread_join(a, nullptr);
+  pthread_join(b, nullptr);
+  return 1;  // not reached
+}
+
 int markAndAbort() {
   gcprof_step_begin(0);
   keep(malloc(99999));
@@ -268,6 +290,32 @@ int writerSched() {
   return 6;
 }
 
+// A job that closes the pipes it did not open (as a daemon closes every
+// descriptor) and opens files of its own, which get their numbers: then
+// allocates enough to wake the writer, and exits (which wakes it too).
+// Nothing of gcprof's may land in its files (`reused_descriptors DIR`).
+int reusedDescriptors(const std::string& dir) {
+  std::vector<int> closed;
+  if (DIR* fds = opendir("/proc/self/fd")) {
+    while (dirent* d = readdir(fds)) {
+      int fd = std::atoi(d->d_name);
+      char target[256] = "";
+      std::string link = std::string("/proc/self/fd/") + d->d_name;
+      ssize_t n = readlink(link.c_str(), target, sizeof target - 1);
+      if (fd > 2 && n > 0 && std::strncmp(target, "pipe:", 5) == 0) closed.push_back(fd);
+    }
+    closedir(fds);
+  }
+  for (int fd : closed) close(fd);
+  for (size_t i = 0; i < closed.size() + 2; ++i) {
+    std::string path = dir + "/job_file_" + std::to_string(i);
+    if (open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644) < 0) return 7;  // kept open
+  }
+  for (int i = 0; i < 100000; ++i) free(keep(malloc(50000)));
+  std::printf("closed %zu pipe descriptors\n", closed.size());
+  return 0;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -277,6 +325,7 @@ int main(int argc, char** argv) {
   if (mode == "children") return children(argv[0]);
   if (mode == "aborting_child") return abortingChild(argv[0]);
   if (mode == "abort") return markAndAbort();
+  if (mode == "two_aborts") return twoAborts();
   if (mode == "threads") return threads();
   if (mode == "small") return small();
   if (mode == "apis") return apis();
@@ -290,6 +339,7 @@ int main(int argc, char** argv) {
   if (mode == "churn" && argc == 3) return churn(std::atoi(argv[2]));
   if (mode == "live" && argc == 3) return live(std::atoi(argv[2]));
   if (mode == "writer_sched") return writerSched();
+  if (mode == "reused_descriptors" && argc == 3) return reusedDescriptors(argv[2]);
   std::fprintf(stderr, "usage: inject_probe threads|small|apis|fork|steps|sigterm|busy|realloc_fails|children|return3|underscore4|storm T N|churn N|live N|writer_sched\n");
   return 2;
 }

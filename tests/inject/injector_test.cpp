@@ -219,3 +219,44 @@ TEST(Injector, TheWriterRunsAtTheJobsPriorityAsABatchThread) {
   Recorded r = record("writer_sched");
   EXPECT_EQ(r.exit_code, 0) << "5: wrong nice or policy; 6: no gcprof-writer thread";
 }
+
+// The writer's wake-up is no descriptor the job could close and reuse: a job
+// that closes the pipes it did not open and opens files in their place must
+// find nothing of ours written into them.
+TEST(Injector, TheWriterWritesNothingIntoDescriptorsTheJobReused) {
+  std::string dir = testing::TempDir() + "gcprof_fds_" + std::to_string(getpid());
+  std::system(("rm -rf " + dir + " && mkdir -p " + dir).c_str());
+  std::string db = dir + "/trace.db";
+  int status = std::system((std::string(GCPROF_BIN) + " record -o " + db + " -- " + PROBE_BIN +
+                            " reused_descriptors " + dir + " >/dev/null 2>&1").c_str());
+  ASSERT_EQ(WEXITSTATUS(status), 0);
+  for (int i = 0; i < 8; ++i) {
+    std::string path = dir + "/job_file_" + std::to_string(i);
+    std::ifstream in(path, std::ios::binary | std::ios::ate);
+    if (!in) continue;
+    EXPECT_EQ(static_cast<long>(in.tellg()), 0L) << path << ": bytes written into the job's file";
+  }
+  std::system(("rm -rf " + dir).c_str());
+}
+
+// Two threads abort at the same moment: the crash handler runs once (one
+// report, one flush), the other thread waits, and the process dies of SIGABRT.
+TEST(Injector, TwoThreadsAbortingAtOnceGetOneReport) {
+  std::string db = testing::TempDir() + "gcprof_probe_two_aborts_" + std::to_string(getpid()) + ".db";
+  std::string err = db + ".stderr";
+  for (const char* ext : {"", "-wal", "-shm"}) std::remove((db + ext).c_str());
+  std::string cmd = std::string(GCPROF_BIN) + " record -o " + db + " -- " + PROBE_BIN + " two_aborts 2>" + err;
+  int status = std::system(cmd.c_str());
+  EXPECT_EQ(WEXITSTATUS(status), 128 + SIGABRT);
+  std::ifstream in(err);
+  std::string text((std::istreambuf_iterator<char>(in)), {});
+  size_t reports = 0;
+  for (size_t at = text.find("this process aborted"); at != std::string::npos;
+       at = text.find("this process aborted", at + 1))
+    ++reports;
+  EXPECT_EQ(reports, 1u) << text;
+  Trace t = onlyRun(db);
+  EXPECT_EQ(t.run.status, "interrupted") << "record stores how the job died";
+  EXPECT_EQ(t.steps.size(), 1u);
+  std::remove(err.c_str());
+}
