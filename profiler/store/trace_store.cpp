@@ -148,7 +148,10 @@ TraceStore::TraceStore(const std::string& path, Mode mode) : path_(path) {
     db_ = nullptr;
     throw StoreError(msg);
   }
-  sqlite3_busy_timeout(db_, 10000);
+  // Writers wait as long as the injector's writer does (run_writer.cpp): a
+  // `record` starting while another job's writer commits must not give up
+  // first (docs/recording.md).
+  sqlite3_busy_timeout(db_, mode == Mode::ReadWrite ? kWriteWaitMs : kReadWaitMs);
   try {
     ensureSchema(db_, path, mode == Mode::ReadWrite);
     version_ = schemaVersionOf(db_, path);

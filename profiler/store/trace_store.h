@@ -36,6 +36,9 @@ struct VerificationRecord {
 class TraceStore {
  public:
   enum class Mode { ReadOnly, ReadWrite };
+  // How long a locked trace is waited for before "locked by another process".
+  static constexpr int kReadWaitMs = 10000;
+  static constexpr int kWriteWaitMs = 30000;
   // Opens (ReadWrite: creates when missing) and checks the schema. Throws
   // StoreError with the file name and what to do.
   TraceStore(const std::string& path, Mode mode);

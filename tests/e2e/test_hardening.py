@@ -241,6 +241,24 @@ class LockedTrace(unittest.TestCase):
         self.assertNotIn("damaged", r.stderr)
         self.assertNotIn("not a readable SQLite file", r.stderr)
 
+    def test_record_waits_30_s_for_a_locked_trace(self):
+        """docs/recording.md: the recorder waits 30 s for a lock. Held for 12 s
+        (past the 10 s a reader waits), `record` must wait it out and record."""
+        import sqlite3
+        import threading
+        db = empty_trace("locked-record")
+        con = sqlite3.connect(db, isolation_level=None, check_same_thread=False)
+        con.execute("BEGIN EXCLUSIVE")
+        release = threading.Timer(12, con.close)
+        release.start()
+        try:
+            r = p.gcprof("record", "-o", db, "--", "true", check=False)
+        finally:
+            release.cancel()
+            con.close()
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertEqual(len(p.show(db)["runs"]), 2)
+
 
 # A python job that makes many recorded blocks (2 KiB each, over --min-bytes)
 # and exits with its own code, so that `record` passing it on shows.
