@@ -231,7 +231,12 @@ std::string sqliteProblem(sqlite3* db, const std::string& path, const std::strin
     return path + ": locked by another process past our wait (a `gcprof record` or `verify` "
                   "writing into it, or a program holding it open exclusively?); try again "
                   "when it finishes";
-  return path + ": " + sqlite3_errmsg(db) + " " + otherwise;
+  if (rc == SQLITE_FULL)
+    return path + ": the disk is full (" + sqlite3_errmsg(db) + "); free some space and run again";
+  if (rc == SQLITE_CORRUPT)
+    return path + ": damaged or cut short (SQLite: " + sqlite3_errmsg(db) +
+           "); copy the whole trace again, or record again";
+  return path + ": " + sqlite3_errmsg(db) + "; " + otherwise;
 }
 
 void exec(sqlite3* db, const std::string& path, const char* sql) {
