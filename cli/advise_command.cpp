@@ -48,6 +48,8 @@ AdviceRequest request(const AdviseArgs& a) {
   r.strategy = parseStrategy(a.strategy);
   r.max_segment_units = a.max_segment_units;
   r.selective = !a.whole_only;
+  // Which option is wrong, named in its error.
+  const char* option = "--budget";
   try {
     if (!a.budget.empty()) {
       Budget b;
@@ -65,6 +67,7 @@ AdviceRequest request(const AdviseArgs& a) {
       }
       r.budget = b;
     }
+    option = "--headroom";
     if (!a.headroom.empty()) {
       r.headroom.given = true;
       r.headroom.text = a.headroom;
@@ -80,9 +83,10 @@ AdviceRequest request(const AdviseArgs& a) {
                                       a.headroom + "MiB");
       }
     }
+    option = "--max-slowdown";
     if (!a.max_slowdown.empty()) r.max_slowdown = parsePercent(a.max_slowdown);
   } catch (const std::invalid_argument& e) {
-    throw AdviceError(std::string("--budget/--headroom/--max-slowdown: ") + e.what());
+    throw AdviceError(std::string(option) + ": " + e.what());
   }
   if (a.segments == "module") r.kind = SegmentKind::Module;
   else if (a.segments == "region") r.kind = SegmentKind::Region;

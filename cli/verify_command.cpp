@@ -1,7 +1,10 @@
 // gcprof verify: re-run the recorded job with a plan applied and recording
 // on, then compare measured against predicted peak and step time, and the
 // losses against the baseline's.
+#include <errno.h>
 #include <unistd.h>
+
+#include <cstring>
 
 #include <algorithm>
 #include <atomic>
@@ -22,6 +25,7 @@
 #include "verify/plan_row.h"
 #include "verify/size_argument.h"
 #include "verify/verification.h"
+#include "verify_launch.h"
 
 namespace gcprof::cli {
 namespace {
@@ -36,6 +40,7 @@ struct VerifyArgs {
   int timeout_s = -1;  // -1: from the baseline's duration
   std::string size_arg;  // "--batch {size}": how the job takes the plan's size
   std::string flush_wait = "5";  // as `record --flush-wait`
+  bool dry_run = false;  // say what would run, run nothing
   std::vector<std::string> command;
 };
 
@@ -130,6 +135,7 @@ void printVerification(const advisor::Verification& v) {
   for (const advisor::Gate& g : v.gates)
     std::printf("  [%s] %-20s %s\n", g.passed ? "ok" : "FAIL", g.name.c_str(), g.detail.c_str());
   std::printf("verdict: %s\n", v.verdict.c_str());
+  if (!v.hint.empty()) std::printf("hint: %s\n", v.hint.c_str());
 }
 
 void printRanks(const advisor::JobVerification& v) {
@@ -190,9 +196,14 @@ int runVerify(const VerifyArgs& a) {
   int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
   PlanFile plan = advisor::readPlanFile(a.plan);
   // ReadWrite would create a missing file: an empty trace has no baseline.
-  if (access(a.trace.c_str(), R_OK | W_OK) != 0)
-    throw StoreError(a.trace + ": cannot open for verification (no such file, or not readable "
-                     "and writable); give the trace `gcprof record -o` wrote");
+  if (access(a.trace.c_str(), R_OK | W_OK) != 0) {
+    int err = errno;
+    if (err == ENOENT)
+      throw StoreError(a.trace + ": no such file; give the trace `gcprof record -o` wrote");
+    throw StoreError(a.trace + ": cannot open for verification (" + std::strerror(err) + "): verify writes "
+                     "the re-run into the trace" +
+                     (err == EROFS ? "; copy it to a writable disk and verify the copy" : "; make it writable"));
+  }
   TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
   int64_t baseline_id = chooseRun(store, plan.trace_run);
   RunInfo baseline = store.run(baseline_id);
@@ -202,7 +213,6 @@ int runVerify(const VerifyArgs& a) {
                                         ? baseline_job.ranks.front().id
                                         : baseline_id);
   advisor::checkPlanModulesExist(plan, baseline_trace, a.plan);
-  int64_t plan_id = advisor::planRow(store, plan, monotonicNs());
   std::optional<PlanSize> size = planSize(plan, a);
 
   LaunchOptions o;
@@ -210,24 +220,23 @@ int runVerify(const VerifyArgs& a) {
   o.backend = a.backend != "auto" ? a.backend : (baseline.backend == "cuda" ? "cuda" : "auto");
   o.min_bytes = baseline.min_bytes > 0 ? baseline.min_bytes : o.min_bytes;
   o.baseline_run = baseline_id;
-  o.plan_id = plan_id;
-  o.name = "verify plan " + std::to_string(plan_id);
-  if (size && size->differs()) o.name += " at " + size->name + "=" + std::to_string(size->value);
   o.extra_env["GCPROF_PLAN"] = absolutePath(a.plan);
+  RestoredEnvironment env;
   if (!a.command.empty()) {
     o.argv = a.command;
   } else {
     // The recorded command, in its directory, with the environment that
     // shapes training (seeds, threads, allocator settings).
     nlohmann::json argv = nlohmann::json::parse(baseline.command, nullptr, false);
-    if (!argv.is_array() || argv.empty())
+    bool words = argv.is_array() && !argv.empty() &&
+                 std::all_of(argv.begin(), argv.end(), [](const nlohmann::json& w) { return w.is_string(); });
+    if (!words)
       throw StoreError(a.trace + ": run " + std::to_string(baseline_id) +
-                       " has no recorded command; give one after --");
+                       " has no recorded command (runs.command is not a list of words); give one after --");
     o.argv = argv.get<std::vector<std::string>>();
     o.cwd = baseline.cwd;
-    nlohmann::json env = nlohmann::json::parse(baseline.env, nullptr, false);
-    if (env.is_object())
-      for (auto& [k, v] : env.items()) o.extra_env.emplace(k, v.get<std::string>());
+    env = restoredEnvironment(baseline.env, a.trace + " run " + std::to_string(baseline_id));
+    for (const auto& [k, v] : env.restored) o.extra_env.emplace(k, v);
     if (size && size->differs()) {
       if (a.size_arg.empty())
         throw StoreError(a.plan + ": the plan is for " + size->name + "=" + std::to_string(size->value) +
@@ -246,6 +255,13 @@ int runVerify(const VerifyArgs& a) {
     throw StoreError(a.plan + ": made for " + rankName(baseline) + " alone, but a rank cannot run without "
                      "its job; advise on the job (gcprof advise " + a.trace + " --run " +
                      std::to_string(job.launcher.id) + " ...) or give the command to run after --");
+  printLaunch(stderr, o, a.command.empty() ? "run " + std::to_string(baseline_id) + " of " + a.trace : "after --",
+              env);
+  if (a.dry_run) return 0;
+  int64_t plan_id = advisor::planRow(store, plan, monotonicNs());
+  o.plan_id = plan_id;
+  o.name = "verify plan " + std::to_string(plan_id);
+  if (size && size->differs()) o.name += " at " + size->name + "=" + std::to_string(size->value);
   if (job.distributed() && job.launcher.id == baseline_id)
     return verifyDistributed(a, store, job, plan, plan_id, o);
   std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
@@ -296,6 +312,9 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_option("--size-arg", args->size_arg,
                   "For a plan made for a size (advise --what-if --size N): how the job takes it, e.g.\n"
                   "\"--batch {size}\"; the recorded command's argument is changed to the plan's size");
+  sub->add_flag("--dry-run", args->dry_run,
+                "Print the command, its directory and the environment restored from the trace, "
+                "and run nothing");
   sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
   sub->callback([args, &exit_code] { exit_code = runVerify(*args); });
 }

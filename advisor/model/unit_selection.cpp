@@ -466,7 +466,8 @@ UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::st
   if (cands.empty())
     throw AdviceError(modules.empty()
                           ? "the trace has no module ranges; record with the python shim, NVTX "
-                            "ranges or gcprof_range_push/pop around the layers"
+                            "ranges, or gcprof_range_start(name, GCPROF_FORWARD/GCPROF_BACKWARD) and "
+                            "gcprof_range_end around the layers (C API: gcprof/gcprof.h)"
                           : "no module has a backward range, so nothing they save can be "
                             "measured; mark backward (phase 2) ranges for the layers");
   UnitSelection sel;

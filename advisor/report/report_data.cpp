@@ -107,12 +107,15 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
   r.trace = validUtf8(store.path());  // a path is bytes; every report format is UTF-8
   r.verification_id = rec->id;
   nlohmann::json doc = nlohmann::json::parse(rec->json, nullptr, false);
+  auto damaged = [&](const std::string& what) {
+    return AdviceError(store.path() + ": verification " + std::to_string(rec->id) + " is damaged (" + what +
+                       "); run gcprof verify again");
+  };
   try {
-    if (doc.is_discarded()) throw std::runtime_error("not JSON");
+    if (doc.is_discarded()) throw VerificationRowError("its JSON does not parse");
     r.v = fromJson(doc);
-  } catch (const std::exception& e) {
-    throw AdviceError(store.path() + ": verification " + std::to_string(rec->id) +
-                      " is damaged (" + e.what() + "); run gcprof verify again");
+  } catch (const VerificationRowError& e) {
+    throw damaged(e.what());
   }
   for (const PlanRecord& p : store.plans()) {
     if (p.id != r.v.plan_id) continue;
@@ -125,7 +128,7 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
 
   // A job's memory is its ranks': chart the one with the highest measured peak.
   int64_t base_run = rec->baseline_run, measured_run = rec->run;
-  if (doc.contains("ranks") && doc["ranks"].is_array() && !doc["ranks"].empty()) {
+  if (doc.contains("ranks") && doc["ranks"].is_array() && !doc["ranks"].empty()) try {
     r.ranks = doc["ranks"];
     r.culprit = doc.value("culprit", std::string());
     const nlohmann::json* worst = nullptr;
@@ -135,6 +138,8 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
     base_run = (*worst)["baseline"].value("run", base_run);
     measured_run = (*worst)["measured"].value("run", int64_t{0});
     r.chart_rank = worst->value("rank", -1);
+  } catch (const nlohmann::json::exception&) {
+    throw damaged("field \"ranks\" is not a list of ranks as verify writes it");
   }
   Trace base = store.load(base_run);
   AllocationFilter filter = primaryFilter(base);

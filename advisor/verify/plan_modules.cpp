@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "model/module_stats.h"
+#include "model/unsafe_units.h"
 #include "trace_store.h"
 
 namespace gcprof::advisor {
@@ -44,6 +45,16 @@ void checkPlanModulesExist(const PlanFile& plan, const Trace& baseline, const st
                        std::to_string(baseline.run.id) + (list.empty() ? "" : " (near: " + list + ")"));
     }
   }
+  std::vector<ExcludedUnit> in_place = inPlaceModules(baseline);
+  for (const auto& segment : plan.checkpoint)
+    for (const std::string& unit : segment)
+      for (const ExcludedUnit& m : in_place)
+        if (m.name == unit)
+          throw StoreError(where + ": checkpoints '" + unit + "', which run " + std::to_string(baseline.run.id) +
+                           " recorded as changing its input in place (ReLU(inplace=True), x.add_(...)): "
+                           "recomputing it would not replay its forward and the job would fail in backward; "
+                           "remove it from the plan, or take the plan `gcprof advise` writes (it leaves such "
+                           "modules out)");
 }
 
 }  // namespace gcprof::advisor

@@ -9,6 +9,7 @@
 #include "byte_text.h"
 #include "model/median.h"
 #include "model/memory_curve.h"
+#include "model/step_layout.h"
 #include "saturating.h"
 
 namespace gcprof::advisor {
@@ -106,6 +107,54 @@ Ns medianStepNs(const Trace& run) {
   return median(std::move(d));
 }
 
+StepTime stepTime(const Trace& run, const std::vector<std::string>& units) {
+  if (!run.steps.empty()) return {medianStepNs(run), run.steps.size(), false};
+  RunLayout layout = stepLayouts(run, units);
+  std::vector<Ns> d;
+  for (size_t i : layout.steady) d.push_back(sat::sub(layout.steps[i].end, layout.steps[i].start));
+  if (d.empty()) return {medianStepNs(run), 0, false};
+  return {median(std::move(d)), layout.complete, true};
+}
+
+namespace {
+
+// A run that recorded nothing (the job ended before its first allocation,
+// `-- true`, the injector replaced) measured nothing: its 0 B peak is no
+// pass, and steps it never recorded are none compared.
+Gate recordedGate(const Trace& measured, const StepTime& baseline_steps, const StepTime& measured_steps) {
+  size_t allocations = measured.allocations.size();
+  bool steps_needed = baseline_steps.steps > 0;
+  Gate g{"run recorded", allocations > 0 && (!steps_needed || measured_steps.steps > 0), ""};
+  g.detail = std::to_string(allocations) + " allocations, " + std::to_string(measured_steps.steps) +
+             (measured_steps.inferred ? " inferred" : "") + " steps recorded";
+  if (!g.passed)
+    g.detail += allocations == 0
+                    ? ": the job allocated nothing that was recorded (it ended at start, or something in its "
+                      "environment replaced gcprof's injector)"
+                    : ": the baseline has steps, the verification none (did the job train?)";
+  return g;
+}
+
+// Losses that differ are most often the job's own doing: a re-run of a job
+// that is not deterministic differs with any plan, `none` included.
+std::string lossHint(const Verification& v, const Gate& losses) {
+  bool differ = !losses.passed && std::any_of(v.losses.begin(), v.losses.end(), [&](const LossPair& l) {
+    return std::fabs(l.baseline - l.measured) > v.loss_tolerance * std::max(1.0, std::fabs(l.baseline)) ||
+           std::isnan(l.baseline) != std::isnan(l.measured);
+  });
+  if (!differ) return "";
+  std::string base = v.checkpoint.empty()
+                         ? "the plan checkpoints nothing, so the job itself gives other losses when run again"
+                         : "if the job gives other losses when run again, no plan can match them";
+  return base + ": check that it is deterministic: every seed set (torch.manual_seed, random, numpy, "
+                "data-loader workers and shuffling), dropout and augmentation seeded, no nondeterministic "
+                "kernels (torch.use_deterministic_algorithms(True); on CUDA also CUBLAS_WORKSPACE_CONFIG=:4096:8). "
+                "Then record the baseline again and verify the plan `gcprof advise TRACE --strategy none -o "
+                "none.json` writes: it must PASS before any other plan can";
+}
+
+}  // namespace
+
 double predictedSlowdown(const Verification& v) {
   return v.baseline_step_ns > 0 ? static_cast<double>(v.predicted_step_ns) / v.baseline_step_ns - 1 : 0;
 }
@@ -127,16 +176,19 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   v.baseline_peak = memoryCurve(baseline).peak;
   v.predicted_peak = plan.predicted_peak;
   v.measured_peak = memoryCurve(measured).peak;
-  v.baseline_step_ns = medianStepNs(baseline);
+  StepTime baseline_steps = stepTime(baseline, plan.units), measured_steps = stepTime(measured, plan.units);
+  v.baseline_step_ns = baseline_steps.ns;
   v.predicted_step_ns = plan.predicted_step_ns;
-  v.measured_step_ns = medianStepNs(measured);
+  v.measured_step_ns = measured_steps.ns;
+  v.inferred_steps = baseline_steps.inferred;
   v.predicted_recompute_ns = plan.predicted_recompute_ns;
   v.exit_code = job_exit_code;
   v.loss_tolerance = lossTolerance(measured.run.backend);
 
   v.gates.push_back({"job completed", job_exit_code == 0,
                      "the verification run exited with " + std::to_string(job_exit_code)});
-  v.gates.push_back({"peak within budget", v.measured_peak <= v.budget,
+  v.gates.push_back(recordedGate(measured, baseline_steps, measured_steps));
+  v.gates.push_back({"peak within budget", v.measured_peak > 0 && v.measured_peak <= v.budget,
                      "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget) +
                          (v.headroom > 0 ? " (plan solved with " + formatBytes(v.headroom) + " headroom)" : "")});
   double err = v.measured_peak ? std::fabs(static_cast<double>(sat::sub(v.measured_peak, v.predicted_peak))) /
@@ -147,6 +199,7 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
                 formatBytes(v.predicted_peak).c_str(), formatBytes(v.measured_peak).c_str(), err * 100,
                 kPeakTolerance * 100);
   v.gates.push_back({"peak prediction", err <= kPeakTolerance, buf});
+  size_t lossGate = v.gates.size();
   v.gates.push_back(scalarGate("losses match", "loss values", scalarsOf(baseline, "loss"),
                                scalarsOf(measured, "loss"), v.loss_tolerance, true, &v.losses));
   fingerprintGates(baseline, measured, v.loss_tolerance, v.gates);
@@ -161,58 +214,9 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
                   measuredSlowdown(v) * 100, off * 100, *step_tolerance * 100);
     v.gates.push_back({"step time prediction", off <= *step_tolerance, sbuf});
   }
+  v.hint = lossHint(v, v.gates[lossGate]);
   bool pass = std::all_of(v.gates.begin(), v.gates.end(), [](const Gate& g) { return g.passed; });
   v.verdict = pass ? "PASS" : "FAIL";
-  return v;
-}
-
-nlohmann::json toJson(const Verification& v) {
-  nlohmann::json gates = nlohmann::json::array(), losses = nlohmann::json::array();
-  for (const Gate& g : v.gates) gates.push_back({{"name", g.name}, {"passed", g.passed}, {"detail", g.detail}});
-  for (const LossPair& l : v.losses)
-    losses.push_back({{"step", l.step}, {"baseline", l.baseline}, {"measured", l.measured}});
-  return {{"verdict", v.verdict},
-          {"strategy", v.strategy},
-          {"checkpoint", v.checkpoint},
-          {"budget_bytes", v.budget},
-          {"headroom_bytes", v.headroom},
-          {"plan_id", v.plan_id},
-          {"baseline", {{"run", v.baseline_run}, {"peak_bytes", v.baseline_peak}, {"step_ns", v.baseline_step_ns}}},
-          {"predicted",
-           {{"peak_bytes", v.predicted_peak}, {"step_ns", v.predicted_step_ns},
-            {"recompute_ns", v.predicted_recompute_ns}}},
-          {"measured",
-           {{"run", v.run}, {"peak_bytes", v.measured_peak}, {"step_ns", v.measured_step_ns},
-            {"exit_code", v.exit_code}}},
-          {"loss_tolerance", v.loss_tolerance},
-          {"step_tolerance", v.step_tolerance >= 0 ? nlohmann::json(v.step_tolerance) : nlohmann::json()},
-          {"losses", losses},
-          {"gates", gates}};
-}
-
-Verification fromJson(const nlohmann::json& j) {
-  Verification v;
-  v.verdict = j.at("verdict");
-  v.strategy = j.value("strategy", "");
-  v.checkpoint = j.at("checkpoint").get<std::vector<std::vector<std::string>>>();
-  v.budget = j.at("budget_bytes");
-  v.headroom = j.value("headroom_bytes", Bytes{0});
-  v.plan_id = j.value("plan_id", 0);
-  v.baseline_run = j.at("baseline").value("run", 0);
-  v.baseline_peak = j.at("baseline").at("peak_bytes");
-  v.baseline_step_ns = j.at("baseline").at("step_ns");
-  v.predicted_peak = j.at("predicted").at("peak_bytes");
-  v.predicted_step_ns = j.at("predicted").value("step_ns", Ns{0});
-  v.predicted_recompute_ns = j.at("predicted").value("recompute_ns", Ns{0});
-  v.run = j.at("measured").value("run", 0);
-  v.measured_peak = j.at("measured").at("peak_bytes");
-  v.measured_step_ns = j.at("measured").at("step_ns");
-  v.exit_code = j.at("measured").value("exit_code", 0);
-  v.loss_tolerance = j.value("loss_tolerance", 0.0);
-  if (j.contains("step_tolerance") && j["step_tolerance"].is_number()) v.step_tolerance = j["step_tolerance"];
-  for (const auto& l : j.value("losses", nlohmann::json::array()))
-    v.losses.push_back({l.at("step"), l.at("baseline"), l.at("measured")});
-  for (const auto& g : j.at("gates")) v.gates.push_back({g.at("name"), g.at("passed"), g.at("detail")});
   return v;
 }
 

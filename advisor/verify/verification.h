@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -36,11 +37,13 @@ struct Verification {
   Bytes baseline_peak = 0, predicted_peak = 0, measured_peak = 0;
   Ns baseline_step_ns = 0, predicted_step_ns = 0, measured_step_ns = 0;
   Ns predicted_recompute_ns = 0;
+  bool inferred_steps = false;  // neither run had step markers: steps as advise infers them
   int exit_code = 0;
   double loss_tolerance = 0;
   double step_tolerance = -1;  // the step time gate's tolerance; -1: no gate (the default)
   std::vector<LossPair> losses;
   std::vector<Gate> gates;
+  std::string hint;  // what to check when a gate failed for a reason outside the plan; "" if none
 };
 
 // The prediction may be off by this fraction of the measured peak.
@@ -55,6 +58,17 @@ double lossTolerance(const std::string& backend);
 // there are at least three.
 Ns medianStepNs(const Trace& run);
 
+// A run's step time as `advise` prices it. With step markers, medianStepNs.
+// Without, the steps advise infers: the forward/backward passes of `units`
+// (stepLayouts), the median of the steady ones; the whole run only when no
+// pass is found. `steps` counts the steps the time is the median of.
+struct StepTime {
+  Ns ns = 0;
+  size_t steps = 0;
+  bool inferred = false;
+};
+StepTime stepTime(const Trace& run, const std::vector<std::string>& units);
+
 // Step time is always reported; it is a gate only with `step_tolerance`
 // (0.25: measured within 25% of predicted). Off by default: on a shared or
 // noisy machine a re-run's step time says little (docs/plan.md).
@@ -66,7 +80,14 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
 double predictedSlowdown(const Verification& v);
 double measuredSlowdown(const Verification& v);
 
+// A stored verification row that is not what toJson writes; the message
+// names the field at fault (the caller adds the trace and row).
+struct VerificationRowError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
 nlohmann::json toJson(const Verification& v);
+// Throws VerificationRowError, never a json exception.
 Verification fromJson(const nlohmann::json& j);
 
 }  // namespace gcprof::advisor

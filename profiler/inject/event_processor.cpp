@@ -218,7 +218,7 @@ void EventProcessor::process(It begin, It end) {
         ensureRun();
         double v;
         std::memcpy(&v, &s.e.c, sizeof v);
-        writer_->add(gcprof::Scalar{step_, reinterpret_cast<const char*>(s.e.b), v});
+        writer_->add(gcprof::Scalar{static_cast<int64_t>(s.e.a), reinterpret_cast<const char*>(s.e.b), v});
         break;
       }
       case EventType::Kernel: {

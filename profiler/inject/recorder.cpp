@@ -159,7 +159,11 @@ void scalar(const char* name, double value) {
   if (!ts) return;
   int64_t bits;
   std::memcpy(&bits, &value, sizeof bits);
-  push(ts, EventType::Scalar, 0, reinterpret_cast<int64_t>(internName(name)), bits);
+  // The step it belongs to is the job's, not the last one the trace saw
+  // begin: a recording resumed (`gcprof ctl resume`) in the middle of a step
+  // never saw it begin, and its loss is still that step's.
+  push(ts, EventType::Scalar, static_cast<uint64_t>(g_step.load(std::memory_order_relaxed)),
+       reinterpret_cast<int64_t>(internName(name)), bits);
 }
 
 void recordKernel(const char* name, int device, int64_t stream, Ns start, Ns end,

@@ -7,8 +7,12 @@
 namespace gcprof {
 namespace {
 
-// Only what changes a training run's behaviour; never credentials.
+bool startsWith(const std::string& s, const char* prefix) { return s.rfind(prefix, 0) == 0; }
+
+// Only what changes a training run's behaviour; never credentials, never
+// what loads code into the job (loaderOrInjector).
 bool relevant(const std::string& name) {
+  if (loaderOrInjector(name)) return false;
   static const char* kPrefixes[] = {"PYTORCH_", "TORCH", "CUDA_", "CUBLAS", "CUDNN", "NCCL_",
                                     "OMP_", "MKL_", "OPENBLAS", "KMP_", "RANK", "LOCAL_RANK",
                                     "WORLD_SIZE", "LOCAL_WORLD_SIZE", "MASTER_", "HF_",
@@ -19,11 +23,28 @@ bool relevant(const std::string& name) {
   for (const char* bad : {"TOKEN", "SECRET", "PASSWORD", "KEY"})
     if (name.find(bad) != std::string::npos && name != "TOKENIZERS_PARALLELISM") return false;
   for (const char* p : kPrefixes)
-    if (name.rfind(p, 0) == 0) return true;
+    if (startsWith(name, p)) return true;
   return false;
 }
 
 }  // namespace
+
+bool loaderOrInjector(const std::string& name) {
+  // The dynamic loader's (LD_PRELOAD, LD_LIBRARY_PATH, LD_AUDIT, ...), the
+  // CUDA and NVTX injection libraries, gcprof's own settings, and python's
+  // start-up (PYTHONPATH carries the shim; PYTHONSTARTUP runs a file).
+  // PYTHONHASHSEED only seeds hashing: it shapes training and is kept.
+  for (const char* p : {"LD_", "DYLD_", "GCPROF_", "CUDA_INJECTION", "NVTX_INJECTION", "PYTHON"})
+    if (startsWith(name, p)) return name != "PYTHONHASHSEED";
+  return name == "GLIBC_TUNABLES";
+}
+
+std::string whyNotRestored(const std::string& name) {
+  if (loaderOrInjector(name))
+    return "loads code into the job or configures gcprof; verify sets its own";
+  if (!relevant(name)) return "not a training setting gcprof records (the trace was edited?)";
+  return "";
+}
 
 std::string jsonString(const std::string& s) {
   std::string out = "\"";

@@ -1,5 +1,7 @@
 #include "schema.h"
 
+#include <sys/statvfs.h>
+
 namespace gcprof {
 namespace {
 
@@ -225,13 +227,31 @@ bool isGcprofFile(sqlite3* db) {
 
 }  // namespace
 
+namespace {
+
+// SQLite says SQLITE_FULL when a write finds no room, but "disk I/O error"
+// when the disk was full before it opened the file (no room for its -shm).
+bool diskFull(const std::string& path) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+  struct statvfs fs;
+  return statvfs(dir.c_str(), &fs) == 0 && static_cast<unsigned long long>(fs.f_bavail) * fs.f_frsize < (64u << 10);
+}
+
+}  // namespace
+
 std::string sqliteProblem(sqlite3* db, const std::string& path, const std::string& otherwise) {
   int rc = sqlite3_errcode(db);
   if (rc == SQLITE_BUSY || rc == SQLITE_LOCKED)
     return path + ": locked by another process past our wait (a `gcprof record` or `verify` "
                   "writing into it, or a program holding it open exclusively?); try again "
                   "when it finishes";
-  return path + ": " + sqlite3_errmsg(db) + " " + otherwise;
+  if (rc == SQLITE_FULL || (rc == SQLITE_IOERR && diskFull(path)))
+    return path + ": the disk is full (" + sqlite3_errmsg(db) + "); free some space and run again";
+  if (rc == SQLITE_CORRUPT)
+    return path + ": damaged or cut short (SQLite: " + sqlite3_errmsg(db) +
+           "); copy the whole trace again, or record again";
+  return path + ": " + sqlite3_errmsg(db) + "; " + otherwise;
 }
 
 void exec(sqlite3* db, const std::string& path, const char* sql) {

@@ -49,7 +49,7 @@ void requireWritableDir(const std::string& path) {
 }
 
 std::string sqliteProblem(sqlite3* db, const std::string& path) {
-  return gcprof::sqliteProblem(db, path, "(damaged trace?)");
+  return gcprof::sqliteProblem(db, path, "is the trace damaged?");
 }
 
 // A prepared statement that finalizes itself and reports errors with the path.

@@ -117,5 +117,25 @@ TEST(Verification, RunsOfDifferentLengthsCompareTheStepsBothHave) {
   EXPECT_NE(g["losses match"].detail.find("no step in common"), std::string::npos) << g["losses match"].detail;
 }
 
+// A job that is not deterministic fails "losses match" with any plan: the
+// verdict says what to check and how to rerun the baseline, not only "differ".
+TEST(Verification, LossesThatDifferComeWithAHintAboutDeterminism) {
+  Trace base = run(1, range(0, 3), {});
+  Trace other = run(2, range(0, 3), {});
+  for (Scalar& s : other.scalars) s.value += 0.01;
+  PlanFile none;
+  none.budget_bytes = 1;
+  Verification v = verify(base, other, none, 1, 0);
+  EXPECT_EQ(v.verdict, "FAIL");
+  EXPECT_NE(v.hint.find("the plan checkpoints nothing, so the job itself gives other losses"), std::string::npos)
+      << v.hint;
+  for (const char* word : {"torch.manual_seed", "dropout", "use_deterministic_algorithms", "--strategy none"})
+    EXPECT_NE(v.hint.find(word), std::string::npos) << word << " in " << v.hint;
+  EXPECT_EQ(fromJson(toJson(v)).hint, v.hint);
+  // Losses that match need no hint; nor do missing steps (the re-run stopped).
+  EXPECT_EQ(verify(base, run(3, range(0, 3), {}), none, 1, 0).hint, "");
+  EXPECT_EQ(verify(base, run(3, range(0, 2), {}), none, 1, 0).hint, "");
+}
+
 }  // namespace
 }  // namespace gcprof::advisor

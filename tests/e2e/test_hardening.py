@@ -49,8 +49,13 @@ class BadInput(unittest.TestCase):
     def test_bad_budgets_and_slowdowns_are_refused(self):
         for flag, v in (("--budget", "60%%"), ("--budget", "0x10"), ("--budget", "nan"),
                         ("--budget", "1e30"), ("--max-slowdown", "-5%"),
-                        ("--max-slowdown", "nan%"), ("--max-slowdown", "30")):
-            self.assertRejected(["advise", self.db, flag, v], "--budget/--headroom/--max-slowdown")
+                        ("--max-slowdown", "nan%"), ("--max-slowdown", "30"), ("--headroom", "120%"),
+                        ("--headroom", "5"), ("--headroom", "lots")):
+            # The option at fault is named, not a list of three.
+            r = self.assertRejected(["advise", self.db, "--budget", "60%", flag, v]
+                                    if flag != "--budget" else ["advise", self.db, flag, v], flag + ": ")
+            for other in {"--budget", "--headroom", "--max-slowdown"} - {flag}:
+                self.assertNotIn(other, r.stderr, (flag, v))
 
     def test_a_huge_unit_depth_is_refused_in_words(self):
         self.assertRejected(["advise", self.sample_db, "--strategy", "every", "--units",

@@ -25,6 +25,7 @@ import sys
 import tempfile
 import threading
 
+from . import plan
 from .plan import PlanError, checked_names, exit_with, load_plan, names_of_other_roots, resolve, wrap
 from .root_names import RootNames
 
@@ -74,7 +75,7 @@ def warn_if_unapplied(path):
     plan and the job ended by itself."""
     try:
         ended_by_exception = getattr(sys, "last_value", None) is not None
-        if not ended_by_exception and not _applied_in_job(path):
+        if not ended_by_exception and not plan.refused and not _applied_in_job(path):
             sys.stderr.write("gcprof: warning: GCPROF_PLAN=%s was set but the job ran no training "
                              "forward (a module call with grad enabled), so nothing was "
                              "checkpointed\n" % path)

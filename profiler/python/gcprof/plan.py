@@ -14,8 +14,10 @@ for selective segments, `save`: the operator calls whose outputs are kept,
 with PyTorch's selective checkpointing (checkpointing.py).
 """
 import difflib
+import itertools
 import json
 import os
+import re
 import sys
 
 from .checkpointing import checkpoint_module
@@ -30,6 +32,35 @@ class PlanError(Exception):
     """A plan that cannot be applied; the message says what and how to fix it."""
 
 
+# As the C++ readers (advisor/plan/plan_file.cpp): no plan nests deeper, and
+# python's json module would recurse until RecursionError on a deeper text.
+MAX_DEPTH = 64
+_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+
+# Set once this process refused its plan (exit_with): the job ended for the
+# plan, not because it ran no training forward (env_plan.warn_if_unapplied).
+refused = False
+
+
+def _nesting(text):
+    """How deeply the JSON text nests lists and objects (strings left out)."""
+    brackets = _STRING.sub("", text)
+    steps = ((ch in "[{") - (ch in "]}") for ch in brackets if ch in "[]{}")
+    return max(itertools.accumulate(steps, initial=0))
+
+
+def _parse(text, where):
+    if _nesting(text) > MAX_DEPTH:
+        raise PlanError("%s: nested deeper than %d levels; not a gcprof plan (write plans with "
+                        "`gcprof advise -o`)" % (where, MAX_DEPTH))
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise PlanError("%s: not valid JSON (%s); write it with `gcprof advise -o`" % (where, exc)) from None
+    except RecursionError:
+        raise PlanError("%s: nested too deeply to read; not a gcprof plan" % where) from None
+
+
 def load_plan(plan):
     """A plan as a dict, from a path or an already parsed dict."""
     if isinstance(plan, dict):
@@ -38,11 +69,12 @@ def load_plan(plan):
         where = os.fspath(plan)
         try:
             with open(where, encoding="utf-8") as f:
-                data = json.load(f)
+                text = f.read()
         except OSError as exc:
             raise PlanError("%s: cannot read the plan (%s)" % (where, exc.strerror or exc)) from None
-        except ValueError as exc:
+        except ValueError as exc:  # not UTF-8
             raise PlanError("%s: not valid JSON (%s); write it with `gcprof advise -o`" % (where, exc)) from None
+        data = _parse(text, where)
     if not isinstance(data, dict) or data.get("format") not in READABLE_FORMATS:
         found = data.get("format") if isinstance(data, dict) else type(data).__name__
         raise PlanError("%s: format is %r, expected %r (or %r); write it with `gcprof advise -o`"
@@ -262,6 +294,8 @@ def no_cache_while_training(model):
 
 def exit_with(error):
     """Ends the job for a plan error: the message, no traceback, exit code 2."""
+    global refused
+    refused = True
     sys.stderr.write("gcprof: %s\n" % error)
     sys.stderr.flush()
     raise SystemExit(2)
