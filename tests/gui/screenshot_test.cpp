@@ -142,6 +142,29 @@ TEST(Screenshot, ForeignFileExitsNonZeroWithAMessage) {
   EXPECT_NE(r.out.find("/nonexistent/trace.db"), std::string::npos) << r.out;
 }
 
+// A damaged steps table (steps 100 ns apart at 2^60 ns, the allocations near
+// 0): the view opens on the steps, where a double's spacing is 256 ns. The
+// GUI's work is bounded by the pixels drawn, so the screenshot is written
+// under a 3 GB address-space limit, on the opening view and fitted to a step
+// (it grew without bound, 10 GB in 30 s, and crashed under the limit).
+TEST(Screenshot, DamagedStepTimesDrawWithinAMemoryLimit) {
+  const std::string db = kTmp + "-damaged.db";
+  ASSERT_EQ(run(kMakeTrace + " " + db + " --damaged-steps").rc, 0);
+  for (const std::string extra : {"", " --step 1"}) {
+    const std::string png = kTmp + "-damaged.png";
+    std::remove(png.c_str());
+    Result r = run("prlimit --as=3000000000 timeout 120 xvfb-run -a " + kGui + " " + db + " --screenshot " +
+                   png + " --size 1600x900" + extra);
+    ASSERT_EQ(r.rc, 0) << extra << ": " << r.out;
+    Image img = load(png);
+    ASSERT_TRUE(img.px) << extra << ": no PNG written";
+    EXPECT_EQ(img.w, 1600);
+    EXPECT_EQ(img.h, 900);
+    std::remove(png.c_str());
+  }
+  std::remove(db.c_str());
+}
+
 // On a real recording when this build has the recorder and the C++ sample.
 TEST(Screenshot, RecordedSampleTrace) {
   const std::string gcprof = GCPROF_BIN_DIR "/gcprof", sample = GCPROF_BIN_DIR "/gpt_train";
