@@ -165,6 +165,30 @@ TEST(Screenshot, DamagedStepTimesDrawWithinAMemoryLimit) {
   std::remove(db.c_str());
 }
 
+// --plan, --step and --frames that cannot be shown are refused before a
+// window opens (no display is needed to see it), naming what the file has.
+TEST(Screenshot, ChoicesTheFileLacksAreRefusedNamingWhatItHas) {
+  const std::string db = kTmp + "-choices.db";
+  ASSERT_EQ(run(kMakeTrace + " " + db + " --overlay").rc, 0);
+  const std::string png = kTmp + "-choices.png";
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : {Case{"--plan 99", "has no plan 99 for run 1; it has plans 1"},
+                        Case{"--step -5", "--step -5: step indexes are 0 or more"},
+                        Case{"--step 7", "has no step 7; it has steps 0-2"},
+                        Case{"--frames -1", "--frames -1: give 1 to 1000 frames"},
+                        Case{"--plan -3", "--plan -3: plan ids are 1 or more"}}) {
+    for (const std::string mode : {" --screenshot " + png, std::string()}) {
+      Result r = run("env -u DISPLAY timeout 60 " + kGui + " " + db + " " + c.args + mode);
+      EXPECT_EQ(r.rc, 2) << c.args << mode << ": " << r.out;
+      EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << mode << ": " << r.out;
+      EXPECT_NE(access(png.c_str(), F_OK), 0) << c.args << ": a PNG was written";
+    }
+  }
+  std::remove(db.c_str());
+}
+
 // On a real recording when this build has the recorder and the C++ sample.
 TEST(Screenshot, RecordedSampleTrace) {
   const std::string gcprof = GCPROF_BIN_DIR "/gcprof", sample = GCPROF_BIN_DIR "/gpt_train";
