@@ -150,7 +150,7 @@ TEST(Screenshot, ForeignFileExitsNonZeroWithAMessage) {
 TEST(Screenshot, DamagedStepTimesDrawWithinAMemoryLimit) {
   const std::string db = kTmp + "-damaged.db";
   ASSERT_EQ(run(kMakeTrace + " " + db + " --damaged-steps").rc, 0);
-  for (const std::string extra : {"", " --step 1"}) {
+  for (const std::string& extra : {std::string(), std::string(" --step 1")}) {
     const std::string png = kTmp + "-damaged.png";
     std::remove(png.c_str());
     Result r = run("prlimit --as=3000000000 timeout 120 xvfb-run -a " + kGui + " " + db + " --screenshot " +
@@ -179,7 +179,7 @@ TEST(Screenshot, ChoicesTheFileLacksAreRefusedNamingWhatItHas) {
                         Case{"--step 7", "has no step 7; it has steps 0-2"},
                         Case{"--frames -1", "--frames -1: give 1 to 1000 frames"},
                         Case{"--plan -3", "--plan -3: plan ids are 1 or more"}}) {
-    for (const std::string mode : {" --screenshot " + png, std::string()}) {
+    for (const std::string& mode : {" --screenshot " + png, std::string()}) {
       Result r = run("env -u DISPLAY timeout 60 " + kGui + " " + db + " " + c.args + mode);
       EXPECT_EQ(r.rc, 2) << c.args << mode << ": " << r.out;
       EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << mode << ": " << r.out;
