@@ -58,6 +58,9 @@ OutputFile::OutputFile(std::string path) : path_(std::move(path)), target_(path_
     if (fd_ < 0) fail(path_, errno);
     return;
   }
+  // A rename would replace a file the user may not write (0444): refuse it
+  // as writing into it would be refused.
+  if (exists && access(path_.c_str(), W_OK) != 0) fail(path_, errno);
   if (exists) {
     // Replace the file a symbolic link points to, not the link, and keep
     // the file's permissions.

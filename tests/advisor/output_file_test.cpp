@@ -76,6 +76,19 @@ TEST_F(OutputFileTest, WritesThroughASymbolicLinkAndKeepsIt) {
   EXPECT_EQ(read(at("real.md")), "new\n");
 }
 
+TEST_F(OutputFileTest, AFileTheUserMayNotWriteIsNotReplaced) {
+  if (geteuid() == 0) GTEST_SKIP() << "root may write any file";
+  writeOutputFile(at("ro.md"), "kept\n");
+  chmod(at("ro.md").c_str(), 0444);
+  try {
+    writeOutputFile(at("ro.md"), "new\n");
+    FAIL() << "no error";
+  } catch (const OutputFileError& e) {
+    EXPECT_EQ(std::string(e.what()), at("ro.md") + ": permission denied");
+  }
+  EXPECT_EQ(read(at("ro.md")), "kept\n");
+}
+
 TEST_F(OutputFileTest, AnUncommittedFileLeavesNothingBehind) {
   writeOutputFile(at("kept.md"), "kept\n");
   { OutputFile f(at("kept.md")); }
