@@ -4,7 +4,6 @@
 #include <unistd.h>
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <optional>
 
@@ -15,7 +14,9 @@
 #include "plan/advice.h"
 #include "plan/job_advice.h"
 #include "plan/plan_file.h"
+#include "report/output_file.h"
 #include "size_parse.h"
+#include "terminal_text.h"
 #include "text_format.h"
 #include "trace_input.h"
 #include "what_if_command.h"
@@ -99,7 +100,7 @@ AdviceRequest request(const AdviseArgs& a) {
 void printSaveList(const std::vector<std::string>& save) {
   std::string line;
   for (size_t i = 0; i < save.size(); ++i) {
-    std::string item = save[i] + (i + 1 < save.size() ? ", " : "");
+    std::string item = printable(save[i]) + (i + 1 < save.size() ? ", " : "");
     if (!line.empty() && line.size() + item.size() > 84) {
       std::printf("  %4s    save: %s\n", "", line.c_str());
       line.clear();
@@ -127,16 +128,16 @@ void printUnits(const Advice& a) {
     const Segment* seg = segment_of[k] < 0 ? nullptr : &a.chosen.segments[segment_of[k]];
     if (seg && seg->selective()) {
       const SelectiveOption& opt = c.selective[k][seg->option - 1];
-      mark = "selective (" + opt.label + ", keeps " + formatBytes(opt.kept) +
+      mark = "selective (" + printable(opt.label) + ", keeps " + formatBytes(opt.kept) +
              (opt.lingers() ? " + holds " + formatBytes(opt.lingering) + " to the replay" : "") + ", " +
              formatNs(opt.saved_ns) + " less recompute)";
     } else if (seg) {
       std::string module = a.tree_plan ? a.tree.moduleOf(*seg) : c.names[seg->first];
       bool whole_block = a.tree_plan && a.tree.split(a.tree.block_of[k]) && module != c.names[k];
       mark = "yes (segment " + std::to_string(segment_of[k] + 1) +
-             (whole_block ? ": block " + module : "") + ")";
+             (whole_block ? ": block " + printable(module) : "") + ")";
     }
-    std::printf("  %4d  %-28s %12s %12s  %s\n", k, c.names[k].c_str(), formatNs(c.forward_ns[k]).c_str(),
+    std::printf("  %4d  %-28s %12s %12s  %s\n", k, printable(c.names[k]).c_str(), formatNs(c.forward_ns[k]).c_str(),
                 formatBytes(c.saved[k]).c_str(), mark.c_str());
     if (seg && seg->selective()) printSaveList(seg->save);
   }
@@ -169,22 +170,22 @@ void printModules(const Advice& a) {
   for (const Segment& s : a.chosen.segments) {
     std::string module = a.tree.moduleOf(s);
     bool block = std::find(a.tree.blocks.begin(), a.tree.blocks.end(), module) != a.tree.blocks.end();
-    std::printf("    %-36s %s\n", module.c_str(), block ? "block" : "sub-module of a block");
+    std::printf("    %-36s %s\n", printable(module).c_str(), block ? "block" : "sub-module of a block");
   }
 }
 
 void printHuman(const Advice& a, const std::string& trace) {
-  std::printf("gcprof advise: %s run %lld (%s runtime, %s memory, %s segments)\n", trace.c_str(),
-              static_cast<long long>(a.run.id), a.run.runtime.c_str(), a.filter.describe().c_str(),
+  std::printf("gcprof advise: %s run %lld (%s runtime, %s memory, %s segments)\n", printable(trace).c_str(),
+              static_cast<long long>(a.run.id), printable(a.run.runtime).c_str(), a.filter.describe().c_str(),
               toString(a.kind).c_str());
   // Step indices need not start at 0 (record --steps, a resumed job): say
   // which step is the steady one and how many complete steps there are.
   std::printf("  %d units (%s); %zu complete step%s, steady from step %lld; recorded peak %s, step %s\n",
-              a.chain.size(), a.units.rule.c_str(), a.chain.complete_steps,
+              a.chain.size(), printable(a.units.rule).c_str(), a.chain.complete_steps,
               a.chain.complete_steps == 1 ? "" : "s", static_cast<long long>(a.chain.steady_step),
               formatBytes(a.baseline.peak).c_str(), formatNs(a.baseline.step_ns).c_str());
   if (a.has_budget)
-    std::printf("  budget %s = %s (%s of the recorded peak)\n", a.budget_text.c_str(),
+    std::printf("  budget %s = %s (%s of the recorded peak)\n", printable(a.budget_text).c_str(),
                 formatBytes(a.budget).c_str(),
                 formatPercent(static_cast<double>(a.budget) / a.baseline.peak).c_str());
   if (a.has_budget)
@@ -200,7 +201,7 @@ void printHuman(const Advice& a, const std::string& trace) {
                                         " per operator call").c_str()
                                      : "");
   for (const ExcludedUnit& u : a.excluded)
-    std::printf("  left out: %s %s\n", u.name.c_str(), u.reason.c_str());
+    std::printf("  left out: %s %s\n", printable(u.name).c_str(), printable(u.reason).c_str());
   if (a.tree_plan) {
     int split = 0;
     for (size_t b = 0; b < a.tree.blocks.size(); ++b) split += a.tree.split(static_cast<int>(b));
@@ -212,7 +213,7 @@ void printHuman(const Advice& a, const std::string& trace) {
   printComparison(a);
   printModules(a);
   std::printf("\n  %s: peak %s set %s%s\n", toString(a.strategy).c_str(),
-              formatBytes(a.chosen.peak).c_str(), a.chosen.peak_where.c_str(),
+              formatBytes(a.chosen.peak).c_str(), printable(a.chosen.peak_where).c_str(),
               a.exact ? "" : " (search thinned: optimal within the kept states)");
 }
 
@@ -260,16 +261,19 @@ int runAdvise(const AdviseArgs& args) {
   if (job) a.run = job->launcher;  // the plan is the job's: stored against its launcher
   // Opened before the plan is stored: a plan that cannot be written is not
   // one the trace should remember either.
-  std::ofstream out;
+  std::optional<OutputFile> out;
   if (write && !args.output.empty()) {
-    out.open(args.output);
-    if (!out) throw AdviceError(args.output + ": cannot write the plan file; nothing stored");
+    try {
+      out.emplace(args.output);
+    } catch (const OutputFileError& e) {
+      throw AdviceError(std::string(e.what()) + ": cannot write the plan file there; nothing stored");
+    }
   }
   if (write && !args.no_store) {
     try {
       doc["plan_id"] = storePlan(args.trace, a, doc);
     } catch (const StoreError& e) {
-      std::fprintf(stderr, "gcprof advise: warning: plan not stored in the trace (%s)\n", e.what());
+      std::fprintf(stderr, "gcprof advise: warning: plan not stored in the trace (%s)\n", printable(e.what()).c_str());
     }
   }
   bool json_out = args.json && args.output.empty();
@@ -278,18 +282,24 @@ int runAdvise(const AdviseArgs& args) {
     if (job) printRanks(*job);
   }
   if (write && !args.output.empty()) {
-    out << doc.dump(2) << "\n";
-    out.flush();
-    if (!out) throw AdviceError(args.output + ": cannot write the plan file");
-    std::printf("\n  plan written to %s", args.output.c_str());
+    try {
+      out->commit(doc.dump(2) + "\n");
+    } catch (const OutputFileError& e) {
+      std::string stored = doc.contains("plan_id") ? "; the plan is stored as plan " +
+                                                         std::to_string(doc["plan_id"].get<long long>()) +
+                                                         " in " + args.trace
+                                                   : "";
+      throw AdviceError(std::string(e.what()) + ": the plan file was not written" + stored);
+    }
+    std::printf("\n  plan written to %s", printable(args.output).c_str());
     if (doc.contains("plan_id"))
-      std::printf(" (stored as plan %lld in %s)", doc["plan_id"].get<long long>(), args.trace.c_str());
+      std::printf(" (stored as plan %lld in %s)", doc["plan_id"].get<long long>(), printable(args.trace).c_str());
     std::printf("\n");
   } else if (json_out) {
     std::printf("%s\n", doc.dump(2).c_str());
   }
   if (!a.feasible) {
-    std::fprintf(stderr, "gcprof advise: %s\n", a.message.c_str());
+    std::fprintf(stderr, "gcprof advise: %s\n", printable(a.message).c_str());
     return 1;
   }
   return 0;
@@ -359,7 +369,7 @@ void addAdvise(CLI::App& app, int& exit_code) {
     try {
       exit_code = runAdvise(*args);
     } catch (const AdviceError& e) {
-      std::fprintf(stderr, "gcprof advise: %s\n", e.what());
+      std::fprintf(stderr, "gcprof advise: %s\n", printable(e.what()).c_str());
       exit_code = 2;
     }
   });

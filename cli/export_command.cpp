@@ -1,11 +1,11 @@
 // gcprof export: a run as a Chrome trace (Perfetto, chrome://tracing).
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "commands.h"
 #include "model/advice_error.h"
 #include "report/chrome_trace.h"
+#include "report/output_file.h"
 #include "trace_input.h"
 
 namespace gcprof::cli {
@@ -26,9 +26,7 @@ int runExport(const ExportArgs& a) {
     std::printf("%s\n", doc.dump().c_str());
     return 0;
   }
-  std::ofstream out(a.output);
-  out << doc.dump() << "\n";
-  if (!out) throw advisor::AdviceError(a.output + ": cannot write the trace");
+  advisor::writeOutputFile(a.output, doc.dump() + "\n");
   std::fprintf(stderr, "gcprof export: run %lld written to %s (%zu events; open in ui.perfetto.dev)\n",
                static_cast<long long>(run), a.output.c_str(), doc["traceEvents"].size());
   return 0;
@@ -52,6 +50,10 @@ void addExport(CLI::App& app, int& exit_code) {
       exit_code = runExport(*args);
     } catch (const advisor::AdviceError& e) {
       std::fprintf(stderr, "gcprof export: %s\n", e.what());
+      exit_code = 2;
+    } catch (const advisor::OutputFileError& e) {
+      std::fprintf(stderr, "gcprof export: %s; nothing written (free space or choose another -o)\n",
+                   e.what());
       exit_code = 2;
     }
   });

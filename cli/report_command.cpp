@@ -1,11 +1,11 @@
 // gcprof report: a verification as Markdown, JSON, JUnit XML or HTML, with
 // the exit code CI needs (0 every gate passed, 1 a gate failed, 2 bad input).
 #include <cstdio>
-#include <fstream>
 #include <memory>
 
 #include "commands.h"
 #include "model/advice_error.h"
+#include "report/output_file.h"
 #include "report/report_data.h"
 
 namespace gcprof::cli {
@@ -29,9 +29,7 @@ int runReport(const ReportArgs& a) {
   if (a.output.empty() || a.output == "-") {
     std::fwrite(text.data(), 1, text.size(), stdout);
   } else {
-    std::ofstream out(a.output);
-    out << text;
-    if (!out) throw advisor::AdviceError(a.output + ": cannot write the report");
+    advisor::writeOutputFile(a.output, text);
     std::fprintf(stderr, "gcprof report: %s written to %s (verdict %s)\n", a.format.c_str(),
                  a.output.c_str(), r.v.verdict.c_str());
   }
@@ -58,6 +56,10 @@ void addReport(CLI::App& app, int& exit_code) {
       exit_code = runReport(*args);
     } catch (const advisor::AdviceError& e) {
       std::fprintf(stderr, "gcprof report: %s\n", e.what());
+      exit_code = 2;
+    } catch (const advisor::OutputFileError& e) {
+      std::fprintf(stderr, "gcprof report: %s; no report written (free space or choose another -o)\n",
+                   e.what());
       exit_code = 2;
     }
   });

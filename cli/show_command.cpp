@@ -12,6 +12,7 @@
 #include "model/unit_selection.h"
 #include "saturating.h"
 #include "size_parse.h"
+#include "terminal_text.h"
 #include "trace_store.h"
 
 namespace gcprof::cli {
@@ -117,26 +118,6 @@ void printRanks(const nlohmann::json& launcher) {
                 r["local_rank"].get<int>(), r["id"].get<long long>(),
                 r["status"].get<std::string>().c_str(), r["steps"].get<size_t>(),
                 r["units"].size(), formatBytes(r["peak_bytes"].get<long long>()).c_str());
-}
-
-// Names and commands come from the job: an escape sequence in a module name
-// must not drive the user's terminal. C0 controls, DEL and UTF-8's C1
-// controls (0xC2 0x80-0x9F, CSI among them) print as '?'.
-std::string printable(const std::string& s) {
-  std::string out;
-  for (size_t i = 0; i < s.size(); ++i) {
-    unsigned char c = static_cast<unsigned char>(s[i]);
-    if (c == 0xC2 && i + 1 < s.size() && static_cast<unsigned char>(s[i + 1]) <= 0x9F &&
-        static_cast<unsigned char>(s[i + 1]) >= 0x80) {
-      out += '?';
-      ++i;
-    } else if (c < 0x20 || c == 0x7F) {
-      out += '?';
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out;
 }
 
 void printRun(const nlohmann::json& r, bool all) {

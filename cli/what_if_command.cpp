@@ -1,14 +1,16 @@
 #include "what_if_command.h"
 
 #include <cstdio>
-#include <fstream>
 #include <memory>
+#include <optional>
 
 #include "model/advice_error.h"
 #include "plan_store.h"
+#include "report/output_file.h"
 #include "report/what_if_table.h"
 #include "scale/run_size.h"
 #include "scale/what_if.h"
+#include "terminal_text.h"
 #include "text_format.h"
 #include "trace_store.h"
 
@@ -41,11 +43,11 @@ std::string cell(const StrategyAtSize& s) {
 
 // How far the model can be trusted (the same sentences as the reports').
 void printFitNotes(const WhatIf& w) {
-  for (const std::string& n : whatIfNotes(whatIfJson(w))) std::printf("  %s\n", n.c_str());
+  for (const std::string& n : whatIfNotes(whatIfJson(w))) std::printf("  %s\n", printable(n).c_str());
 }
 
 void printWhatIf(const WhatIf& w, const std::string& trace) {
-  std::printf("gcprof advise --what-if %s: %s, runs", w.size_name.c_str(), trace.c_str());
+  std::printf("gcprof advise --what-if %s: %s, runs", printable(w.size_name).c_str(), printable(trace).c_str());
   for (const auto& [run, size] : w.runs)
     std::printf(" %lld (%s=%lld)", static_cast<long long>(run), w.size_name.c_str(), static_cast<long long>(size));
   std::printf("\n  %s growth fitted%s; %s segments; budget %s = %s\n", toString(w.form).c_str(),
@@ -111,6 +113,15 @@ int runWhatIf(const WhatIfArgs& args, const std::string& trace, const AdviceRequ
   }
   nlohmann::json doc = w.plan ? sizedPlanJson(w) : whatIfJson(w);
   bool write = w.plan && (w.plan->feasible || w.plan->strategy != Strategy::Optimal);
+  // As advise: a plan file that cannot be written is not stored either.
+  std::optional<OutputFile> out;
+  if (write && !output.empty()) {
+    try {
+      out.emplace(output);
+    } catch (const OutputFileError& e) {
+      throw AdviceError(std::string(e.what()) + ": cannot write the plan file there; nothing stored");
+    }
+  }
   if (write && !no_store) {
     try {
       doc["plan_id"] = storePlan(trace, *w.plan, doc);
@@ -133,14 +144,16 @@ int runWhatIf(const WhatIfArgs& args, const std::string& trace, const AdviceRequ
   // As advise: an infeasible optimal plan is not written; a budget-blind
   // one is, with the message.
   if (w.plan && !w.plan->feasible && w.plan->strategy == Strategy::Optimal) {
-    std::fprintf(stderr, "gcprof advise: %s\n", w.plan->message.c_str());
+    std::fprintf(stderr, "gcprof advise: %s\n", printable(w.plan->message).c_str());
     return 1;
   }
-  if (w.plan && !w.plan->feasible) std::fprintf(stderr, "gcprof advise: %s\n", w.plan->message.c_str());
-  if (w.plan && !output.empty()) {
-    std::ofstream out(output);
-    out << doc.dump(2) << "\n";
-    if (!out) throw AdviceError(output + ": cannot write the plan file");
+  if (w.plan && !w.plan->feasible) std::fprintf(stderr, "gcprof advise: %s\n", printable(w.plan->message).c_str());
+  if (out) {
+    try {
+      out->commit(doc.dump(2) + "\n");
+    } catch (const OutputFileError& e) {
+      throw AdviceError(std::string(e.what()) + ": the plan file was not written");
+    }
     std::printf("  plan written to %s", output.c_str());
     if (doc.contains("plan_id"))
       std::printf(" (stored as plan %lld in %s)", doc["plan_id"].get<long long>(), trace.c_str());

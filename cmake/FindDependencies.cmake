@@ -5,6 +5,9 @@ find_package(Threads REQUIRED)
 find_package(SQLite3 REQUIRED)
 find_package(nlohmann_json 3 REQUIRED)
 find_package(CLI11 CONFIG REQUIRED)
+# RE2 (libre2-dev) matches `advise --units REGEX` in linear time, with no
+# recursion, whatever the pattern (std::regex backtracks and recurses).
+pkg_check_modules(RE2 REQUIRED IMPORTED_TARGET re2)
 find_package(GTest)
 # Without it most tests would silently not exist: say so instead.
 if(GCPROF_BUILD_TESTS AND NOT GTest_FOUND)

@@ -85,7 +85,7 @@ set(CPACK_DEBIAN_PACKAGE_SECTION devel)
 # What the binaries link (ldd): named here rather than found by
 # dpkg-shlibdeps, which stops at a CUDA build's CUPTI (the toolkit's, owned by
 # no Debian package; the injector keeps its run path to it).
-set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, libsqlite3-0")
+set(CPACK_DEBIAN_PACKAGE_DEPENDS "libc6, libstdc++6, libgcc-s1, libsqlite3-0, libre2-9")
 if(TARGET gcprof-gui)
   string(APPEND CPACK_DEBIAN_PACKAGE_DEPENDS ", libglfw3, libopengl0, libstb0")
 endif()

@@ -4,8 +4,9 @@
 #include <cctype>
 #include <cmath>
 #include <map>
-#include <regex>
 #include <set>
+
+#include <re2/re2.h>
 
 #include "model/advice_error.h"
 #include "saturating.h"
@@ -485,14 +486,19 @@ UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::st
       throw AdviceError("--units " + spec + ": no module at that depth has a backward range; "
                         "modules seen: " + listNames(cands));
   } else {
-    std::regex re;
-    try {
-      re = std::regex(spec, std::regex::ECMAScript);
-    } catch (const std::regex_error& e) {
-      throw AdviceError("--units '" + spec + "': not a valid regular expression (" + e.what() + ")");
-    }
+    // RE2 matches in time linear in the name whatever the pattern, with no
+    // recursion: std::regex overflowed the stack on `(.)*` over a long name
+    // and backtracked for ever on `(b+)+c`. Latin-1: names are matched byte
+    // by byte, as before, whatever their encoding.
+    RE2::Options options;
+    options.set_encoding(RE2::Options::EncodingLatin1);
+    options.set_log_errors(false);
+    RE2 re(spec, options);
+    if (!re.ok())
+      throw AdviceError("--units '" + spec + "': not a valid regular expression (" + re.error() +
+                        "; RE2 syntax: no backreferences or lookaround, docs/plan.md)");
     for (const ModuleStats* m : cands)
-      if (std::regex_match(m->name, re)) sel.names.push_back(m->name);
+      if (RE2::FullMatch(m->name, re)) sel.names.push_back(m->name);
     sel.rule = "regex: " + spec;
     if (sel.names.empty())
       throw AdviceError("--units '" + spec + "' matches no module with a backward range; "

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "start_choice.h"
 #include "theme.h"
 
 namespace gcprof::gui {
@@ -67,14 +68,20 @@ void GuiApp::finishOpening() {
     bool known = opening_plan_ == 0 || std::any_of(plans.begin(), plans.end(), [&](const view::PlanView& p) {
                    return p.id == opening_plan_;
                  });
+    std::vector<int64_t> ids;
+    for (const view::PlanView& p : plans) ids.push_back(p.id);
     if (known) doc_->selectPlan(opening_plan_);
-    else error_ = "--plan " + std::to_string(opening_plan_) + ": " + path + " has no such plan for this run";
+    else error_ = "--plan " + std::to_string(opening_plan_) + ": " + path + " has no plan " +
+                  std::to_string(opening_plan_) + " for this run; it has plans " + view::idRanges(ids);
   }
   if (opening_step_ >= 0) {
     const auto& steps = doc_->run().trace.steps;
     auto it = std::find_if(steps.begin(), steps.end(), [&](const Step& s) { return s.index == opening_step_; });
+    std::vector<int64_t> ids;
+    for (const Step& s : steps) ids.push_back(s.index);
     if (it != steps.end()) fitStep(static_cast<size_t>(it - steps.begin()));
-    else error_ = "--step " + std::to_string(opening_step_) + ": the run has no such step";
+    else error_ = "--step " + std::to_string(opening_step_) + ": the run has no step " +
+                  std::to_string(opening_step_) + "; it has steps " + view::idRanges(ids);
   }
 }
 

@@ -12,6 +12,7 @@
 
 #include "gui_app.h"
 #include "screenshot.h"
+#include "start_choice.h"
 #include "trace_document.h"
 #include "window.h"
 
@@ -42,10 +43,24 @@ int main(int argc, char** argv) {
   cli.add_option("--step", step, "start fitted to this step (index as recorded)");
   cli.add_option("--screenshot", screenshot, "render headlessly to this PNG and exit");
   cli.add_option("--size", size, "screenshot size, WIDTHxHEIGHT")->capture_default_str();
-  cli.add_option("--frames", frames, "frames rendered before the screenshot")->capture_default_str();
+  cli.add_option("--frames", frames, "frames rendered before the screenshot (1 to 1000)")->capture_default_str();
   cli.add_option("--what-fits", what_fits,
                  "open on the What fits tab, computed at this budget (percent of the largest sized run)");
   CLI11_PARSE(cli, argc, argv);
+  gcprof::view::StartChoice choice;
+  choice.run = run;
+  if (cli.count("--plan")) choice.plan = plan;
+  if (cli.count("--step")) choice.step = step;
+  choice.frames = frames;
+  if (std::string bad = gcprof::view::checkStartNumbers(choice); !bad.empty()) {
+    std::fprintf(stderr, "gcprof-gui: %s\n", bad.c_str());
+    return 2;
+  }
+  if (what_fits < 0 || (cli.count("--what-fits") && what_fits == 0)) {
+    std::fprintf(stderr, "gcprof-gui: --what-fits %d: give a budget above 0 (percent of the largest sized run)\n",
+                 what_fits);
+    return 2;
+  }
 
   int width = 0, height = 0;
   if (!parseSize(size, &width, &height)) {
@@ -59,6 +74,15 @@ int main(int argc, char** argv) {
     return 2;
   }
 
+  // A plan or step the file lacks is refused before a window opens, in
+  // both modes, naming what the file has.
+  if (!trace.empty()) {
+    if (std::string bad = gcprof::view::checkStartChoice(trace, choice); !bad.empty()) {
+      std::fprintf(stderr, "gcprof-gui: %s\n", bad.c_str());
+      return 2;
+    }
+  }
+
   std::unique_ptr<gcprof::view::TraceDocument> doc;
   std::string error;
   if (!headless) {
@@ -70,7 +94,8 @@ int main(int argc, char** argv) {
       return 3;
     }
     gcprof::gui::GuiApp app;
-    if (!trace.empty()) app.openInBackground(trace, run, plan, step);
+    if (!trace.empty())
+      app.openInBackground(trace, run, choice.plan.value_or(-1), choice.step.value_or(-1));
     window->run(app);
     return 0;
   }
@@ -79,18 +104,8 @@ int main(int argc, char** argv) {
     if (!doc) {
       std::fprintf(stderr, "gcprof-gui: %s\n", error.c_str());
       if (headless) return 2;  // interactive: the window shows the error too
-    } else if (plan >= 0) {
-      const auto& plans = doc->plans();
-      bool known = plan == 0 || std::any_of(plans.begin(), plans.end(),
-                                             [&](const gcprof::view::PlanView& p) { return p.id == plan; });
-      if (!known) {
-        std::fprintf(stderr, "gcprof-gui: --plan %lld: %s has no such plan for run %lld (%zu plans)\n",
-                     static_cast<long long>(plan), trace.c_str(),
-                     static_cast<long long>(doc->run().trace.run.id), plans.size());
-        if (headless) return 2;
-      } else {
-        doc->selectPlan(plan);
-      }
+    } else if (choice.plan) {
+      doc->selectPlan(*choice.plan);  // known to be the run's (checkStartChoice)
     }
   }
 
@@ -104,15 +119,10 @@ int main(int argc, char** argv) {
   }
   gcprof::gui::GuiApp app(std::move(doc));
   if (!error.empty() && !app.document()) app.setError(error);
-  if (app.document() && step >= 0) {
+  if (app.document() && choice.step) {
     const auto& steps = app.document()->run().trace.steps;
-    auto it = std::find_if(steps.begin(), steps.end(), [&](const gcprof::Step& s) { return s.index == step; });
-    if (it == steps.end()) {
-      std::fprintf(stderr, "gcprof-gui: --step %lld: the run has no such step (%zu steps)\n",
-                   static_cast<long long>(step), steps.size());
-      return 2;
-    }
-    app.fitStep(static_cast<size_t>(it - steps.begin()));
+    auto it = std::find_if(steps.begin(), steps.end(), [&](const gcprof::Step& s) { return s.index == *choice.step; });
+    if (it != steps.end()) app.fitStep(static_cast<size_t>(it - steps.begin()));
   }
 
   if (app.document() && what_fits > 0 && !app.showWhatFits(what_fits, &error)) {

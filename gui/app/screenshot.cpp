@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "gui_app.h"
+#include "report/output_file.h"
 #include "window.h"
 
 namespace gcprof::gui {
@@ -110,8 +111,18 @@ bool writeScreenshot(Window& window, GuiApp& app, int width, int height, int fra
   const size_t stride = static_cast<size_t>(width) * 4;
   for (size_t i = 3; i < pixels.size(); i += 4) pixels[i] = 255;
   stbi_flip_vertically_on_write(1);
-  if (!stbi_write_png(png.c_str(), width, height, 4, pixels.data(), static_cast<int>(stride))) {
-    *error = png + ": cannot write the PNG (directory missing or not writable?)";
+  std::string encoded;
+  auto append = [](void* to, void* data, int size) {
+    static_cast<std::string*>(to)->append(static_cast<const char*>(data), static_cast<size_t>(size));
+  };
+  if (!stbi_write_png_to_func(append, &encoded, width, height, 4, pixels.data(), static_cast<int>(stride))) {
+    *error = png + ": cannot encode the PNG";
+    return false;
+  }
+  try {
+    advisor::writeOutputFile(png, encoded);
+  } catch (const advisor::OutputFileError& e) {
+    *error = std::string(e.what()) + "; no screenshot written";
     return false;
   }
   return true;

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cmath>
 
 #include "trace.h"
 
@@ -19,7 +20,7 @@ struct TimeWindow {
 
   // Zoom by `factor` (< 1 zooms in) keeping the time under `anchor` in place.
   void zoom(double factor, double anchor) {
-    double w = std::max(width() * factor, kMinWidth);
+    double w = std::max(width() * factor, minWidthAt(anchor));
     double f = (anchor - t0) / width();
     t0 = anchor - f * w;
     t1 = t0 + w;
@@ -27,18 +28,22 @@ struct TimeWindow {
   void pan(double dt) { t0 += dt; t1 += dt; }
   // Keep some of [lo, hi] on screen and never wider than a margin around it.
   void clampTo(double lo, double hi) {
-    double span = std::max(hi - lo, kMinWidth);
+    double span = std::max(hi - lo, minWidthAt(hi));
     double margin = span * 0.05;
     if (width() > span + 2 * margin) { t0 = lo - margin; t1 = hi + margin; return; }
     if (t0 < lo - margin) pan(lo - margin - t0);
     if (t1 > hi + margin) pan(hi + margin - t1);
   }
   static TimeWindow fit(double lo, double hi) {
-    double span = std::max(hi - lo, kMinWidth);
+    double span = std::max(hi - lo, minWidthAt(hi));
     return {lo - span * 0.01, lo + span * 1.01};
   }
   // Below a microsecond nothing recorded can be told apart.
   static constexpr double kMinWidth = 1000.0;
+  // Far from zero (a damaged trace's times near 2^60 ns) a double's spacing
+  // is hundreds of ns: a window must span many of them, or its two ends
+  // round to one time and the width to zero.
+  static double minWidthAt(double t) { return std::max(kMinWidth, std::fabs(t) * 0x1p-44); }
 };
 
 }  // namespace gcprof::view

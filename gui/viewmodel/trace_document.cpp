@@ -31,20 +31,27 @@ std::unique_ptr<TraceDocument> TraceDocument::open(const std::string& path, int6
       *error = path + ": the trace holds no runs yet (record one with `gcprof record`)";
       return nullptr;
     }
-    if (run == 0) run = doc->store_->lastRun();
-    if (run == 0) run = doc->runs_.back().id;
-    // A torchrun job: its launcher trains nothing; open its first rank.
-    for (const RunInfo& r : doc->runs_)
-      if (r.job_run == run && r.rank >= 0 && r.baseline_run == 0) {
-        run = r.id;
-        break;
-      }
+    run = pickRun(*doc->store_, doc->runs_, run);
   } catch (const std::exception& e) {
     *error = e.what();
     return nullptr;
   }
   if (!doc->selectRun(run, error, progress)) return nullptr;
   return doc;
+}
+
+int64_t TraceDocument::pickRun(TraceStore& store, const std::vector<RunInfo>& runs, int64_t run) {
+  if (runs.empty()) return 0;
+  if (run == 0) run = store.lastRun();
+  if (run == 0) run = runs.back().id;
+  // A torchrun job: its launcher trains nothing; open its first rank.
+  for (const RunInfo& r : runs)
+    if (r.job_run == run && r.rank >= 0 && r.baseline_run == 0) return r.id;
+  return run;
+}
+
+bool TraceDocument::planOfRun(const PlanRecord& plan, const RunInfo& run) {
+  return plan.run == run.id || (run.rank >= 0 && plan.run == jobOf(run));
 }
 
 std::unique_ptr<TraceDocument> TraceDocument::fromTrace(Trace trace, const std::string& label) {
@@ -95,8 +102,7 @@ void TraceDocument::loadPlans() {
   try {
     const RunInfo& current = run_->trace.run;
     for (const PlanRecord& r : store_->plans())
-      if (r.run == current.id || (current.rank >= 0 && r.run == jobOf(current)))
-        plans_.push_back(PlanView::fromRecord(r));
+      if (planOfRun(r, current)) plans_.push_back(PlanView::fromRecord(r));
   } catch (const std::exception&) {
     // A damaged plans table leaves the timeline usable; the list stays empty.
   }

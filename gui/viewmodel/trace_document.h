@@ -25,6 +25,12 @@ class TraceDocument {
                                              std::string* error,
                                              const TraceStore::LoadProgress& progress = {});
 
+  // The run open() shows for `run` (0: the newest baseline run; a torchrun
+  // launcher: its first rank); 0 when the file has no runs.
+  static int64_t pickRun(TraceStore& store, const std::vector<RunInfo>& runs, int64_t run);
+  // Whether `plan` was made for `run` (a job's plans are made for every rank).
+  static bool planOfRun(const PlanRecord& plan, const RunInfo& run);
+
   // A run already in memory, without a file (benchmarks, tests, reports):
   // no other runs, plans or verifications.
   static std::unique_ptr<TraceDocument> fromTrace(Trace trace, const std::string& label);

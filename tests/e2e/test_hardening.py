@@ -199,6 +199,28 @@ class HostileNames(unittest.TestCase):
         self.assertNotIn("\x1b", out)
         self.assertNotIn("\x07", out)
 
+    def test_advise_does_not_print_escapes_or_line_breaks_from_module_names(self):
+        """A CR/LF in a name must not forge a line of a CI log (`::error::`),
+        nor ESC or BEL reach the terminal, in the tables, the peak's place,
+        the refusal and the error that lists the modules seen."""
+        import shutil
+        import sqlite3
+        db = p.tempdb("advise-escapes")
+        shutil.copy(os.path.join(p.ROOT, "tests", "fuzz", "corpus", "trace", "small.db"), db)
+        con = sqlite3.connect(db)
+        con.execute("UPDATE ranges SET name = ?", ("layers.0\x1b[31m\r\n::error::forged\x07",))
+        con.commit()
+        con.close()
+        runs = [p.gcprof("advise", db, "--budget", "90%", "--strategy", "every", "--units", r"layers[\s\S]*",
+                         "--no-store", check=False),
+                p.gcprof("advise", db, "--budget", "90%", "--units", "nomatch", check=False)]
+        self.assertIn("layers.0?[31m??::error::forged?", runs[0].stdout)
+        for r in runs:
+            out = r.stdout + r.stderr
+            for raw in ("\x1b", "\r", "\x07"):
+                self.assertNotIn(raw, out)
+            self.assertFalse([l for l in out.splitlines() if l.startswith("::error::")], out)
+
 
 class RecorderKilled(unittest.TestCase):
     def test_sigkill_of_gcprof_record_does_not_orphan_the_job(self):

@@ -2,6 +2,8 @@
 //   gui_make_trace out.db            baseline run only
 //   gui_make_trace out.db --overlay  plus a plan (layers 1, 3, 5) and its verification run
 //   gui_make_trace out.db --allocations N   a 32-layer run of about N allocations (scale)
+//   gui_make_trace out.db --damaged-steps   steps 100 ns apart at 2^60 ns, the rest as usual
+//                                           (a damaged steps table: 36 years after the allocations)
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -17,6 +19,7 @@ int main(int argc, char** argv) {
   }
   const std::string path = argv[1];
   const bool overlay = argc > 2 && std::strcmp(argv[2], "--overlay") == 0;
+  const bool damaged = argc > 2 && std::strcmp(argv[2], "--damaged-steps") == 0;
   const long long allocations = argc > 3 && std::strcmp(argv[2], "--allocations") == 0 ? std::atoll(argv[3]) : 0;
   std::remove(path.c_str());
   using namespace gcprof;
@@ -28,7 +31,13 @@ int main(int argc, char** argv) {
     shape.activation_bytes = 64ll << 10;
     shape.layer_forward_ns = static_cast<Ns>(shape.saved_per_layer) * 400;
   }
-  int64_t base = testing::writeRun(path, testing::fabricateTraining(shape));
+  Trace trace = testing::fabricateTraining(shape);
+  if (damaged)
+    for (size_t i = 0; i < trace.steps.size(); ++i) {
+      trace.steps[i].start = (Ns{1} << 60) + static_cast<Ns>(i) * 100;
+      trace.steps[i].end = trace.steps[i].start + 50;
+    }
+  int64_t base = testing::writeRun(path, trace);
   if (overlay) {
     const std::set<int> layers = {1, 3, 5};
     const Bytes budget = 1950ll << 20;

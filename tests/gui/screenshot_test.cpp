@@ -142,6 +142,53 @@ TEST(Screenshot, ForeignFileExitsNonZeroWithAMessage) {
   EXPECT_NE(r.out.find("/nonexistent/trace.db"), std::string::npos) << r.out;
 }
 
+// A damaged steps table (steps 100 ns apart at 2^60 ns, the allocations near
+// 0): the view opens on the steps, where a double's spacing is 256 ns. The
+// GUI's work is bounded by the pixels drawn, so the screenshot is written
+// under a 3 GB address-space limit, on the opening view and fitted to a step
+// (it grew without bound, 10 GB in 30 s, and crashed under the limit).
+TEST(Screenshot, DamagedStepTimesDrawWithinAMemoryLimit) {
+  const std::string db = kTmp + "-damaged.db";
+  ASSERT_EQ(run(kMakeTrace + " " + db + " --damaged-steps").rc, 0);
+  for (const std::string& extra : {std::string(), std::string(" --step 1")}) {
+    const std::string png = kTmp + "-damaged.png";
+    std::remove(png.c_str());
+    Result r = run("prlimit --as=3000000000 timeout 120 xvfb-run -a " + kGui + " " + db + " --screenshot " +
+                   png + " --size 1600x900" + extra);
+    ASSERT_EQ(r.rc, 0) << extra << ": " << r.out;
+    Image img = load(png);
+    ASSERT_TRUE(img.px) << extra << ": no PNG written";
+    EXPECT_EQ(img.w, 1600);
+    EXPECT_EQ(img.h, 900);
+    std::remove(png.c_str());
+  }
+  std::remove(db.c_str());
+}
+
+// --plan, --step and --frames that cannot be shown are refused before a
+// window opens (no display is needed to see it), naming what the file has.
+TEST(Screenshot, ChoicesTheFileLacksAreRefusedNamingWhatItHas) {
+  const std::string db = kTmp + "-choices.db";
+  ASSERT_EQ(run(kMakeTrace + " " + db + " --overlay").rc, 0);
+  const std::string png = kTmp + "-choices.png";
+  struct Case {
+    std::string args, says;
+  };
+  for (const Case& c : {Case{"--plan 99", "has no plan 99 for run 1; it has plans 1"},
+                        Case{"--step -5", "--step -5: step indexes are 0 or more"},
+                        Case{"--step 7", "has no step 7; it has steps 0-2"},
+                        Case{"--frames -1", "--frames -1: give 1 to 1000 frames"},
+                        Case{"--plan -3", "--plan -3: plan ids are 1 or more"}}) {
+    for (const std::string& mode : {" --screenshot " + png, std::string()}) {
+      Result r = run("env -u DISPLAY timeout 60 " + kGui + " " + db + " " + c.args + mode);
+      EXPECT_EQ(r.rc, 2) << c.args << mode << ": " << r.out;
+      EXPECT_NE(r.out.find(c.says), std::string::npos) << c.args << mode << ": " << r.out;
+      EXPECT_NE(access(png.c_str(), F_OK), 0) << c.args << ": a PNG was written";
+    }
+  }
+  std::remove(db.c_str());
+}
+
 // On a real recording when this build has the recorder and the C++ sample.
 TEST(Screenshot, RecordedSampleTrace) {
   const std::string gcprof = GCPROF_BIN_DIR "/gcprof", sample = GCPROF_BIN_DIR "/gpt_train";
