@@ -1,4 +1,4 @@
-"""The side-by-side harness's own rules (bench/record/side_by_side.py, issue 14):
+"""The side-by-side harness's own rules (bench/record/side_by_side.py):
 the order the modes take turns in, and the walk over a job's threads that
 both side_by_side.py and threads.py measure with."""
 import collections

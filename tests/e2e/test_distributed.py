@@ -1,4 +1,4 @@
-"""Issue 11 end to end: torchrun jobs (DDP and FSDP, gloo, 2 ranks, CPU)
+"""End to end: torchrun jobs (DDP and FSDP, gloo, 2 ranks, CPU)
 recorded, shown, advised and verified as one job; a rank that dies during
 verification named in bounded time; two nodes' traces merged."""
 import importlib.util
@@ -45,7 +45,7 @@ def aborted_at_exit(out, what):
     text = out.stdout + out.stderr
     if out.returncode == 0 or not ("aborted (SIGABRT)" in text or re.search(r"exit 134 after (\d+) of \1 steps", text)):
         return False
-    sys.stderr.write(f"{what}: a rank aborted at exit (issue 11); trying once more. Its output:\n{text}\n")
+    sys.stderr.write(f"{what}: a rank aborted at exit (gloo, docs/distributed.md); trying once more. Its output:\n{text}\n")
     return True
 
 

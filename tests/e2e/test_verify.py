@@ -1,4 +1,4 @@
-"""Issue 4 end to end: record -> advise 60% -> verify, on both samples, on CPU."""
+"""End to end: record -> advise 60% -> verify, on both samples, on CPU."""
 import json
 import os
 import unittest
