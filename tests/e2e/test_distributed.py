@@ -274,7 +274,7 @@ class DistributedRankFailure(unittest.TestCase):
         # ends this: SIGTERM to the whole tree, SIGKILL 10 s later. The test
         # waits the timeout out, so it is twice what the whole recorded run
         # of three steps took (both ranks start and end step 0 well within
-        # it), at most the 45 s it always was (docs/testing.md, "CI time").
+        # it), at most the 45 s it always was (bench/history/ci-time.md).
         timeout = min(45, max(10, math.ceil(2 * self.recording_s)))
         sys.stderr.write(f"\nbaseline recorded in {self.recording_s:.1f} s: verify --timeout {timeout}\n")
         start = time.monotonic()
