@@ -35,10 +35,12 @@ build: deps
 	@cmake --build $(BUILD) -j$(JOBS)
 
 # Skipped tests (exit 77: a package, a GPU or a kernel feature is missing) and
-# partly skipped ones are listed at the end (scripts/skipped-tests); ctest keeps
-# the tail of each output, where the runners print their SKIP lines.
+# partly skipped ones are listed at the end (scripts/skipped-tests); ctest
+# (3.24 or newer) keeps the tail of each output, where the runners print
+# their SKIP lines.
+CTEST_KEEP_TAIL := $(shell ctest --help 2>/dev/null | grep -q -- --test-output-truncation && echo --test-output-truncation head)
 test: build
-	@rc=0; cd $(BUILD) && ctest --output-on-failure -j$(JOBS) --test-output-truncation head \
+	@rc=0; cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_KEEP_TAIL) \
 	  --output-junit ctest-junit.xml || rc=$$?; \
 	  if [ $$rc -ne 0 ]; then $(CURDIR)/scripts/skipped-tests ctest-junit.xml; exit $$rc; fi
 	@$(MAKE) --no-print-directory sanitize
