@@ -1,7 +1,7 @@
 // gcprof apply: run a job with a plan applied, without recording. The same
 // as `GCPROF_PLAN=plan.json python3 train.py` with gcprof's python shim on
 // PYTHONPATH, which a plain shell does not have: without the shim nothing
-// reads GCPROF_PLAN and the job would run silently unplanned (issue 15).
+// reads GCPROF_PLAN and the job would run silently unplanned.
 #include <unistd.h>
 
 #include <cerrno>

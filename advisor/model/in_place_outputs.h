@@ -2,8 +2,8 @@
 // (ResNet's Bottleneck: `out += identity; relu_(out)`). That module saves its
 // own result, so the trace shows the unit's output freed early in the unit's
 // backward, like a saved tensor; checkpointing the unit does not free it,
-// because the next unit (or its checkpoint) holds it as its input (issue 15:
-// ResNet-50 plans measured exactly those outputs over the prediction).
+// because the next unit (or its checkpoint) holds it as its input (without
+// this, ResNet-50 plans measured exactly those outputs over the prediction).
 //
 // Which allocation it is: the python shim leaves, inside every in-place call's
 // forward range, a user range "inplace output 0x<address>" naming the storage

@@ -14,7 +14,7 @@
 //
 // Why per unit and not the median of each step's whole sum: the solvers add
 // segment costs (a plan's cost must be a sum for the dynamic programme), and
-// a median does not add. Issue 10: the solver priced a save-list as the sum
+// a median does not add. The solver once priced a save-list as the sum
 // of its calls' medians while the simulator took the median of each step's
 // sum; with noisy per-call times the two disagreed by up to 16 ms on the GPT
 // sample and a budget sweep's recompute was not monotone.

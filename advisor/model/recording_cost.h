@@ -2,7 +2,7 @@
 // includes the python shim's hooks of every module called inside it; its
 // recomputation in a verification run is not recorded inside and does not
 // pay them, so recompute predicted from raw times came out 2-3x too high on
-// small models (issue 15). The shim measures its hook time per module call
+// small models. The shim measures its hook time per module call
 // and records it per step as the scalar `hook_ns_per_call`.
 #pragma once
 

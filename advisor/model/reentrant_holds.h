@@ -19,8 +19,8 @@
 // latest-born is the output's gradient; the output is the latest-born tensor
 // made in the last unit's forward, alive when it ends, of the same size.
 // resnet_train (`--layers 4 --width 16 --image 32 --batch 32`) measured
-// exactly these three, 3 x 2 MiB, over the prediction (docs/testing.md,
-// wave 10). Where none is found nothing is held (as before).
+// exactly these three, 3 x 2 MiB, over the prediction
+// (docs/design/robustness-sweep.md). Where none is found nothing is held.
 #pragma once
 
 #include "model/memory_curve.h"

@@ -31,7 +31,7 @@ namespace gcprof::advisor {
 // the backward, after the replay): saving them leaves the replay's peak
 // where it was, or lowers it, and spares their recompute. A save-list the
 // solver may find free at the plan's peak when the peak is that replay's
-// (issue 10, "at every's peak").
+// ("at every's peak", docs/plan.md).
 std::vector<std::vector<std::string>> callsBeforeReplayPeak(const std::vector<std::vector<UnitOp>>& ops,
                                                             const std::vector<Bytes>& dropped,
                                                             const Trace& trace, const AllocationFilter& filter,

@@ -1,7 +1,7 @@
 // Units that must not be checkpointed because recomputing them would not
 // replay their forward: modules seen changing an input in place (the python
 // shim records the scalar "inplace <module>", module_ranges.py). Checkpointing
-// torchvision's ReLU(inplace=True) crashed the job (issue 15); a module whose
+// torchvision's ReLU(inplace=True) crashed the job; a module whose
 // input changes under it would recompute from the changed value.
 #pragma once
 

@@ -87,7 +87,7 @@ Candidate solveAtLimit(const Trace& trace, const Advice& a, const UnitChain& cha
 // The chain prices each quantity at its worst step and each drop at its
 // smallest (unit_chain.h): when the steps differ, a plan may simulate below
 // its chain peak, and the solver's answer at the limit misses cheaper plans
-// the simulator fits (issue 10: on the GPT sample the chain prices `every`
+// the simulator fits (on the GPT sample the chain prices `every`
 // 267 KiB above the simulator). So the search is re-run at the limit plus
 // the chain's excess over the simulator, doubled while the answer fits,
 // then bisected between the largest relaxation whose answer fitted and the
@@ -446,7 +446,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
         fixedPlans();
         // This fallback searches no less than the main one: `exact` keeps
         // saying only whether a front was thinned (it printed "search
-        // thinned" for 8-unit chains before, issue 15).
+        // thinned" even for 8-unit chains).
         Solution m = minimumPeak(a.chain, opts);
         a.chosen = measure(trace, a, "optimal", m.segments);
       }

@@ -2,7 +2,7 @@
 // show: the CUDA caching allocator's rounding and fragmentation, and the
 // run-to-run jitter of the peak. Plans are solved against budget - headroom,
 // so a verification that lands a little above the prediction still fits the
-// budget (issue 15: 4 of ~15 plans solved to the budget exceeded it by 0.5-8 MiB).
+// budget (without it, 4 of ~15 plans solved to the budget exceeded it by 0.5-8 MiB).
 #pragma once
 
 #include <optional>

@@ -13,7 +13,7 @@ namespace gcprof::advisor {
 
 // Written by this gcprof. v2 adds, per `segments[]` entry, the module the
 // python runtime wraps (`module`, for plans over the module tree) and the
-// checkpoint policy (issue 10); a v1 plan means whole-module checkpoints of
+// checkpoint policy (selective plans); a v1 plan means whole-module checkpoints of
 // its `checkpoint` names, which is what v2 says when those fields are absent.
 inline constexpr const char* kPlanFormat = "gcprof.plan/2";
 inline constexpr const char* kPlanFormatV1 = "gcprof.plan/1";

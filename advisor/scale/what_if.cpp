@@ -161,7 +161,7 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
   w.budget = req.advice.budget->resolve(sized.back().advice.baseline.peak);
   w.budget_text = req.advice.budget->text;
   if (w.budget <= 0) throw AdviceError("budget " + w.budget_text + " is not a positive size");
-  // The same margin advise keeps (issue 15), with the largest jitter of the runs.
+  // The same margin advise keeps (headroom.h), with the largest jitter of the runs.
   Bytes jitter = 0;
   for (const SizedAdvice& r : sized)
     jitter = std::max(jitter, stepPeakJitter(*r.trace, r.advice.filter, r.advice.chain.steady_step));

@@ -31,8 +31,8 @@ std::vector<std::pair<int64_t, double>> scalarsOf(const Trace& t, const std::str
 // every baseline value must have its pair (losses: the re-run must reach
 // every recorded step); without it (fingerprints) steps only the baseline has
 // are left out too: the loss gate already holds the runs to the same steps,
-// so those are a baseline recorded on another schedule (before wave 9 every
-// step was fingerprinted). `what` names the values in details.
+// so those are a baseline recorded on another schedule (traces of older versions
+// fingerprinted every step). `what` names the values in details.
 Gate scalarGate(const std::string& gate, const std::string& what,
                 std::vector<std::pair<int64_t, double>> base, std::vector<std::pair<int64_t, double>> meas,
                 double tol, bool whole_baseline, std::vector<LossPair>* pairs) {
@@ -80,7 +80,7 @@ Gate scalarGate(const std::string& gate, const std::string& what,
 
 // Gradients and buffers (running statistics) after the fingerprinted steps
 // (the first three and every 8th, fingerprints.py): a plan must
-// not change them, and losses do not show it (issue 15: BatchNorm statistics
+// not change them, and losses do not show it (BatchNorm statistics
 // updated twice by recomputation while every loss matched). Recorded by the
 // python shim (gcprof/fingerprints.py) and by LibTorch programs that
 // record the same scalars (samples/cpp/resnet_train.cpp); a baseline without

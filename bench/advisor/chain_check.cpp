@@ -1,4 +1,4 @@
-// Diagnostic for issue 12 (not a test): on a real recording, every plan of
+// A diagnostic of the chain model (not a test): on a real recording, every plan of
 // whole units (every set of disjoint contiguous segments), the unit chain's
 // peak against the replay simulator's. The chain adds the checkpoints' held
 // arguments only to the last gap (model/chain_peak.cpp); where a plan's
@@ -9,7 +9,7 @@
 //   chain_check TRACE.db RUN --steps [UNITS_REGEX]   (per complete step: the
 //       recorded peak, the simulated peak of no plan, which must equal it,
 //       and of every unit checkpointed; the chain's `every` against it)
-//   chain_check TRACE.db RUN --pair OTHER_RUN   (the what-if's instants, issue 12:
+//   chain_check TRACE.db RUN --pair OTHER_RUN   (the what-if's instants:
 //       how many region moments of two runs of one job pair up instant by instant)
 //   chain_check TRACE.db RUN --scaled SIZE RUN=SIZE RUN=SIZE...  (the what-if: the
 //       chain scaled to SIZE from the listed runs against RUN's, number by number)

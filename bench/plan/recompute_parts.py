@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """What a unit's recomputation costs next to its forward, in plain PyTorch
-(no gcprof recording), in process CPU time (issue 15's slowdown bench).
+(no gcprof recording), in process CPU time (the slowdown bench).
 
     recompute_parts.py [--job sample|gpt2] [--rounds 3] [--steps 5]
 

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Selective checkpoints against `every` and torchtitan's selective rule
-(`--strategy matmuls`), on one recording (issue 10; results in
-bench/RESULTS.md).
+(`--strategy matmuls`), on one recording (results in
+bench/history/selective.md).
 
     python3 bench/plan/selective_bench.py BUILD [--jobs gpt,hf-gpt2,hf-gpt2-vocab] [--rounds 3] [--out DIR]
     python3 bench/plan/selective_bench.py BUILD --sweep [--jobs gpt]   # the budget sweep only
@@ -66,7 +66,7 @@ SWEEP_MIB = [0, 0.5, 1, 2, 4, 8, 12, 13, 16, 20]
 def sweep(build, name, units, db, work):
     """Predicted recompute of the optimal plan at every's peak + x MiB (x in
     SWEEP_MIB, `--headroom 0`): one Markdown row, and whether the plan's
-    per-segment prices add up to its total (issue 10: one price)."""
+    per-segment prices add up to its total (one price)."""
     def plan_at(label, *extra):
         path = os.path.join(work, "%s-sweep-%s.json" % (name, label))
         gcprof(build, "advise", db, "--run", "1", "--units", units, *extra, "-o", path)

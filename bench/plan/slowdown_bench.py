@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Predicted vs measured slowdown of a checkpoint plan, paired (issue 15).
+"""Predicted vs measured slowdown of a checkpoint plan, paired.
 
     slowdown_bench.py BUILD_DIR [--rounds 4] [--jobs sample,gpt2] [--out DIR]
 

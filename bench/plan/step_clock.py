@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Runs a python training script and writes the wall and process CPU time of
 each optimizer step, its kernel share and its minor page faults, to a JSON
-file (issue 15's slowdown bench).
+file (the slowdown bench).
 
     step_clock.py OUT.json SCRIPT.py [ARGS...]
 

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Recording overhead side by side: plain, gcprof record,
-torch.profiler(profile_memory=True) and heaptrack on the same jobs (issue 14).
+torch.profiler(profile_memory=True) and heaptrack on the same jobs.
 
     python3 bench/record/side_by_side.py [--build build] [--rounds 5] [--steps N]
                                          [--jobs py-gpt,vit,gpt2,resnet18] [--raw FILE]

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""The allocation storm of issue 14, side by side: many threads doing nothing
+"""The allocation storm, side by side: many threads doing nothing
 but malloc/free of 4 KiB blocks (tests/inject/inject_probe.cpp `storm`), run
 plain, under `gcprof record` (one or more builds of it) and under heaptrack,
 in alternating rounds (the order of the modes changes from round to round,

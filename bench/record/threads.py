@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Where a recorded job's CPU goes, thread by thread (issue 14): the same jobs
+"""Where a recorded job's CPU goes, thread by thread: the same jobs
 as side_by_side.py, recorded with `gcprof record`, and at every `step` line
 the job prints, the CPU time of each thread of the job's process tree.
 
@@ -52,7 +52,7 @@ def job_minor_faults(pid, with_root):
     (/proc/<pid>/task/<tid>/stat, field 10): a count, not a time, so the
     neighbours' load does not move it. They follow glibc's heap trimming,
     which changes from step to step in plain runs as in recorded ones
-    (bench/RESULTS.md, wave 8): compare medians over several runs."""
+    (bench/history/recording-overhead.md): compare medians over several runs."""
     total = 0
     for task in tree_tasks(pid, with_root):
         try:

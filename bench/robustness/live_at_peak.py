@@ -1,5 +1,5 @@
-"""What is live at a run's peak, by what made it (docs/testing.md, "GRU,
-wave 10"): to trace a prediction error to tensors, compare the
+"""What is live at a run's peak, by what made it (docs/design/robustness-sweep.md,
+"GRU"): to trace a prediction error to tensors, compare the
 verification's peak with the recording at the moment the advisor names.
 
     python3 bench/robustness/live_at_peak.py trace.db RUN [--at NS] [--top N]

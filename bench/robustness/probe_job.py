@@ -1,4 +1,4 @@
-"""Probe jobs of the robustness sweep (sweep.py, docs/testing.md): public
+"""Probe jobs of the robustness sweep (sweep.py, docs/design/robustness-sweep.md): public
 model families and training patterns, tiny, random weights, nothing
 downloaded. Prints `step <i> loss <value>` (and `val <i> <value>` with the
 val pattern).
@@ -12,11 +12,11 @@ single-layer nn.LSTM / nn.GRU), lstm_deep (one nn.LSTM(num_layers=N): a
 single module), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
 fcn_resnet50, deeplabv3_resnet50, or any torchvision classifier
 name (convnext_tiny, swin_t, efficientnet_b0, mobilenet_v3_small, resnet18).
-Wave 9: fasterrcnn, maskrcnn, retinanet (fine-tuned: frozen BN and stages;
+Also: fasterrcnn, maskrcnn, retinanet (fine-tuned: frozen BN and stages;
 pattern `scratch` trains all), r3d_18 mc3_18 r2plus1d_18 s3d swin3d_t
 mvit_v2_s (video, --frames), wav2vec2 hubert (CTC), hf_swin convnextv2
 dinov2 beit (HF vision), clip (two towers).
-Wave 10: sd_unet (diffusers UNet2DConditionModel, Stable-Diffusion-style
+And: sd_unet (diffusers UNet2DConditionModel, Stable-Diffusion-style
 fine-tuning: DDPM noise-prediction MSE on random latents of --image px,
 conditioned by a frozen tiny CLIPTextModel run under no_grad), timm_vit
 timm_convnext timm_effnet (timm, pretrained=False), multitask (a ResNet-18
@@ -152,7 +152,7 @@ def vision(name, image):
     return getattr(m, name)(**kw), "cls"
 
 
-# --- Model families of wave 9 (detection, video, audio, HF vision) ---
+# --- More model families (detection, video, audio, HF vision) ---
 
 def detection(name, image, pats):
     """torchvision detectors as fine-tuning builds them from a pretrained
@@ -227,7 +227,7 @@ def hf_family(name, layers, hidden, image, layerdrop=None):
     raise SystemExit("unknown " + name)
 
 
-# --- Model families of wave 10 (diffusion, timm, multi-task) ---
+# --- More model families (diffusion, timm, multi-task) ---
 
 def diffusion(image):
     """Stable-Diffusion-style fine-tuning of a tiny UNet2DConditionModel

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""What-if accuracy (issue 12): record a job at a few batches (default 2 and
+"""What-if accuracy: record a job at a few batches (default 2 and
 4; `--sizes 2,4,8` for the recommended three), predict the peak at batch 16
 for none / every / optimal and the largest batch that fits a budget, then run
 those batches with the plans (gcprof verify --size-arg) and compare. Prints

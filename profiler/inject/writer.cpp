@@ -39,7 +39,7 @@ namespace {
 // One drain + transaction per round. Most of a quiet round's cost is its
 // commit (the WAL frames of every page it touched, the file locks), not its
 // rows: 100 ms rounds took the writer of the python jobs from 1.5-2.3% of the
-// training thread's CPU to 1.0-1.5% (bench/RESULTS.md, issue 14). Longer
+// training thread's CPU to 1.0-1.5% (bench/history/recording-overhead.md). Longer
 // rounds save more but a killed job would lose more of its youngest memory.
 constexpr int kRoundMs = 100;
 constexpr Ns kWatermarkNs = 20000000; // events younger than this wait a round
@@ -212,7 +212,7 @@ void* writerMain(void*) {
   markWriterThread();
   // Not niced: at nice +10 a loaded machine gave the writer a tenth of a
   // thread's share, so it fell seconds behind and a SIGTERM'd job's 5 s flush
-  // lost steps (bench/RESULTS.md, issue 14). SCHED_BATCH keeps what the nice
+  // lost steps (bench/history/recording-overhead.md). SCHED_BATCH keeps what the nice
   // was for: waking every round, the writer does not preempt a running
   // training thread (whose OpenMP barrier would wait for it), it runs at the
   // next scheduler tick or on an idle core; over time it gets a normal share.

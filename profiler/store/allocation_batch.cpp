@@ -28,7 +28,7 @@ void eightDigits(char* p, uint32_t v) {
 
 // to_chars, eight digits at a time past 10^8: a block's address has 15 and
 // was the slowest number of a row (one division per two digits, each waiting
-// for the last: a sixth of the storm's writer, bench/RESULTS.md, issue 14).
+// for the last: a sixth of the storm's writer, bench/history/recording-overhead.md).
 char* writeDecimal(char* p, char* end, int64_t v) {
   uint64_t u = static_cast<uint64_t>(v);
   if (v < 0) {
@@ -60,7 +60,7 @@ bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& 
                               a.stream, a.thread,  a.api,   alloc,
                               life,     a.range,   a.step,  a.kind};
   // One append per row: the storm's writer spent a sixth of its time in
-  // per-number appends (bench/RESULTS.md, issue 14).
+  // per-number appends (bench/history/recording-overhead.md).
   char row[kFields * 21 + 4];  // 20 characters per int64, the separators, ",[" and "]"
   char* p = row;
   if (batch.size() > 1) *p++ = ',';

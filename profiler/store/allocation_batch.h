@@ -1,7 +1,7 @@
 // Allocation rows packed many to one row of `allocation_batches` (schema
 // version 4, docs/schema.md): the recorder's per-row SQLite work (a VDBE
 // program, 13 bound values and a B-tree insert per allocation) was most of
-// the allocation storm's cost (bench/RESULTS.md, issue 14). A batch is JSON
+// the allocation storm's cost (bench/history/recording-overhead.md). A batch is JSON
 // text, an array of rows `[id - first_id, addr, bytes, device, stream, thread,
 // api, alloc_ns - base_ns, lifetime, range, step, kind]` (lifetime = free_ns -
 // alloc_ns, -1 for a block still live), so that the `allocations` view can

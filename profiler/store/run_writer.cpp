@@ -31,10 +31,10 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
     // power loss, and NORMAL paid for it with two fdatasyncs per checkpoint
     // (every ~4 MiB of trace) on the writer thread: an allocation storm's
     // threads waited on full buffers while the writer waited on the disk (27
-    // fdatasyncs, 0.29 s, in one traced 8-thread storm; bench/RESULTS.md, issue
-    // 14, wave 9). `record`
-    // syncs the whole file once the job has ended (its last close: the
-    // default FULL), so the finished trace is on the disk (docs/recording.md).
+    // fdatasyncs, 0.29 s, in one traced 8-thread storm;
+    // bench/history/recording-overhead.md). `record` syncs the whole file
+    // once the job has ended (its last close: the default FULL), so the
+    // finished trace is on the disk (docs/recording.md).
     exec(db_, path, "PRAGMA synchronous=OFF");
   } catch (...) {
     sqlite3_close(db_);
@@ -124,7 +124,7 @@ void RunWriter::selectRun(int64_t run) {
 }
 
 // BEGIN and COMMIT are prepared once: a quiet round is little more than its
-// transaction, and sqlite3_exec parsed both again every round (issue 14).
+// transaction, and sqlite3_exec parsed both again every round (a quiet job's writer cost).
 void RunWriter::begin() {
   if (in_tx_) return;
   stepTransaction(begin_, "(starting a transaction)");

@@ -67,7 +67,7 @@ class RunWriter {
   void flushAllocations();
 
   // ~90 KiB of text per batch. Beyond a few hundred rows the cost per row no
-  // longer falls (bench/RESULTS.md, issue 14).
+  // longer falls (bench/history/recording-overhead.md).
   static constexpr int kAllocationBatch = 1024;
 
   std::string path_;

@@ -122,7 +122,7 @@ PRAGMA user_version = 2;
 
 // Version 3: allocations clustered by (run, alloc_ns), the order every reader
 // asks for, instead of a rowid table plus a (run, alloc_ns) index: one B-tree
-// insert per recorded block instead of two (the allocation storm of issue 14
+// insert per recorded block instead of two (an allocation storm
 // spent over half of the writer in SQLite). Without a rowid a block needs a
 // number of its own: `id`, unique within its run, in the order the writer
 // wrote the rows (old rows keep their rowid as id, so ties on alloc_ns keep
@@ -155,7 +155,7 @@ PRAGMA user_version = 3;
 
 // Version 4: the recorder writes allocations many to a row of
 // `allocation_batches` (allocation_batch.h): the per-row SQLite work was most
-// of an allocation storm's cost (bench/RESULTS.md, issue 14). The version 3
+// of an allocation storm's cost (bench/history/recording-overhead.md). The version 3
 // table keeps the rows written one by one (blocks still live when written,
 // whose free_ns is set later; rows copied by `merge`) as `allocation_rows`,
 // and the view `allocations` shows both as before, one row per allocation,

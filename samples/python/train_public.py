@@ -66,7 +66,7 @@ def build_model(args):
     # Eager attention keeps the textbook tensors (scores, probabilities) for
     # backward: activation-heavy as training at long sequence lengths is.
     # No KV cache: training does not use one (a cache would also grow again
-    # when a checkpoint recomputes a layer; issue 15 handles that case).
+    # when a checkpoint recomputes a layer; safe plans handle that case, docs/plan.md).
     common = dict(vocab_size=args.vocab, attn_implementation="eager", use_cache=False)
     if args.model == "gpt2":
         cfg = tf.GPT2Config(n_layer=args.layers, n_embd=args.hidden, n_head=4,

@@ -327,7 +327,7 @@ TEST(Headroom, JitterIsTheSpreadOfTheSteadyStepPeaks) {
   EXPECT_EQ(resolveHeadroom(HeadroomRequest{}, 10000, 0, true).bytes, 500);
 }
 
-// The CUDA rule (issue 15, item 3): a trace whose tensors live on a device keeps
+// The CUDA rule (docs/cuda.md): a trace whose tensors live on a device keeps
 // 5% of the budget free (the caching allocator's rounding), not the host's 3%.
 // Fabricated: the chain trace with every allocation moved to device 0.
 TEST(Headroom, CudaTracesAreSolvedFivePercentBelowTheBudget) {

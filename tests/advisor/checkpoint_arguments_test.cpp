@@ -1,7 +1,7 @@
 // The units' extra arguments a checkpoint holds (model/checkpoint_arguments.h):
 // HF GPT-2 passes each block an attention mask that the run without
 // checkpoints frees when the model's forward returns, but the checkpointed
-// run keeps until the first block's backward ends (issue 12: the replay
+// run keeps until the first block's backward ends (the replay
 // simulator was 1.8 MiB low on `every` at batch 29).
 #include "model/checkpoint_arguments.h"
 
@@ -170,7 +170,7 @@ TEST(CheckpointArguments, TheSimulatorHoldsTheMaskThroughTheRecomputation) {
 // The head and the loss run between the last forward and the first backward:
 // the recorded run had freed the mask there (at 420), every checkpoint still
 // holds it. With logits large enough to set the peak there (500..560), the
-// chain's gap moment carries the mask as the simulator does (issue 12: HF
+// chain's gap moment carries the mask as the simulator does (HF
 // GPT-2's uniform plan at batch 16 was 1 MiB, the mask, below the simulator).
 TEST(CheckpointArguments, TheLastGapCarriesTheHeldArguments) {
   Trace t = gpt2LikeTrace(kMask + kPositions);

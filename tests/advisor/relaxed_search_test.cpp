@@ -1,4 +1,4 @@
-// Issue 10: the unit chain prices each quantity at its worst step and each
+// The unit chain prices each quantity at its worst step and each
 // drop at its smallest (unit_chain.h), so when the recorded steps differ a
 // plan can simulate below its chain price, and the solver's answer at the
 // budget misses cheaper plans the simulator fits. advise re-solves at the

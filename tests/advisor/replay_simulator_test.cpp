@@ -117,7 +117,7 @@ TEST(UnitChain, AgreesWithTheSimulatorOnEveryPlan) {
 // A unit that ends in an in-place module (ResNet's `relu_(out + identity)`)
 // saves its own output, so the trace shows that output freed early in the
 // unit's backward like a saved tensor; checkpointing the unit does not free
-// it, because the next unit holds it as its input (issue 15: ResNet-50's
+// it, because the next unit holds it as its input (ResNet-50's
 // plans measured exactly their blocks' outputs over the prediction).
 TEST(ReplaySimulator, AnOutputSavedInPlaceIsKeptByItsConsumer) {
   auto endsInPlace = [](bool marked) {

@@ -134,7 +134,7 @@ TEST(SelectiveChainExact, ChainPeakEqualsTheSimulatorForEveryPlan) {
               plans, selective_plans, tighter);
 }
 
-// Issue 10: with per-call times that differ between steps, the solver and
+// With per-call times that differ between steps, the solver and
 // the simulator must still price every plan's recompute the same
 // (model/recompute_cost.h). The solver used to price a save-list as the sum
 // of its calls' medians, the simulator as the median of each step's sum.

@@ -164,7 +164,7 @@ TEST(ChainScaling, FitsEachMomentAndTakesTheMaximumAtTheNewSize) {
   EXPECT_EQ(unpaired.at(16).unit_peak[0], 1160);
 }
 
-// A loss whose highest instant moves with the size (issue 12: HF GPT-2 had
+// A loss whose highest instant moves with the size (HF GPT-2 had
 // one more logits-sized tensor alive at its loss's peak at batch 16 than at
 // 4): instant A, a tensor that hardly grows, is the highest at 2 and 4;
 // instant B, two tensors of 200 bytes per sample alive at once, at 16.

@@ -55,7 +55,7 @@ TEST(Verification, FingerprintsOnAScheduleAreComparedStepByStep) {
   EXPECT_EQ(g["buffers match"].detail.rfind("5 steps compared, 0 differ", 0), 0u) << g["buffers match"].detail;
   EXPECT_EQ(g["losses match"].detail.rfind("20 steps compared, 0 differ", 0), 0u) << g["losses match"].detail;
 
-  // A plan that changes running statistics shows at step 0 (issue 15).
+  // A plan that changes running statistics shows at step 0.
   Trace changed = same;
   for (Scalar& s : changed.scalars)
     if (s.name == "buffer_norm" && s.step == 0) s.value += 0.5;
@@ -100,7 +100,7 @@ TEST(Verification, RunsOfDifferentLengthsCompareTheStepsBothHave) {
   EXPECT_EQ(g["gradients match"].detail.rfind("4 steps compared, 1 differ", 0), 0u)
       << g["gradients match"].detail;
 
-  // A baseline fingerprinted at every step (recorded before wave 9) against a
+  // A baseline fingerprinted at every step (as older versions recorded) against a
   // re-run on the schedule: the fingerprints both have are compared, the
   // losses hold the runs to the same steps.
   Trace every = run(1, range(0, 20), range(0, 20));

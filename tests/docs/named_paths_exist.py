@@ -3,7 +3,7 @@
 
     named_paths_exist.py REPO_ROOT
 
-A path is a word that starts with one of the top-level folders and names a
+A path is a word that starts with one of the top-level folders (cli/ included) and names a
 file or folder under it (`profiler/store/run_writer.cpp`, `tests/fuzz/`).
 Paths under build folders, globs and placeholders (<name>, ...) are skipped.
 """
@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-TOP = ("profiler", "advisor", "gui", "samples", "tests", "bench", "docs", "scripts", "cmake")
+TOP = ("profiler", "advisor", "gui", "cli", "samples", "tests", "bench", "docs", "scripts", "cmake")
 PATH = re.compile(r"(?<![\w./-])((?:%s)/[A-Za-z0-9_./+-]*)" % "|".join(TOP))
 TEXT = (".md", ".cpp", ".h", ".py", ".txt", ".cmake", ".sh")
 # A bare file name in backticks in the docs (`cuda_backend.cpp`) must be some

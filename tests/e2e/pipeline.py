@@ -17,7 +17,7 @@ TRAIN_PY = os.path.join(ROOT, "samples", "python", "train_gpt.py")
 
 # MKL keeps a per-thread GEMM buffer for every matrix shape it first meets in
 # step 0, never freed: ~4.2-4.75 MiB each on AVX-512 hosts, about half on
-# AVX2 (bench/RESULTS.md, wave 9). On the tests' small models that is 25-35
+# AVX2 (bench/history/recording-overhead.md). On the tests' small models that is 25-35
 # MiB of a 60-300 MiB peak that no plan can free, so budgets such as 60% and
 # what-if answers would depend on the host's CPU. Every job the e2e tests run
 # has MKL free its buffers after each call instead (then they are ordinary
@@ -86,7 +86,7 @@ def losses(stdout):
     return out
 
 
-# The default budgets a plan must verify at (issue 15's done criteria).
+# The default budgets a plan must verify at (the budgets `advise` plans by default).
 BUDGET_LADDER = ("60%", "75%", "90%")
 
 

@@ -9,7 +9,7 @@ gpt2: Hugging Face GPT-2 with its defaults (use_cache=True, dropout 0.1).
 gpt2-vocab: the same with GPT-2's default vocabulary (50257 tokens), as a
   GPT2Config "from a small config" keeps it: 4 layers, batch 4, sequence 128.
   Large-vocabulary models peak at the logits and the cross-entropy, not in
-  the blocks (issue 10).
+  the blocks.
 """
 import argparse
 

@@ -1,11 +1,10 @@
-"""The side-by-side harness's own rules (bench/record/side_by_side.py, issue 14):
+"""The side-by-side harness's own rules (bench/record/side_by_side.py):
 the order the modes take turns in, and the walk over a job's threads that
 both side_by_side.py and threads.py measure with."""
 import collections
 import os
 import subprocess
 import sys
-import time
 import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "record"))
@@ -50,9 +49,11 @@ class Harness(unittest.TestCase):
         self.assertIn("0.960", warning)
 
     def test_thread_walk_sees_children_and_can_leave_out_the_root(self):
-        child = subprocess.Popen([sys.executable, "-c", "import time\nwhile True: pass"])
+        # The child says it runs before it spins: by then it has had CPU time.
+        child = subprocess.Popen([sys.executable, "-c", "print('spinning', flush=True)\nwhile True: pass"],
+                                 stdout=subprocess.PIPE, text=True)
         try:
-            time.sleep(0.3)
+            self.assertEqual(child.stdout.readline().strip(), "spinning")
             me = os.getpid()
             names = [name for name, _ in side_by_side.tree_threads(me)]
             self.assertGreaterEqual(len(names), 2, names)  # this process and the child

@@ -1,4 +1,4 @@
-"""Issue 11 end to end: torchrun jobs (DDP and FSDP, gloo, 2 ranks, CPU)
+"""End to end: torchrun jobs (DDP and FSDP, gloo, 2 ranks, CPU)
 recorded, shown, advised and verified as one job; a rank that dies during
 verification named in bounded time; two nodes' traces merged."""
 import importlib.util
@@ -45,7 +45,7 @@ def aborted_at_exit(out, what):
     text = out.stdout + out.stderr
     if out.returncode == 0 or not ("aborted (SIGABRT)" in text or re.search(r"exit 134 after (\d+) of \1 steps", text)):
         return False
-    sys.stderr.write(f"{what}: a rank aborted at exit (issue 11); trying once more. Its output:\n{text}\n")
+    sys.stderr.write(f"{what}: a rank aborted at exit (gloo, docs/distributed.md); trying once more. Its output:\n{text}\n")
     return True
 
 
@@ -274,7 +274,7 @@ class DistributedRankFailure(unittest.TestCase):
         # ends this: SIGTERM to the whole tree, SIGKILL 10 s later. The test
         # waits the timeout out, so it is twice what the whole recorded run
         # of three steps took (both ranks start and end step 0 well within
-        # it), at most the 45 s it always was (docs/testing.md, "CI time").
+        # it), at most the 45 s it always was (bench/history/ci-time.md).
         timeout = min(45, max(10, math.ceil(2 * self.recording_s)))
         sys.stderr.write(f"\nbaseline recorded in {self.recording_s:.1f} s: verify --timeout {timeout}\n")
         start = time.monotonic()

@@ -1,4 +1,4 @@
-"""Issue 13: bad input gets a clear error (exit 2) before anything runs, and a
+"""Bad input gets a clear error (exit 2) before anything runs, and a
 killed job keeps the memory it had when it died."""
 import json
 import os
@@ -311,7 +311,7 @@ def sh_quote(args):
 
 
 class DiskProblems(unittest.TestCase):
-    """Item 3 of issue 13: a full or read-only disk gives a clear error; the job
+    """A full or read-only disk gives a clear error; the job
     is not started when nothing could be recorded, and is never changed by us
     when the disk fills during the run."""
 

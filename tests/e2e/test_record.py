@@ -1,4 +1,4 @@
-"""Issue 2 end to end: the C++ and python samples recorded on CPU, unmodified."""
+"""End to end: the C++ and python samples recorded on CPU, unmodified."""
 import json
 import os
 import signal

@@ -1,4 +1,4 @@
-"""Issue 15 end to end: plans on public model families that must run, keep
+"""End to end: plans on public model families that must run, keep
 training unchanged and fit their budget (record -> advise -> verify, CPU).
 
 Units are given with --units so the tests do not depend on auto-discovery."""

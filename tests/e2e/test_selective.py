@@ -1,4 +1,4 @@
-"""Issue 10 end to end: record --ops -> advise a selective plan -> verify PASS.
+"""End to end: record --ops -> advise a selective plan -> verify PASS.
 
 The python sample with dropout (so that identical losses also prove the
 recomputation draws the same masks), recorded once with operator ranges.

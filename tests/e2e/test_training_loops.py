@@ -1,4 +1,4 @@
-"""Issue 9: training loops that are not one clean chain per step. Gradient
+"""Training loops that are not one clean chain per step. Gradient
 accumulation is modelled (each micro-batch a chain of its own), and so is a
 validation pass between steps; a module
 called several times per forward (weight sharing) and a model under
@@ -71,7 +71,7 @@ class GradientAccumulation(unittest.TestCase):
         # predicted one within 5%, the losses are identical. Whether it also
         # lands under the budget depends on the plan's slack: the python
         # runtime's checkpoint bookkeeping adds ~1.5% on the host heap here,
-        # which headroom (issue 15) absorbs.
+        # which headroom absorbs.
         report = json.loads(p.gcprof("report", self.db, "--format", "json", check=False).stdout)
         gates = {g["name"]: g for g in report["gates"]}
         for name in ("job completed", "peak prediction", "losses match"):

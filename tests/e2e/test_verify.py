@@ -1,4 +1,4 @@
-"""Issue 4 end to end: record -> advise 60% -> verify, on both samples, on CPU."""
+"""End to end: record -> advise 60% -> verify, on both samples, on CPU."""
 import json
 import os
 import unittest
@@ -82,7 +82,7 @@ class VerifyCppResNet(unittest.TestCase):
     The peak is predicted within the tolerance: before the advisor counted
     what the reentrant C++ checkpoint holds (advisor/model/reentrant_holds.h:
     the block's output, its gradient and the replayed output) it predicted
-    23% low and the verdict was FAIL (docs/testing.md, resnet_train row)."""
+    23% low and the verdict was FAIL (docs/design/robustness-sweep.md, resnet_train row)."""
 
     @classmethod
     def setUpClass(cls):

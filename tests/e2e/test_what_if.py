@@ -1,4 +1,4 @@
-"""Issue 12 end to end: the python GPT sample recorded at batch 2 and 4, a
+"""End to end: the python GPT sample recorded at batch 2 and 4, a
 what-if for a budget, and a verification at the predicted largest batch."""
 import json
 import os

@@ -240,7 +240,7 @@ namespace gcprof::view {
 namespace {
 
 // A big run is read on a worker thread that reports its rows: the window can
-// draw a progress bar meanwhile (issue 13, item 5).
+// draw a progress bar meanwhile (a big trace must not freeze the window).
 TEST(TraceOpening, ReportsRowsReadAndHandsOverTheDocument) {
   TempFile f("opening");
   TrainingShape shape;

@@ -201,8 +201,8 @@ long peakRssKib() {
   return kib;
 }
 
-// Many threads allocating as fast as they can, before any marker (the C
-// program of issue 14): `storm THREADS PER_THREAD`.
+// Many threads allocating as fast as they can, before any marker (the
+// storm that bench/record/storm.py runs): `storm THREADS PER_THREAD`.
 int storm(int threads, int per_thread) {
   std::vector<std::thread> pool;
   for (int t = 0; t < threads; ++t)
@@ -214,7 +214,7 @@ int storm(int threads, int per_thread) {
   return 0;
 }
 
-// Small-allocation path (bench/RESULTS.md, issue 14): `small_storm N` does N
+// Small-allocation path (bench/history/recording-overhead.md): `small_storm N` does N
 // malloc/free of 100 bytes on one thread (below --min-bytes: counted, not
 // recorded) and prints that thread's CPU time, the hook's cost per call.
 int smallStorm(int n) {

@@ -177,7 +177,7 @@ TEST(Injector, ChildRunsRecordTheirOwnExitCode) {
 }
 
 // A rank that aborts (std::terminate at exit, seen once under CI load in a
-// torchrun job, issue 11): its run says so with the signal's code and keeps
+// torchrun job): its run says so with the signal's code and keeps
 // its steps, the abort still kills it, and its native stack is on stderr.
 TEST(Injector, AnAbortingChildRecordsItsAbortAndItsStack) {
   std::string db = testing::TempDir() + "gcprof_probe_abort_" + std::to_string(getpid()) + ".db";
@@ -214,7 +214,7 @@ TEST(Injector, AllocationsMadeByGcprofItselfAreNotRecorded) {
 
 // The writer is not niced (a loaded machine starved it at nice +10 and a
 // SIGTERM'd job's flush lost steps); SCHED_BATCH keeps its wake-ups from
-// preempting training threads (bench/RESULTS.md, issue 14).
+// preempting training threads (bench/history/recording-overhead.md).
 TEST(Injector, TheWriterRunsAtTheJobsPriorityAsABatchThread) {
   Recorded r = record("writer_sched");
   EXPECT_EQ(r.exit_code, 0) << "5: wrong nice or policy; 6: no gcprof-writer thread";

@@ -1,4 +1,4 @@
-// The injector's own memory stays bounded whatever the job does (issue 14):
+// The injector's own memory stays bounded whatever the job does:
 // thread churn reuses per-thread buffers, and a process that allocates a lot
 // before marking anything holds a bounded number of pending blocks. Behaviour
 // only: peak RSS of the recorded probe against the same probe unrecorded,

@@ -1,4 +1,4 @@
-"""Issue 16: `cmake --install` to a prefix and the Debian package (cpack -G DEB).
+"""`cmake --install` to a prefix and the Debian package (cpack -G DEB).
 
 The installed gcprof finds its injector and shim relative to itself (the
 prefix, never the checkout); a tiny CMake project outside the tree finds the

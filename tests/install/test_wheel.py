@@ -1,4 +1,4 @@
-"""Issue 16: `pip wheel .` and the wheel in a fresh virtual environment.
+"""`pip wheel .` and the wheel in a fresh virtual environment.
 
 The wheel is built from this checkout (only what it installs is compiled,
 through ccache), installed into a venv that sees the system's torch, and the

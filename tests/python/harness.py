@@ -2,7 +2,9 @@
 
 Each test_*.py in tests/python ends with `run(globals())`: it runs every
 function named test_*, prints one line per test, and exits 1 when any failed,
-77 (CTest SKIP_RETURN_CODE) when all that ran were skipped.
+77 (CTest SKIP_RETURN_CODE) when all that ran were skipped. A test that skips
+prints "SKIP <name> - <reason>", also when others passed: scripts/skipped-tests
+lists those lines at the end of `make test` (tests/skips_are_not_passes.py).
 """
 import os
 import subprocess

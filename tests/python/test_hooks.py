@@ -82,7 +82,7 @@ def test_hooks_do_not_change_what_autograd_saves_or_keeps_alive():
 
 
 def test_each_inplace_call_names_the_storage_it_returned():
-    # The replay finds a unit's in-place output by this address (issue 15).
+    # The replay finds a unit's in-place output by this address.
     REC.events.clear()
     model = inplace_model()
     returned = {}
@@ -123,7 +123,7 @@ def test_backward_range_follows_forward_and_layers_run_in_reverse():
 def test_a_module_call_makes_two_recorder_calls_forward_and_two_backward():
     # Each recorder call is a ctypes call into the injector (~1 us): a module's
     # forward is range_start + range_end_io (its sizes and its end in one call),
-    # its backward range_start + range_end (bench/RESULTS.md, issue 14).
+    # its backward range_start + range_end (bench/history/recording-overhead.md).
     model = nn.Sequential(nn.Linear(8, 8), nn.Tanh(), nn.Linear(8, 8))
     x = torch.randn(2, 8, requires_grad=True)
     model(x).sum().backward()  # first call: names the tree

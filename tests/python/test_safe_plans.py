@@ -1,4 +1,4 @@
-"""Plans that cannot change training (issue 15), in process on tiny models:
+"""Plans that cannot change training, in process on tiny models:
 BatchNorm running statistics, inputs changed in place, a list of inputs the
 caller appends to after the call (DenseNet), HF's key/value cache,
 the in-place modules the recording reports, and the fingerprints that `verify` compares
@@ -223,7 +223,7 @@ def test_fingerprint_schedule_is_the_first_three_steps_then_every_eighth():
 
 # Ten steps of _bn_model with blocks.0 and norm checkpointed (PLAN=1) or not,
 # with the running-state restore of checkpointing.py turned off (RESTORE=0):
-# what a plan that changes running statistics looks like (issue 15).
+# what a plan that changes running statistics looks like.
 _BN_JOB = """
 import os, sys, torch
 sys.path.insert(0, os.environ["TESTS"])

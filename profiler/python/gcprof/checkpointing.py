@@ -16,7 +16,7 @@ later ones are recomputations inside backward. Those run under
 
 Running state (BatchNorm's running_mean/var and num_batches_tracked) would
 be updated a second time by the recompute forward, which runs in training
-mode (issue 15: num_batches_tracked 4 instead of 2 after 2 steps). It is
+mode (num_batches_tracked was 4 instead of 2 after 2 steps). It is
 saved before and put back after every recomputation (also when PyTorch stops
 a recomputation early), so the statistics equal a run without the plan
 exactly. Inputs changed in place after the forward are caught by PyTorch's

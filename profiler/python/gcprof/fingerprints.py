@@ -2,7 +2,7 @@
 
 A checkpoint plan may only trade memory for time: gradients and the model's
 buffers (BatchNorm running statistics) after a step must be those of the run
-without it. Losses alone do not show either (issue 15: running_mean off by
+without it. Losses alone do not show either (running_mean was off by
 0.76 after recomputation while every loss matched). When a scheduled step
 ends (after optimizer.step(), before the next zero_grad) two scalars are
 recorded:
@@ -29,14 +29,14 @@ def scheduled(step):
     A plan that changes gradients or running statistics does it in the first
     step it runs, which is step 0 (a plan is applied before the first forward):
     the recomputation updates BatchNorm's statistics a second time, or
-    recomputes with other inputs or dropout masks (issue 15). Steps 1 and 2
+    recomputes with other inputs or dropout masks. Steps 1 and 2
     see the same plan on updated parameters and optimizer state, past any
     first-step special case (lazy modules, an optimizer's first step). Every
     8th step after them catches what starts later (a module only some
     batches reach, a schedule that turns something on); the loss, compared
     at every step, still catches most of that. Over a long run this is one
     step in eight: the ~1% of a ResNet-18 step the fingerprints cost
-    (bench/RESULTS.md, issue 14) becomes ~0.1%. The recording and verify's
+    (bench/history/recording-overhead.md) becomes ~0.1%. The recording and verify's
     re-run use this same function, so both have values at the same steps.
     """
     return step < _FIRST or step % _EVERY == 0
@@ -51,7 +51,7 @@ def _norm(torch, tensors):
 
     Converting every element to float64 (vector_norm(dtype=float64)) costs
     ~6 ns per element on one core: 64 ms per step for the 11M gradients of a
-    ResNet-18, 9% of its step (bench/RESULTS.md, issue 14). Instead:
+    ResNet-18, 9% of its step (bench/history/recording-overhead.md). Instead:
 
     - a float32 tensor of fewer than 16 rows' elements has its norm taken in
       float32, all of them in one fused call (torch._foreach_norm; a short

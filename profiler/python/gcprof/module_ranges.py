@@ -297,7 +297,7 @@ class ModuleRanges:
             self._inplace.add(name)
             self._rec.scalar("inplace " + name, 1.0)
         # Which allocation this call returns: a checkpointed unit ending in this
-        # call hands it to the next unit, so the replay keeps it (issue 15). Its
+        # call hands it to the next unit, so the replay keeps it. Its
         # storage's address names it in the allocation trace exactly; the range
         # nests in this call's range (its parent) and is closed at once.
         address = storage_address(output, self._torch.Tensor)

@@ -2,8 +2,9 @@
 //
 // A replay runs the segment's forward again in training mode, so BatchNorm
 // updates running_mean, running_var and num_batches_tracked a second time
-// (issue 13's silent change, in C++). The first forward tells which buffers
-// are running state: those named as BatchNorm and InstanceNorm name them
+// (a silent change to training that losses do not show; checkpointing.py
+// does the same in python). The first forward tells which buffers are
+// running state: those named as BatchNorm and InstanceNorm name them
 // (some kernels update the statistics without moving the version counter),
 // and any other buffer whose version counter moved during the forward. The
 // replay copies those, and RunningStateRestore copies them back when it ends.
