@@ -32,9 +32,12 @@ AllocationFilter primaryFilter(const Trace& trace) {
 }
 
 MemoryCurve memoryCurve(const Trace& trace, const AllocationFilter& filter) {
+  return memoryCurveOf(memoryEvents(trace.allocations, filter), filter);
+}
+
+MemoryCurve memoryCurveOf(const std::vector<MemoryEvent>& events, const AllocationFilter& filter) {
   MemoryCurve c;
   c.filter = filter;
-  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
   Bytes live = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     sat::addTo(live, events[i].delta);

@@ -7,8 +7,9 @@
 
 namespace gcprof::advisor {
 
-Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step) {
-  MemoryCurve curve = memoryCurve(trace, filter);
+Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step,
+                     const std::vector<MemoryEvent>* recorded) {
+  MemoryCurve curve = recorded ? memoryCurveOf(*recorded, filter) : memoryCurve(trace, filter);
   Bytes lo = -1, hi = 0;
   for (const StepPeak& s : stepPeaks(trace, curve)) {
     if (s.step < first_step || s.end <= s.start) continue;

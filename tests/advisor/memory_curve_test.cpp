@@ -1,4 +1,5 @@
 #include "model/memory_curve.h"
+#include "model/memory_events.h"
 
 #include <gtest/gtest.h>
 
@@ -22,6 +23,30 @@ TEST(MemoryCurve, FreesBeforeAllocationsAtTheSameInstant) {
   EXPECT_EQ(c.live_at_end, 30);
   ASSERT_EQ(c.points.size(), 4u);
   EXPECT_EQ(c.points.back().live, 30);
+}
+
+// The level before an event, asked in time order and then backwards, is the
+// sum of the deltas before it either way; the curve and the peak of sorted
+// events are those of the trace.
+TEST(MemoryCurve, LevelBeforeAnEventInAnyOrder) {
+  TraceBuilder b;
+  b.alloc(0, 10, 100);
+  b.alloc(5, 20, 50);
+  b.alloc(10, -1, 30);
+  Trace t = b.build();
+  std::vector<MemoryEvent> events = memoryEvents(t.allocations, AllocationFilter{});
+  ASSERT_EQ(events.size(), 5u);  // +100 +50 -100 +30 -50
+  LevelBefore level(events);
+  EXPECT_EQ(level.at(0), 0);
+  EXPECT_EQ(level.at(2), 150);
+  EXPECT_EQ(level.at(4), 80);
+  EXPECT_EQ(level.at(1), 100);  // backwards
+  EXPECT_EQ(level.at(5), 30);
+  EXPECT_EQ(level.at(99), 30);  // past the end: everything
+  EXPECT_EQ(sortedEventsPeak(events), 150);
+  MemoryCurve c = memoryCurveOf(events, AllocationFilter{});
+  EXPECT_EQ(c.peak, memoryCurve(t).peak);
+  EXPECT_EQ(c.points.size(), memoryCurve(t).points.size());
 }
 
 TEST(MemoryCurve, DeviceRunsUseDeviceTensorsOnly) {
