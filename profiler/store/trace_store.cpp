@@ -1,5 +1,6 @@
 #include "trace_store.h"
 #include "allocation_batch.h"
+#include "allocation_order.h"
 #include "run_row.h"
 #include "utf8_text.h"
 
@@ -307,9 +308,7 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
       for (size_t i = from; i < t.allocations.size(); ++i) row();
     }
     if (t.allocations.size() > before)
-      std::sort(t.allocations.begin(), t.allocations.end(), [](const Allocation& a, const Allocation& b) {
-        return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
-      });
+      sortByAllocation(t.allocations);
   }
   {
     Stmt s(db_, path_,
