@@ -24,6 +24,10 @@ std::vector<MemoryEvent> memoryEvents(const std::vector<Allocation>& allocations
 // (memoryCurve(trace, filter) is this of memoryEvents(trace.allocations, filter)).
 MemoryCurve memoryCurveOf(const std::vector<MemoryEvent>& events, const AllocationFilter& filter);
 
+// stepPeaks(trace, memoryCurveOf(events, ...)) without the curve (two
+// points per allocation): the same values from the events themselves.
+std::vector<StepPeak> stepPeaksOf(const std::vector<MemoryEvent>& events, const std::vector<Step>& steps);
+
 // The live bytes before events[i]: the sum of the deltas before it, walked
 // on from the last question (callers ask in time order, step after step;
 // summing from the start each time made a run of many steps quadratic).

@@ -3,6 +3,8 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "trace_builder.h"
 
 namespace gcprof::advisor {
@@ -87,6 +89,34 @@ TEST(MemoryCurve, PeakPerStepCountsMemoryHeldAcrossSteps) {
   EXPECT_EQ(p[0].peak_time, 10);
   EXPECT_EQ(p[1].peak, 1200);
   EXPECT_EQ(p[1].live_at_start, 1000);
+}
+
+// The step peaks from the sorted events (advise's headroom) are those of
+// the curve, steps in time order or not.
+TEST(MemoryCurve, StepPeaksFromTheEventsAreTheCurves) {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);
+  b.alloc(10, 15, 500);
+  b.alloc(15, 22, 300);  // frees and allocations at one instant
+  b.alloc(25, 28, 200);
+  b.alloc(40, 45, 50);   // after every step
+  b.step(0, 5, 20);
+  b.step(1, 21, 30);
+  b.step(2, 30, 30);
+  Trace t = b.build();
+  std::vector<MemoryEvent> events = memoryEvents(t.allocations, AllocationFilter{});
+  for (int reversed = 0; reversed < 2; ++reversed) {
+    if (reversed) std::reverse(t.steps.begin(), t.steps.end());
+    std::vector<StepPeak> want = stepPeaks(t, memoryCurve(t));
+    std::vector<StepPeak> got = stepPeaksOf(events, t.steps);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].step, want[i].step);
+      EXPECT_EQ(got[i].live_at_start, want[i].live_at_start) << i;
+      EXPECT_EQ(got[i].peak, want[i].peak) << i;
+      EXPECT_EQ(got[i].peak_time, want[i].peak_time) << i;
+    }
+  }
 }
 
 TEST(MemoryCurve, DownsampleKeepsThePeak) {
