@@ -30,5 +30,8 @@ measure show "$build/bin/gcprof" show "$trace"
 measure advise "$build/bin/gcprof" advise "$trace" --budget 60% --no-store
 measure export "$build/bin/gcprof" export "$trace" --format chrome-trace -o "$dir/trace.json"
 if [ -x "$build/bin/gcprof-gui" ]; then
-  measure gui "$build/bin/gcprof-gui" "$trace" --screenshot "$dir/gui.png" --size 1600x900
+  # Headless: under xvfb-run (its own memory is small beside the GUI's).
+  xvfb=()
+  [ -n "${DISPLAY:-}" ] || xvfb=(xvfb-run -a)
+  measure gui "${xvfb[@]}" "$build/bin/gcprof-gui" "$trace" --screenshot "$dir/gui.png" --size 1600x900
 fi
