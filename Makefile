@@ -24,7 +24,7 @@ ifneq ($(shell command -v ccache 2>/dev/null),)
 SANITIZE_FLAGS += -DCMAKE_CXX_COMPILER_LAUNCHER=ccache -DCMAKE_C_COMPILER_LAUNCHER=ccache
 endif
 
-.PHONY: all deps build test sanitize demo bench clean
+.PHONY: all deps build test sanitize demo bench bench-scale clean
 all: build
 
 deps:
@@ -63,6 +63,12 @@ bench: build
 	$(BUILD)/bin/advisor_bench --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 	python3 bench/record/side_by_side.py --build $(BUILD) --short
 	python3 bench/record/storm.py --build $(BUILD) --rounds 1
+
+# show, advise, export and the GUI on a generated trace of SCALE allocations
+# (bench/RESULTS.md, "Scale"); the trace is kept in /tmp/gcprof-scale.
+SCALE ?= 1000000
+bench-scale: build
+	bench/scale/measure.sh $(BUILD) $(SCALE) /tmp/gcprof-scale
 
 clean:
 	rm -rf $(BUILD) $(SANITIZE_BUILD) build-wheel

@@ -7,6 +7,7 @@
 
 #include "commands.h"
 #include "model/memory_curve.h"
+#include "model/memory_events.h"
 #include "model/advice_error.h"
 #include "model/module_stats.h"
 #include "model/unit_selection.h"
@@ -48,7 +49,10 @@ nlohmann::json parameterGathers(const Trace& t) {
 
 nlohmann::json describe(const Trace& t) {
   using namespace gcprof::advisor;
-  MemoryCurve curve = memoryCurve(t);
+  // The peak from the sorted events: a curve of every instant is two
+  // points per allocation more (1.1 GB of a 10M-allocation run).
+  const AllocationFilter filter = primaryFilter(t);
+  const Bytes peak = sortedEventsPeak(memoryEvents(t.allocations, filter));
   nlohmann::json units = nlohmann::json::array();
   std::vector<ModuleStats> modules = moduleStats(t);
   // What `advise --units auto` would take, and by which rule (docs/plan.md).
@@ -92,8 +96,8 @@ nlohmann::json describe(const Trace& t) {
           {"plan_id", r.plan_id},
           {"steps", t.steps.size()},
           {"duration_ns", r.ended > r.started ? sat::sub(r.ended, r.started) : 0},
-          {"peak_bytes", curve.peak},
-          {"memory", curve.filter.describe()},
+          {"peak_bytes", peak},
+          {"memory", filter.describe()},
           {"allocations", t.allocations.size()},
           {"ranges", t.ranges.size()},
           {"kernels", t.kernels.size()},

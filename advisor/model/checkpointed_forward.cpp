@@ -49,7 +49,7 @@ Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end
 }
 
 Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,
-                              const InPlaceOutputs& inplace, const std::vector<MemoryEvent>& events,
+                              const InPlaceOutputs& inplace, LevelBefore& level,
                               const StepLayout& step, const StepRegions& reg, int k,
                               const std::vector<OpCall>& saved) {
   const UnitWindow& u = step.units[k];
@@ -70,10 +70,10 @@ Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter
   if (early.empty()) return -1;
   // The recorded level through the forward, the early frees merged in
   // (frees first at equal times, counted at the end of each instant).
+  const std::vector<MemoryEvent>& events = level.events();
   auto first = std::lower_bound(events.begin(), events.end(), u.fwd_start,
                                 [](const MemoryEvent& e, Ns t) { return e.time < t; });
-  Bytes live = 0;
-  for (auto e = events.begin(); e != first; ++e) sat::addTo(live, e->delta);
+  Bytes live = level.at(static_cast<size_t>(first - events.begin()));
   std::vector<MemoryEvent> ev(first, std::upper_bound(first, events.end(), u.fwd_end,
                                                       [](Ns t, const MemoryEvent& e) { return t < e.time; }));
   ev.insert(ev.end(), early.begin(), early.end());

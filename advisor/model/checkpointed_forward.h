@@ -64,11 +64,12 @@ class StepRegions;
 
 // The highest live bytes during unit k's forward in `step` when unit k alone
 // is checkpointed, `saved` its save-list's calls (empty: the whole unit),
-// as the replay simulator counts them: the recorded level (`events`, all of
-// the trace's, from memoryEvents) less the bytes its checkpointed forward
-// frees early. -1 when it frees nothing early (the recorded peak holds).
+// as the replay simulator counts them: the recorded level (`level`, over
+// all of the trace's events, from memoryEvents) less the bytes its
+// checkpointed forward frees early. -1 when it frees nothing early (the
+// recorded peak holds).
 Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,
-                              const InPlaceOutputs& inplace, const std::vector<MemoryEvent>& events,
+                              const InPlaceOutputs& inplace, LevelBefore& level,
                               const StepLayout& step, const StepRegions& reg, int k,
                               const std::vector<OpCall>& saved);
 

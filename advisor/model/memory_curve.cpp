@@ -1,6 +1,7 @@
 #include "model/memory_curve.h"
 
 #include <algorithm>
+#include <cstdint>
 
 #include "model/memory_events.h"
 #include "saturating.h"
@@ -32,9 +33,12 @@ AllocationFilter primaryFilter(const Trace& trace) {
 }
 
 MemoryCurve memoryCurve(const Trace& trace, const AllocationFilter& filter) {
+  return memoryCurveOf(memoryEvents(trace.allocations, filter), filter);
+}
+
+MemoryCurve memoryCurveOf(const std::vector<MemoryEvent>& events, const AllocationFilter& filter) {
   MemoryCurve c;
   c.filter = filter;
-  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
   Bytes live = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     sat::addTo(live, events[i].delta);
@@ -99,6 +103,53 @@ std::vector<MemoryPoint> downsample(const std::vector<MemoryPoint>& points, size
     out.push_back(best);
   }
   if (out.back().time != points.back().time) out.push_back(points.back());
+  return out;
+}
+
+}  // namespace gcprof::advisor
+
+namespace gcprof::advisor {
+
+std::vector<StepPeak> stepPeaksOf(const std::vector<MemoryEvent>& events, const std::vector<Step>& steps) {
+  // The level before each step is walked on from the last one's: steps out
+  // of time order would walk from the start again and again.
+  bool in_order = true;
+  for (size_t i = 1; i < steps.size(); ++i) in_order = in_order && steps[i - 1].start <= steps[i].start;
+  if (!in_order) {
+    Trace only_steps;
+    only_steps.steps = steps;
+    return stepPeaks(only_steps, memoryCurveOf(events, AllocationFilter{}));
+  }
+  LevelBefore level(events);
+  auto after = [&](Ns t) {  // the first event later than t
+    return static_cast<size_t>(std::upper_bound(events.begin(), events.end(), t,
+                                                [](Ns v, const MemoryEvent& e) { return v < e.time; }) -
+                               events.begin());
+  };
+  std::vector<StepPeak> out;
+  for (const Step& s : steps) {
+    StepPeak p;
+    p.step = s.index;
+    p.start = s.start;
+    p.end = s.end;
+    const size_t entering = after(sat::sub(s.start, 1));
+    p.live_at_start = level.at(entering);
+    p.peak = p.live_at_start;
+    p.peak_time = s.start;
+    // The first event at or after the start: `entering`, but for a start at
+    // the clock's lowest value (where start - 1 saturates), the first event.
+    size_t i = s.start == INT64_MIN ? 0 : entering;
+    Bytes live = i == entering ? p.live_at_start : 0;
+    for (; i < events.size() && events[i].time <= s.end; ++i) {
+      sat::addTo(live, events[i].delta);
+      bool instant_end = i + 1 == events.size() || events[i + 1].time != events[i].time;
+      if (instant_end && live > p.peak) {
+        p.peak = live;
+        p.peak_time = events[i].time;
+      }
+    }
+    out.push_back(p);
+  }
   return out;
 }
 

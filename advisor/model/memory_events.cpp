@@ -29,8 +29,21 @@ std::vector<MemoryEvent> memoryEvents(const std::vector<Allocation>& allocations
   return events;
 }
 
+Bytes LevelBefore::at(size_t i) {
+  if (i < next_) {  // asked backwards: start again, so that the sum is the same
+    next_ = 0;
+    live_ = 0;
+  }
+  for (; next_ < i && next_ < events_.size(); ++next_) sat::addTo(live_, events_[next_].delta);
+  return live_;
+}
+
 Bytes eventsPeak(std::vector<MemoryEvent>& events) {
   std::sort(events.begin(), events.end(), earlier);
+  return sortedEventsPeak(events);
+}
+
+Bytes sortedEventsPeak(const std::vector<MemoryEvent>& events) {
   Bytes live = 0, peak = 0;
   for (size_t i = 0; i < events.size(); ++i) {
     sat::addTo(live, events[i].delta);

@@ -71,7 +71,7 @@ struct RegionMaxima {
   std::string outside_where = "nowhere (no memory recorded)";
 };
 
-RegionMaxima regionMaxima(const Trace& trace, const AllocationFilter& filter,
+RegionMaxima regionMaxima(const Trace& trace, const std::vector<MemoryEvent>& events,
                           const std::vector<const StepLayout*>& steps,
                           const std::vector<StepRegions>& regions,
                           std::vector<std::vector<Bytes>>& entering) {
@@ -85,7 +85,6 @@ RegionMaxima regionMaxima(const Trace& trace, const AllocationFilter& filter,
     entering[s].assign(regions[s].count(), 0);
   }
   std::vector<RegionInstants> open;  // the current step's regions
-  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
   Bytes live = 0;
   size_t s = 0;       // current complete step
   int cur = -1;       // last region of step s entered so far
@@ -272,7 +271,8 @@ Bytes UnitChain::droppedBytes(int first, int last) const {
 }
 
 UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout, const std::vector<std::string>& names) {
+                         const RunLayout& layout, const std::vector<std::string>& names,
+                         const std::vector<MemoryEvent>* recorded) {
   std::vector<const StepLayout*> steps;
   for (const StepLayout& s : layout.steps)
     if (s.complete) steps.push_back(&s);
@@ -292,7 +292,11 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.names = names;
   c.complete_steps = steps.size();
   std::vector<std::vector<Bytes>> entering;
-  RegionMaxima maxima = regionMaxima(trace, filter, steps, regions, entering);
+  std::vector<MemoryEvent> own;
+  if (!recorded) own = memoryEvents(trace.allocations, filter);
+  const std::vector<MemoryEvent>& events = recorded ? *recorded : own;
+  LevelBefore level(events);  // asked step after step, in time order
+  RegionMaxima maxima = regionMaxima(trace, events, steps, regions, entering);
   c.outside = std::max<Bytes>(0, maxima.outside);
   c.outside_where = maxima.outside_where;
   c.held_arguments.assign(n, 0);
@@ -328,7 +332,6 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.checkpointed_forward_peak.assign(n, 0);
   CheckpointedForward early(trace, filter);
   InPlaceOutputs inplace(trace, filter);
-  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
   std::vector<BornStats> born;
   for (size_t s = 0; s < steps.size(); ++s) born.push_back(bornStats(trace, filter, *steps[s], regions[s], inplace));
   std::map<std::pair<int, int>, Bytes> drop_min = smallestDrops(steps, born);
@@ -344,7 +347,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
       raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.backward(k)],
             at[reg.backward(k)], in);
       c.forward_peak[k] = std::max(c.forward_peak[k], sat::add(mx[reg.forward(k)], in));
-      Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, events, *steps[s], reg, k, {});
+      Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, level, *steps[s], reg, k, {});
       c.checkpointed_forward_peak[k] =
           std::max(c.checkpointed_forward_peak[k], sat::add(ck >= 0 ? ck : mx[reg.forward(k)], in));
       raise(c.backward_peak[k], c.backward_peak_moments[k], c.backward_peak_instants[k], mx[reg.backward(k)],
@@ -383,9 +386,13 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   for (const StepLayout* s : steady) durations.push_back(sat::sub(s->end, s->start));
   c.step_ns = median(durations);
   c.steady_step = steady.empty() ? -1 : steady.front()->step;
-  MemoryCurve curve = memoryCurve(trace, filter);
-  c.baseline_peak = curve.peak;
-  if (!steady.empty()) c.persistent = liveAt(curve, sat::sub(steady.front()->start, 1));
+  // From the events: a curve of every instant is two points per allocation more.
+  c.baseline_peak = sortedEventsPeak(events);
+  if (!steady.empty()) {
+    auto entering = std::upper_bound(events.begin(), events.end(), sat::sub(steady.front()->start, 1),
+                                     [](Ns t, const MemoryEvent& e) { return t < e.time; });
+    c.persistent = level.at(static_cast<size_t>(entering - events.begin()));
+  }
   // The last gap from where the recorded run had freed the checkpoints'
   // arguments on: a checkpoint holds them there (chain_peak.cpp).
   c.mid_after_arguments_moments.clear();
@@ -396,10 +403,16 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     Bytes most = 0;
     if (freed >= 0) {
       Ns from = std::max(freed, s->units.back().fwd_end), to = s->units.back().bwd_start;
-      most = liveAt(curve, from);
-      auto it = std::upper_bound(curve.points.begin(), curve.points.end(), from,
-                                 [](Ns t, const MemoryPoint& p) { return t < p.time; });
-      for (; it != curve.points.end() && it->time < to; ++it) most = std::max(most, it->live);
+      // The level after `from`, then after each later instant before `to`.
+      size_t i = static_cast<size_t>(std::upper_bound(events.begin(), events.end(), from,
+                                                       [](Ns t, const MemoryEvent& e) { return t < e.time; }) -
+                                      events.begin());
+      Bytes live = level.at(i);
+      most = live;
+      for (; i < events.size() && events[i].time < to; ++i) {
+        sat::addTo(live, events[i].delta);
+        if (i + 1 == events.size() || events[i + 1].time != events[i].time) most = std::max(most, live);
+      }
       sat::addTo(most, skipCredit(*s, born[si], drop_min, n)[n]);  // the last gap: after every unit
     }
     raise(c.mid_after_arguments, c.mid_after_arguments_moments, most);
@@ -408,7 +421,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
 }
 
 void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout) {
+                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded) {
   std::vector<std::vector<UnitOp>> ops = unitOps(trace, filter, layout);
   chain.selective.assign(chain.names.size(), {});
   bool any = false;
@@ -432,15 +445,18 @@ void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationF
     for (SelectiveOption& o : chain.selective[k])
       o.saved_ns = std::max<Ns>(0, chain.forward_ns[k] - unitRecomputeNs(layout, index, static_cast<int>(k), o.save));
   measureReplayPeaks(chain.selective, trace, filter, layout);
-  measureForwardPeaks(chain, trace, filter, layout);
+  measureForwardPeaks(chain, trace, filter, layout, recorded);
 }
 
 void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout) {
+                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded) {
   CheckpointedForward early(trace, filter);
   InPlaceOutputs inplace(trace, filter);
   OpIndex index(trace);
-  std::vector<MemoryEvent> events = memoryEvents(trace.allocations, filter);
+  std::vector<MemoryEvent> own;
+  if (!recorded) own = memoryEvents(trace.allocations, filter);
+  const std::vector<MemoryEvent>& events = recorded ? *recorded : own;
+  LevelBefore level(events);  // asked step after step, in time order
   for (std::vector<SelectiveOption>& unit : chain.selective)
     for (SelectiveOption& o : unit) o.forward_peak = o.lingers() ? -1 : 0;
   for (const StepLayout& step : layout.steps) {
@@ -450,7 +466,7 @@ void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationF
       std::vector<OpCall> calls = index.within(step.units[k].fwd_start, step.units[k].fwd_end);
       for (SelectiveOption& o : chain.selective[k]) {
         if (o.forward_peak < 0) continue;
-        Bytes v = checkpointedForwardPeak(trace, filter, early, inplace, events, step, reg, static_cast<int>(k),
+        Bytes v = checkpointedForwardPeak(trace, filter, early, inplace, level, step, reg, static_cast<int>(k),
                                           savedCalls(calls, o.save));
         o.forward_peak = std::max(o.forward_peak, v >= 0 ? v : chain.forward_peak[k]);
       }

@@ -24,6 +24,7 @@
 #include "model/selective_options.h"
 #include "model/step_layout.h"
 #include "trace.h"
+#include "model/memory_events.h"
 
 namespace gcprof::advisor {
 
@@ -118,15 +119,18 @@ struct UnitChain {
 
 // Builds the chain of `layout`'s units from the allocations `filter` accepts.
 // Throws AdviceError when no step is complete (with the first step's problem).
+// `recorded`: memoryEvents(trace.allocations, filter) when the caller has
+// them (on a big trace, sorting them is most of the work); null: made here.
 UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout, const std::vector<std::string>& names);
+                         const RunLayout& layout, const std::vector<std::string>& names,
+                         const std::vector<MemoryEvent>* recorded = nullptr);
 
 // Sets forward_peak of every selective option of `chain` (unit_chain.h).
 void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout);
+                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded = nullptr);
 
 // Fills chain.selective from the trace's operator ranges (no-op without them).
 void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout);
+                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded = nullptr);
 
 }  // namespace gcprof::advisor

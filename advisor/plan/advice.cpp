@@ -22,7 +22,9 @@ PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name
   PlanOutcome o;
   o.name = name;
   o.segments = segments;
-  Simulation sim = simulate(trace, a.filter, a.layout, segments);
+  SimulationOptions options;
+  options.recorded = a.recorded.get();
+  Simulation sim = simulate(trace, a.filter, a.layout, segments, options);
   o.peak = sim.peak;
   o.recompute_ns = sim.recompute_ns;
   o.step_ns = sat::add(a.baseline.step_ns, sim.recompute_ns);
@@ -201,7 +203,7 @@ std::optional<FinerUnits> finerUnitsReach(const Trace& trace, const Advice& a) {
     Advice fine = a;
     fine.units = selectUnits(a.modules, spec);
     fine.layout = stepLayouts(trace, fine.units.names);
-    fine.chain = buildUnitChain(trace, a.filter, fine.layout, fine.units.names);
+    fine.chain = buildUnitChain(trace, a.filter, fine.layout, fine.units.names, a.recorded.get());
     Solution m = minimumPeak(fine.chain, defaultSolverOptions(fine.chain.size(), a.kind));
     return FinerUnits{spec, measure(trace, fine, "finer", m.segments).peak};
   } catch (const AdviceError&) {
@@ -231,7 +233,9 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   msg += ".\n  No checkpoint frees what is live when the first unit starts: " +
          formatBytes(resident.total()) + " of the " + formatBytes(a.budget) + " budget (" +
          resident.describe() + ")";
-  Simulation at_least = simulate(trace, a.filter, a.layout, m.segments);
+  SimulationOptions options;
+  options.recorded = a.recorded.get();
+  Simulation at_least = simulate(trace, a.filter, a.layout, m.segments, options);
   if (at_least.peak_replay_offset < 0) {  // recorded events set it: name who made them
     std::vector<std::string> units = a.units.names;
     units.insert(units.end(), a.chain.names.begin(), a.chain.names.end());
@@ -264,7 +268,7 @@ bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
   subtractOperatorCost(fine, trace, a.op_ns_per_call);
   UnitChain chain;
   try {
-    chain = buildUnitChain(trace, a.filter, fine, tree.names);
+    chain = buildUnitChain(trace, a.filter, fine, tree.names, a.recorded.get());
   } catch (const AdviceError&) {
     return false;  // the blocks still make a chain: plan over them
   }
@@ -317,6 +321,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.run = trace.run;
   refuseRetainedGraphs(trace);
   a.filter = primaryFilter(trace);
+  a.recorded = std::make_shared<const std::vector<MemoryEvent>>(memoryEvents(trace.allocations, a.filter));
   a.modules = moduleStats(trace, a.filter);
   a.units = selectUnits(trace, a.modules, req.units);
   std::vector<std::string> stage_names = a.units.stage_names;
@@ -348,7 +353,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
   a.op_ns_per_call = opCostPerCall(trace);
   subtractOperatorCost(a.layout, trace, a.op_ns_per_call);
-  a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names);
+  a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names, a.recorded.get());
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.tree = flatTree(a.units.names);
   UnitChain block_chain;
@@ -357,7 +362,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
     planOverTree(trace, a, block_chain);
   // Selective checkpoints are applied by the python runtime, one module each
   // (over the module tree: the sub-modules').
-  if (a.kind == SegmentKind::Module && req.selective) addSelectiveOptions(a.chain, trace, a.filter, a.layout);
+  if (a.kind == SegmentKind::Module && req.selective) addSelectiveOptions(a.chain, trace, a.filter, a.layout, a.recorded.get());
   a.strategy = req.strategy;
   a.max_slowdown = req.max_slowdown;
   a.has_budget = req.budget.has_value();
@@ -366,7 +371,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   if (a.budget <= 0) throw AdviceError("budget " + a.budget_text + " is not a positive size");
   if (a.has_budget) {
     a.headroom = resolveHeadroom(req.headroom, a.budget,
-                                 stepPeakJitter(trace, a.filter, a.chain.steady_step), a.filter.device);
+                                 stepPeakJitter(trace, a.filter, a.chain.steady_step, a.recorded.get()), a.filter.device);
     if (a.headroom.bytes < 0 || a.headroom.bytes >= a.budget)
       throw AdviceError("headroom " + formatBytes(a.headroom.bytes) + " (" + a.headroom.rule +
                         ") leaves nothing of the budget " + formatBytes(a.budget) +
@@ -399,7 +404,10 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   auto uniform = std::async(std::launch::async, [&] { return measure(trace, ready, "uniform", uniform_plan); });
   // The recorded run's peak moment, from the simulator like every plan's.
   auto recorded = std::async(std::launch::async, [&] {
-    return peakMoment(ready.layout, {}, simulate(trace, ready.filter, ready.layout, {})).describe(ready.chain.names);
+    SimulationOptions options;
+    options.recorded = ready.recorded.get();
+    return peakMoment(ready.layout, {}, simulate(trace, ready.filter, ready.layout, {}, options))
+        .describe(ready.chain.names);
   });
   auto fixedPlans = [&] {
     if (recorded.valid()) a.baseline.peak_where = recorded.get();
@@ -468,6 +476,8 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
                 std::to_string(static_cast<int>(std::lround(*a.max_slowdown * 100))) + "% of " +
                 nsText(a.baseline.step_ns) + "); raise the budget or the allowed slowdown.";
   }
+  fixedPlans();  // (taken already; the simulations must be done before their events go)
+  a.recorded.reset();
   return a;
 }
 

@@ -7,10 +7,12 @@
 
 namespace gcprof::advisor {
 
-Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step) {
-  MemoryCurve curve = memoryCurve(trace, filter);
+Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step,
+                     const std::vector<MemoryEvent>* recorded) {
+  std::vector<StepPeak> peaks =
+      recorded ? stepPeaksOf(*recorded, trace.steps) : stepPeaks(trace, memoryCurve(trace, filter));
   Bytes lo = -1, hi = 0;
-  for (const StepPeak& s : stepPeaks(trace, curve)) {
+  for (const StepPeak& s : peaks) {
     if (s.step < first_step || s.end <= s.start) continue;
     lo = lo < 0 ? s.peak : std::min(lo, s.peak);
     hi = std::max(hi, s.peak);

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "model/memory_curve.h"
+#include "model/memory_events.h"
 #include "trace.h"
 
 namespace gcprof::advisor {
@@ -36,7 +37,9 @@ struct Headroom {
 };
 
 // The spread (max - min) of the peaks of the steps from `first_step` on.
-Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step);
+// `recorded`: memoryEvents(trace.allocations, filter) when the caller has them.
+Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step,
+                     const std::vector<MemoryEvent>* recorded = nullptr);
 
 Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, Bytes jitter, bool device);
 

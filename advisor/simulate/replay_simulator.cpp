@@ -10,6 +10,7 @@
 #include "model/checkpoint_arguments.h"
 #include "model/in_place_outputs.h"
 #include "model/median.h"
+#include "model/memory_events.h"
 #include "model/op_table.h"
 #include "model/recompute_cost.h"
 #include "model/reentrant_holds.h"
@@ -30,6 +31,9 @@ struct SimEvent {
   Ns shift;       // > 0: the marker ending a replay, adds this much time
   uint8_t phase;
 };
+
+// A recorded allocation or free, as the simulator orders it.
+SimEvent asRecorded(const MemoryEvent& m) { return {m.time, 0, m.delta, 0, 1}; }
 
 bool before(const SimEvent& a, const SimEvent& b) {
   if (a.time != b.time) return a.time < b.time;
@@ -153,58 +157,121 @@ void holdArguments(const Trace& trace, const AllocationFilter& filter, const Ste
   }
 }
 
-}  // namespace
-
-Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
-                    const Segments& plan, const SimulationOptions& options) {
-  Simulation sim;
-  std::vector<SimEvent> ev;
-  ev.reserve(trace.allocations.size() * 2 + 16);
-  for (const Allocation& a : trace.allocations) {
-    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
-    ev.push_back({a.alloc, 0, a.bytes, 0, 1});
-    if (a.freed()) ev.push_back({a.free, 0, -a.bytes, 0, 1});
+// The recorded and the plan's events walked as one sorted list: the live
+// bytes, the recompute time inserted so far, the peak and the curve. An
+// event is counted once the next is known (the end of its instant).
+class Walk {
+ public:
+  Walk(Simulation& sim, const SimulationOptions& options) : sim_(sim), options_(options) {}
+  void add(const SimEvent& e) {
+    if (has_pending_) count(pending_, &e);
+    pending_ = e;
+    has_pending_ = true;
   }
+  void finish() {
+    if (has_pending_) count(pending_, nullptr);
+    has_pending_ = false;
+  }
+
+ private:
+  void count(const SimEvent& e, const SimEvent* next) {
+    if (e.shift > 0) {
+      sat::addTo(shift_, e.shift);
+      return;
+    }
+    sat::addTo(live_, e.delta);
+    if (next && next->time == e.time && next->phase == e.phase && next->rel == e.rel) return;
+    Ns t = sat::add(sat::add(e.time, shift_), e.rel);  // rel is 0 for recorded events and drops
+    if (live_ > sim_.peak) {
+      sim_.peak = live_;
+      sim_.peak_time = t;
+      sim_.peak_at = e.time;
+      sim_.peak_replay_offset = e.phase == 1 ? -1 : e.rel;  // drops (phase 2) only lower it
+    }
+    if (options_.want_curve) sim_.curve.push_back({t, live_});
+  }
+
+  Simulation& sim_;
+  const SimulationOptions& options_;
+  SimEvent pending_{};
+  bool has_pending_ = false;
+  Bytes live_ = 0;
+  Ns shift_ = 0;
+};
+
+// Feeds `walk` the recorded events from `r` on and the sorted plan events
+// `plan[p..]`, merged, while they are before `limit` (all of them when
+// `all`). Events equal in `before` are equal in every field that counts,
+// so which goes first changes nothing.
+void walkUntil(Walk& walk, const std::vector<MemoryEvent>& recorded, size_t& r, const std::vector<SimEvent>& plan,
+               size_t& p, Ns limit, bool all) {
+  for (;;) {
+    bool have_r = r < recorded.size() && (all || recorded[r].time < limit);
+    bool have_p = p < plan.size() && (all || plan[p].time < limit);
+    if (!have_r && !have_p) return;
+    if (have_r && (!have_p || !before(plan[p], asRecorded(recorded[r])))) walk.add(asRecorded(recorded[r++]));
+    else walk.add(plan[p++]);
+  }
+}
+
+// The earliest time any event of the plan in `step` can have: all of them
+// are at or after its start, its units' windows or the allocations born in
+// them (replay_simulator.h). Checked as the events are made.
+Ns earliestEvent(const StepLayout& step) {
+  Ns t = step.start;
+  for (const UnitWindow& u : step.units) t = std::min({t, u.fwd_start, u.fwd_end, u.bwd_start, u.bwd_end});
+  return t;
+}
+
+// simulate() of one attempt; false when streaming and a step made an event
+// before what was already walked.
+bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
+                 const Segments& plan, const SimulationOptions& options, bool streaming, Simulation& sim) {
+  std::vector<MemoryEvent> own;
+  if (!options.recorded) own = memoryEvents(trace.allocations, filter);
+  const std::vector<MemoryEvent>& recorded = options.recorded ? *options.recorded : own;
+  std::vector<SimEvent> ev;  // the plan's events not walked yet
   std::vector<Ns> step_cost(layout.steps.size(), 0);
   std::unordered_set<int64_t> gathers = parameterGathers(trace);
   OpIndex ops(trace);
   InPlaceOutputs inplace(trace, filter);
   CheckpointedForward forward(trace, filter);
   const bool reentrant = reentrantCheckpoint(trace);
+  // earliest[si]: no event of step si or of a later one is before it.
+  std::vector<Ns> earliest(layout.steps.size() + 1, LLONG_MAX);
+  for (size_t si = layout.steps.size(); si-- > 0;)
+    earliest[si] = std::min(earliest[si + 1], layout.steps[si].complete ? earliestEvent(layout.steps[si]) : Ns{LLONG_MAX});
+  Walk walk(sim, options);
+  size_t r = 0, p = 0;
+  Ns walked = LLONG_MIN;  // every event before it is walked
+  size_t events = 0;
   for (size_t si = 0; si < layout.steps.size(); ++si) {
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
+    if (streaming && earliest[si] > walked) {
+      std::sort(ev.begin(), ev.end(), before);
+      p = 0;
+      walkUntil(walk, recorded, r, ev, p, earliest[si], false);
+      events += p;
+      ev.erase(ev.begin(), ev.begin() + static_cast<std::ptrdiff_t>(p));
+      walked = earliest[si];
+    }
+    size_t made = ev.size();
     StepRegions reg(step);
     holdArguments(trace, filter, step, plan, ev);
     for (const Segment& seg : plan)
       sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, forward, reentrant, ev));
+    for (size_t i = made; i < ev.size(); ++i)
+      if (ev[i].time < walked) return false;  // too late: walked past it
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
     ++sim.steps_applied;
   }
   std::sort(ev.begin(), ev.end(), before);
-  sim.events = ev.size();
+  p = 0;
+  walkUntil(walk, recorded, r, ev, p, 0, true);
+  walk.finish();
+  sim.events = events + ev.size() + recorded.size();
 
-  Bytes live = 0;
-  Ns shift = 0;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    const SimEvent& e = ev[i];
-    if (e.shift > 0) {
-      sat::addTo(shift, e.shift);
-      continue;
-    }
-    sat::addTo(live, e.delta);
-    bool group_end = i + 1 == ev.size() || ev[i + 1].time != e.time ||
-                     ev[i + 1].phase != e.phase || ev[i + 1].rel != e.rel;
-    if (!group_end) continue;
-    Ns t = sat::add(sat::add(e.time, shift), e.rel);  // rel is 0 for recorded events and drops
-    if (live > sim.peak) {
-      sim.peak = live;
-      sim.peak_time = t;
-      sim.peak_at = e.time;
-      sim.peak_replay_offset = e.phase == 1 ? -1 : e.rel;  // drops (phase 2) only lower it
-    }
-    if (options.want_curve) sim.curve.push_back({t, live});
-  }
   if (options.want_curve && options.max_curve_points > 0)
     sim.curve = downsample(sim.curve, options.max_curve_points);
 
@@ -236,7 +303,24 @@ Simulation simulate(const Trace& trace, const AllocationFilter& filter, const Ru
       sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ops, seg.first, seg.last,
                                                       seg.selective() ? seg.save : std::vector<std::string>{}));
   sim.step_ns = median(step_time);
-  return sim;
+  return true;
+}
+
+}  // namespace
+
+Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
+                    const Segments& plan, const SimulationOptions& options) {
+  // One step's events at a time: those before the earliest time a later
+  // step's can have are walked and dropped, so that a plan over a long run
+  // holds about one step of events (all of them held three events of 40
+  // bytes per allocation of its segments, for each plan simulated at once).
+  // Should a step make an event before that time after all, the run is
+  // simulated again with every event kept.
+  for (bool streaming : {true, false}) {
+    Simulation sim;
+    if (simulateRun(trace, filter, layout, plan, options, streaming, sim)) return sim;
+  }
+  return {};  // not reached: without streaming nothing is refused
 }
 
 }  // namespace gcprof::advisor

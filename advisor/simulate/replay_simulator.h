@@ -15,6 +15,7 @@
 
 #include "model/chain_peak.h"
 #include "model/memory_curve.h"
+#include "model/memory_events.h"
 #include "model/step_layout.h"
 
 namespace gcprof::advisor {
@@ -22,6 +23,11 @@ namespace gcprof::advisor {
 struct SimulationOptions {
   bool want_curve = false;
   size_t max_curve_points = 0;  // 0: every point
+  // The recorded run's events (memoryEvents of the trace with the filter
+  // simulated), when the caller has them: every plan simulated on one trace
+  // shares them, and a plan's own events are then all a simulation sorts.
+  // Null: made here.
+  const std::vector<MemoryEvent>* recorded = nullptr;
 };
 
 struct Simulation {

@@ -35,21 +35,24 @@ struct Range {
   Bytes output_bytes = 0;  // tensors it returned
 };
 
+// Ten million of these are a big run: fields ordered so that no padding
+// is wasted (88 bytes; the ints last).
 struct Allocation {
   int64_t id = 0;          // allocations.id: unique within its run, in the order written
   uint64_t addr = 0;
   Bytes bytes = 0;
-  int device = -1;         // -1 = host memory
   int64_t stream = 0;
   int64_t thread = 0;
-  int api = 0;             // AllocApi
   Ns alloc = 0;
   Ns free = -1;            // -1 = still live when the run ended
   int64_t range = 0;       // innermost open range at allocation, 0 = none
   int64_t step = -1;
+  int device = -1;         // -1 = host memory
+  int api = 0;             // AllocApi
   int kind = 0;            // AllocKind
   bool freed() const { return free >= 0; }
 };
+static_assert(sizeof(Allocation) == 88, "an Allocation is kept per recorded block: keep it packed");
 
 enum class AllocApi : int {
   Malloc = 0, Calloc = 1, Realloc = 2, PosixMemalign = 3, AlignedAlloc = 4,

@@ -1,5 +1,6 @@
 #include "trace_store.h"
 #include "allocation_batch.h"
+#include "allocation_order.h"
 #include "run_row.h"
 #include "utf8_text.h"
 
@@ -12,6 +13,7 @@
 #include <cstring>
 
 #include <algorithm>
+#include <new>
 
 namespace gcprof {
 namespace {
@@ -210,20 +212,34 @@ TraceStore::StepProgress TraceStore::rerunProgress(int64_t baseline_run, int64_t
 Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
   Trace t;
   t.run = run(id);
-  // Ranges and allocations are nearly all of a big run's rows.
+  // Ranges and allocations are nearly all of a big run's rows. Counted
+  // first so that the vectors are allocated once: growing a vector of ten
+  // million allocations by doubling held up to three times its size.
   int64_t total = 0, done = 0;
-  if (progress) {
+  {
     const std::string rows = std::string("SELECT count(*) FROM ") + allocationRowTable(version_) +
                              " WHERE run=?";
     std::vector<std::string> counts{"SELECT count(*) FROM ranges WHERE run=?", rows};
     if (version_ >= 4)
       counts.push_back("SELECT coalesce(sum(count), 0) FROM allocation_batches WHERE run=?");
-    for (const std::string& sql : counts) {
-      Stmt c(db_, path_, sql.c_str());
+    int64_t n[3] = {0, 0, 0};
+    for (size_t i = 0; i < counts.size(); ++i) {
+      Stmt c(db_, path_, counts[i].c_str());
       c.bind(1, id);
-      if (c.step()) total += c.i64(0);
+      if (c.step()) n[i] = std::max<int64_t>(0, c.i64(0));
+      total += n[i];
     }
-    progress(0, total);
+    // A damaged count must not reserve more than the file can hold (a row
+    // takes more than 8 bytes of it); a wrong one only costs reallocations.
+    Stmt pages(db_, path_, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+    const int64_t most = pages.step() ? std::max<int64_t>(0, pages.i64(0)) / 8 : 0;
+    try {
+      t.ranges.reserve(static_cast<size_t>(std::min(n[0], most)));
+      t.allocations.reserve(static_cast<size_t>(std::min(n[1] + n[2], most)));
+    } catch (const std::bad_alloc&) {
+      // Grown as read instead.
+    }
+    if (progress) progress(0, total);
   }
   auto row = [&] {
     if (progress && (++done & 0xffff) == 0) progress(std::min(done, total), total);
@@ -295,9 +311,7 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
       for (size_t i = from; i < t.allocations.size(); ++i) row();
     }
     if (t.allocations.size() > before)
-      std::sort(t.allocations.begin(), t.allocations.end(), [](const Allocation& a, const Allocation& b) {
-        return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
-      });
+      sortByAllocation(t.allocations);
   }
   {
     Stmt s(db_, path_,

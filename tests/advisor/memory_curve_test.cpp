@@ -1,6 +1,9 @@
 #include "model/memory_curve.h"
+#include "model/memory_events.h"
 
 #include <gtest/gtest.h>
+
+#include <algorithm>
 
 #include "trace_builder.h"
 
@@ -22,6 +25,30 @@ TEST(MemoryCurve, FreesBeforeAllocationsAtTheSameInstant) {
   EXPECT_EQ(c.live_at_end, 30);
   ASSERT_EQ(c.points.size(), 4u);
   EXPECT_EQ(c.points.back().live, 30);
+}
+
+// The level before an event, asked in time order and then backwards, is the
+// sum of the deltas before it either way; the curve and the peak of sorted
+// events are those of the trace.
+TEST(MemoryCurve, LevelBeforeAnEventInAnyOrder) {
+  TraceBuilder b;
+  b.alloc(0, 10, 100);
+  b.alloc(5, 20, 50);
+  b.alloc(10, -1, 30);
+  Trace t = b.build();
+  std::vector<MemoryEvent> events = memoryEvents(t.allocations, AllocationFilter{});
+  ASSERT_EQ(events.size(), 5u);  // +100 +50 -100 +30 -50
+  LevelBefore level(events);
+  EXPECT_EQ(level.at(0), 0);
+  EXPECT_EQ(level.at(2), 150);
+  EXPECT_EQ(level.at(4), 80);
+  EXPECT_EQ(level.at(1), 100);  // backwards
+  EXPECT_EQ(level.at(5), 30);
+  EXPECT_EQ(level.at(99), 30);  // past the end: everything
+  EXPECT_EQ(sortedEventsPeak(events), 150);
+  MemoryCurve c = memoryCurveOf(events, AllocationFilter{});
+  EXPECT_EQ(c.peak, memoryCurve(t).peak);
+  EXPECT_EQ(c.points.size(), memoryCurve(t).points.size());
 }
 
 TEST(MemoryCurve, DeviceRunsUseDeviceTensorsOnly) {
@@ -62,6 +89,34 @@ TEST(MemoryCurve, PeakPerStepCountsMemoryHeldAcrossSteps) {
   EXPECT_EQ(p[0].peak_time, 10);
   EXPECT_EQ(p[1].peak, 1200);
   EXPECT_EQ(p[1].live_at_start, 1000);
+}
+
+// The step peaks from the sorted events (advise's headroom) are those of
+// the curve, steps in time order or not.
+TEST(MemoryCurve, StepPeaksFromTheEventsAreTheCurves) {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);
+  b.alloc(10, 15, 500);
+  b.alloc(15, 22, 300);  // frees and allocations at one instant
+  b.alloc(25, 28, 200);
+  b.alloc(40, 45, 50);   // after every step
+  b.step(0, 5, 20);
+  b.step(1, 21, 30);
+  b.step(2, 30, 30);
+  Trace t = b.build();
+  std::vector<MemoryEvent> events = memoryEvents(t.allocations, AllocationFilter{});
+  for (int reversed = 0; reversed < 2; ++reversed) {
+    if (reversed) std::reverse(t.steps.begin(), t.steps.end());
+    std::vector<StepPeak> want = stepPeaks(t, memoryCurve(t));
+    std::vector<StepPeak> got = stepPeaksOf(events, t.steps);
+    ASSERT_EQ(got.size(), want.size());
+    for (size_t i = 0; i < want.size(); ++i) {
+      EXPECT_EQ(got[i].step, want[i].step);
+      EXPECT_EQ(got[i].live_at_start, want[i].live_at_start) << i;
+      EXPECT_EQ(got[i].peak, want[i].peak) << i;
+      EXPECT_EQ(got[i].peak_time, want[i].peak_time) << i;
+    }
+  }
 }
 
 TEST(MemoryCurve, DownsampleKeepsThePeak) {

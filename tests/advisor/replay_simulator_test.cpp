@@ -188,5 +188,37 @@ TEST(ReplaySimulator, AReentrantCheckpointHoldsItsOutputAndItsGradientToItsBackw
   EXPECT_EQ(native.simPeak({}), python.simPeak({}));
 }
 
+// advise sorts the recorded events once and hands them to every simulation
+// (SimulationOptions::recorded), which merges a plan's own events into them:
+// the same simulation, curve and peak moment included, as one that sorts
+// everything itself.
+TEST(ReplaySimulator, SharedRecordedEventsSimulateTheSame) {
+  ChainSpec spec;
+  spec.units = 4;
+  spec.steps = 3;
+  Fixture f(spec);
+  std::vector<MemoryEvent> recorded = memoryEvents(f.trace.allocations, f.filter);
+  for (const Segments& plan : std::vector<Segments>{{}, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, {{0, 1}}, {{1, 3}}}) {
+    SimulationOptions own;
+    own.want_curve = true;
+    SimulationOptions shared = own;
+    shared.recorded = &recorded;
+    Simulation a = simulate(f.trace, f.filter, f.layout, plan, own);
+    Simulation b = simulate(f.trace, f.filter, f.layout, plan, shared);
+    EXPECT_EQ(a.peak, b.peak);
+    EXPECT_EQ(a.peak_time, b.peak_time);
+    EXPECT_EQ(a.peak_at, b.peak_at);
+    EXPECT_EQ(a.peak_replay_offset, b.peak_replay_offset);
+    EXPECT_EQ(a.recompute_ns, b.recompute_ns);
+    EXPECT_EQ(a.step_ns, b.step_ns);
+    EXPECT_EQ(a.events, b.events);
+    ASSERT_EQ(a.curve.size(), b.curve.size());
+    for (size_t i = 0; i < a.curve.size(); ++i) {
+      EXPECT_EQ(a.curve[i].time, b.curve[i].time) << i;
+      EXPECT_EQ(a.curve[i].live, b.curve[i].live) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gcprof::advisor

@@ -1,0 +1,52 @@
+#include "allocation_order.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+
+namespace gcprof {
+namespace {
+
+Allocation row(int64_t id, Ns alloc) {
+  Allocation a;
+  a.id = id;
+  a.alloc = alloc;
+  a.bytes = id * 10;  // travels with its row
+  return a;
+}
+
+TEST(AllocationOrder, ByTimeThenIdWithEveryFieldMoved) {
+  std::vector<Allocation> rows = {row(5, 30), row(1, 10), row(4, 20), row(2, 20), row(3, 20), row(6, 5)};
+  sortByAllocation(rows);
+  std::vector<int64_t> ids;
+  for (const Allocation& a : rows) {
+    ids.push_back(a.id);
+    EXPECT_EQ(a.bytes, a.id * 10);
+  }
+  EXPECT_EQ(ids, (std::vector<int64_t>{6, 1, 2, 3, 4, 5}));
+}
+
+// The recorder's order (by free), many ties: the same as sorting rows.
+TEST(AllocationOrder, SameAsSortingTheRows) {
+  std::mt19937_64 rng(7);
+  std::vector<Allocation> rows;
+  for (int64_t id = 1; id <= 20000; ++id) rows.push_back(row(id, static_cast<Ns>(rng() % 3000)));
+  std::shuffle(rows.begin(), rows.end(), rng);
+  std::vector<Allocation> expected = rows;
+  std::sort(expected.begin(), expected.end(), [](const Allocation& a, const Allocation& b) {
+    return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
+  });
+  sortByAllocation(rows);
+  ASSERT_EQ(rows.size(), expected.size());
+  for (size_t i = 0; i < rows.size(); ++i) {
+    EXPECT_EQ(rows[i].id, expected[i].id) << i;
+    EXPECT_EQ(rows[i].alloc, expected[i].alloc) << i;
+  }
+  std::vector<Allocation> none;
+  sortByAllocation(none);
+  EXPECT_TRUE(none.empty());
+}
+
+}  // namespace
+}  // namespace gcprof
