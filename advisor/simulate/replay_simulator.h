@@ -16,12 +16,16 @@
 #include "model/chain_peak.h"
 #include "model/memory_curve.h"
 #include "model/step_layout.h"
+#include "simulate/allocator_settings.h"
 
 namespace gcprof::advisor {
 
 struct SimulationOptions {
   bool want_curve = false;
   size_t max_curve_points = 0;  // 0: every point
+  // Also replay the events through PyTorch's caching allocator with these
+  // settings (simulate/caching_allocator.h) for the reserved memory.
+  const AllocatorSettings* allocator = nullptr;
 };
 
 struct Simulation {
@@ -40,6 +44,13 @@ struct Simulation {
   size_t events = 0;              // memory events replayed, for the benchmark
   std::vector<MemoryPoint> curve; // simulated timeline (want_curve)
   std::vector<std::pair<Ns, Ns>> step_bounds;  // each recorded step on the simulated timeline
+  // With SimulationOptions::allocator: the caching allocator's reserved
+  // bytes at their peak (every device together), when it was reached on the
+  // simulated timeline, and the allocated bytes as the allocator counts them
+  // (rounded blocks, torch.cuda.max_memory_allocated).
+  Bytes reserved_peak = 0;
+  Ns reserved_peak_time = 0;
+  Bytes allocated_blocks_peak = 0;
 };
 
 Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
