@@ -35,6 +35,7 @@ struct AdviseArgs {
   std::string units = "auto";
   std::string segments;  // module | region; default from the run's runtime
   std::string output;
+  std::string memory;    // reserved | allocated; default from the run
   bool json = false;
   bool no_store = false;
   bool whole_only = false;
@@ -89,6 +90,7 @@ AdviceRequest request(const AdviseArgs& a) {
   } catch (const std::invalid_argument& e) {
     throw AdviceError(std::string(option) + ": " + e.what());
   }
+  if (!a.memory.empty()) r.memory = parseMemoryMeasure(a.memory);
   if (a.segments == "module") r.kind = SegmentKind::Module;
   else if (a.segments == "region") r.kind = SegmentKind::Region;
   else if (!a.segments.empty())
@@ -144,13 +146,17 @@ void printUnits(const Advice& a) {
 }
 
 void printComparison(const Advice& a) {
-  std::printf("\n  %-10s %12s %10s %14s %12s %9s %6s\n", "plan", "peak", "of budget", "recompute/step",
-              "step time", "slowdown", "units");
+  // With the allocator modelled, both peaks; "of budget" is the budgeted one's.
+  bool both = a.memory.reserved_modelled;
+  std::printf("\n  %-10s %12s%s %10s %14s %12s %9s %6s\n", "plan", both ? "allocated" : "peak",
+              both ? "     reserved" : "", "of budget", "recompute/step", "step time", "slowdown", "units");
   auto row = [&](const char* label, const PlanOutcome& o, bool chosen) {
     int units = checkpointedModules(o, a);
     double slow = a.baseline.step_ns > 0 ? static_cast<double>(o.step_ns) / a.baseline.step_ns - 1 : 0;
-    std::printf("  %-10s %12s %10s %14s %12s %9s %6d%s\n", label, formatBytes(o.peak).c_str(),
-                formatPercent(static_cast<double>(o.peak) / a.budget).c_str(),
+    char reserved[32] = "";
+    if (both) std::snprintf(reserved, sizeof reserved, " %12s", formatBytes(o.reserved_peak).c_str());
+    std::printf("  %-10s %12s%s %10s %14s %12s %9s %6d%s\n", label, formatBytes(o.peak).c_str(), reserved,
+                formatPercent(static_cast<double>(a.budgeted(o)) / a.budget).c_str(),
                 formatNs(o.recompute_ns).c_str(), formatNs(o.step_ns).c_str(),
                 formatPercent(slow, true).c_str(), units, chosen ? "   <- this plan" : "");
   };
@@ -184,10 +190,14 @@ void printHuman(const Advice& a, const std::string& trace) {
               a.chain.size(), printable(a.units.rule).c_str(), a.chain.complete_steps,
               a.chain.complete_steps == 1 ? "" : "s", static_cast<long long>(a.chain.steady_step),
               formatBytes(a.baseline.peak).c_str(), formatNs(a.baseline.step_ns).c_str());
+  std::printf("  memory budgeted: %s\n", a.memory.why.c_str());
+  if (a.memory.reserved_modelled)
+    std::printf("  recorded reserved peak %s (predicted)\n", formatBytes(a.baseline.reserved_peak).c_str());
   if (a.has_budget)
-    std::printf("  budget %s = %s (%s of the recorded peak)\n", printable(a.budget_text).c_str(),
+    std::printf("  budget %s = %s (%s of the recorded %s peak)\n", printable(a.budget_text).c_str(),
                 formatBytes(a.budget).c_str(),
-                formatPercent(static_cast<double>(a.budget) / a.baseline.peak).c_str());
+                formatPercent(static_cast<double>(a.budget) / a.budgeted(a.baseline)).c_str(),
+                toString(a.memory.measure).c_str());
   if (a.has_budget)
     std::printf("  headroom %s (%s): plans fit %s\n", formatBytes(a.headroom.bytes).c_str(),
                 a.headroom.rule.c_str(), formatBytes(a.limit()).c_str());
@@ -213,7 +223,10 @@ void printHuman(const Advice& a, const std::string& trace) {
   printComparison(a);
   printModules(a);
   std::printf("\n  %s: peak %s set %s%s\n", toString(a.strategy).c_str(),
-              formatBytes(a.chosen.peak).c_str(), printable(a.chosen.peak_where).c_str(),
+              (formatBytes(a.chosen.peak) +
+               (a.memory.reserved_modelled ? " (reserved " + formatBytes(a.chosen.reserved_peak) + ")" : ""))
+                  .c_str(),
+              printable(a.chosen.peak_where).c_str(),
               a.exact ? "" : " (search thinned: optimal within the kept states)");
 }
 
@@ -325,6 +338,11 @@ void addAdvise(CLI::App& app, int& exit_code) {
                 "recomputation; prints the plan against every-unit and sqrt(N) checkpointing.");
   sub->add_option("trace", args->trace, "Trace file (gcprof record -o)")->required();
   sub->add_option("--budget", args->budget, "Peak memory to fit: bytes (6GiB, 512MiB) or % of the recorded peak");
+  sub->add_option("--memory", args->memory,
+                  "reserved | allocated: which peak the budget bounds. reserved: the CUDA caching "
+                  "allocator's segments,\npredicted from the tensor events with the run's "
+                  "PYTORCH_CUDA_ALLOC_CONF (default on CUDA runs); allocated: tensor bytes\n"
+                  "(default on host runs, the only choice there)");
   sub->add_option("--headroom", args->headroom,
                   "Margin kept free below the budget: bytes (16MiB) or % of the budget; 0 for none "
                   "(default: 3% on host, 5% on CUDA, plus the measured step-to-step peak jitter)");

@@ -17,6 +17,7 @@ namespace {
 struct RecordArgs {
   std::string output = "gcprof.db";
   std::string backend = "auto";
+  std::string cuda_allocator = "native";
   std::string min_bytes = "1KiB";
   std::string steps;
   std::string flush_wait = "5";
@@ -31,6 +32,7 @@ int runRecord(const RecordArgs& a) {
   o.trace = absolutePath(a.output);
   o.argv = a.command;
   o.backend = a.backend;
+  o.cuda_allocator = a.cuda_allocator;
   try {
     o.min_bytes = parseBytes(a.min_bytes);
   } catch (const std::invalid_argument& e) {
@@ -66,6 +68,12 @@ void addRecord(CLI::App& app, int& exit_code) {
       "Run COMMAND with gcprof attached and record its memory per layer.\n"
       "The job runs unmodified; its exit code, stdin, stdout and stderr pass through.");
   sub->add_option("-o,--output", args->output, "Trace file (appended to when it exists)")
+      ->capture_default_str();
+  sub->add_option("--cuda-allocator", args->cuda_allocator,
+                  "native: the job keeps PyTorch's caching allocator (default; its segments are\n"
+                  "recorded) | async: sets PYTORCH_CUDA_ALLOC_CONF=backend:cudaMallocAsync, every tensor\n"
+                  "a cudaMallocAsync the CUDA backend sees (docs/cuda.md). The job's own setting wins")
+      ->check(CLI::IsMember({"native", "async"}))
       ->capture_default_str();
   sub->add_option("--backend", args->backend, "auto | host | cuda")
       ->check(CLI::IsMember({"auto", "host", "cuda"}))

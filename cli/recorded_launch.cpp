@@ -58,10 +58,11 @@ bool exists(const std::string& p) {
   prependPath("LD_PRELOAD", inject, ':');
   setenv("NVTX_INJECTION64_PATH", inject.c_str(), 1);
   if (o.backend != "host") setenv("CUDA_INJECTION64_PATH", inject.c_str(), 1);
-  // Per-tensor device allocations: with PyTorch's stream-ordered allocator
-  // every tensor is a cudaMallocAsync that CUPTI sees (docs/cuda.md says what
-  // this changes in the job). A setting of the user's own wins.
-  if (o.backend == "cuda" && !getenv("PYTORCH_CUDA_ALLOC_CONF"))
+  // The job keeps the allocator it runs with in production unless asked:
+  // `--cuda-allocator async` switches PyTorch to its stream-ordered
+  // allocator, every tensor a cudaMallocAsync that CUPTI sees (docs/cuda.md
+  // says what this changes in the job). A setting of the user's own wins.
+  if (o.backend != "host" && o.cuda_allocator == "async" && !getenv("PYTORCH_CUDA_ALLOC_CONF"))
     setenv("PYTORCH_CUDA_ALLOC_CONF", "backend:cudaMallocAsync", 1);
   std::string shim = pythonShimDir();
   if (!shim.empty()) prependPath("PYTHONPATH", shim, ':');

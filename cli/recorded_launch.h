@@ -14,6 +14,7 @@ struct LaunchOptions {
   std::vector<std::string> argv;
   std::string cwd;                    // empty: ours
   std::string backend = "auto";       // auto | host | cuda
+  std::string cuda_allocator = "native";  // native | async (backend:cudaMallocAsync)
   long long min_bytes = 1024;
   std::string steps;                  // "A:B" or empty
   std::string name;

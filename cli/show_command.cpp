@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "commands.h"
+#include "simulate/device_peaks.h"
 #include "model/memory_curve.h"
 #include "model/memory_events.h"
 #include "model/advice_error.h"
@@ -78,7 +79,7 @@ nlohmann::json describe(const Trace& t) {
     if (s.name == "loss") losses.push_back({{"step", s.step}, {"value", s.value}});
   const RunInfo& r = t.run;
   nlohmann::json command = nlohmann::json::parse(r.command, nullptr, false);
-  return {{"id", r.id},
+  nlohmann::json run = {{"id", r.id},
           {"command", command.is_discarded() ? nlohmann::json(r.command) : command},
           {"cwd", r.cwd},
           {"name", r.name},
@@ -109,6 +110,14 @@ nlohmann::json describe(const Trace& t) {
           {"parameter_gathers", parameterGathers(t)},
           {"units", units},
           {"auto_units", auto_units}};
+  // CUDA runs: both peaks (simulate/device_peaks.h); -1 where unknown.
+  DevicePeaks device = devicePeaks(t);
+  if (device.device) {
+    run["allocated_peak_bytes"] = device.allocated;
+    run["reserved_peak_bytes"] = device.reserved;
+    run["reserved_source"] = device.reserved >= 0 ? device.reserved_source : device.why_not;
+  }
+  return run;
 }
 
 // A launcher's ranks at a glance: where they differ is what a plan must survive.

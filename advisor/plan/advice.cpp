@@ -24,13 +24,15 @@ PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name
   o.segments = segments;
   SimulationOptions options;
   options.recorded = a.recorded.get();
+  if (a.memory.reserved_modelled) options.allocator = &a.memory.allocator;
   Simulation sim = simulate(trace, a.filter, a.layout, segments, options);
   o.peak = sim.peak;
+  if (a.memory.reserved_modelled) o.reserved_peak = sim.reserved_peak;
   o.recompute_ns = sim.recompute_ns;
   o.step_ns = sat::add(a.baseline.step_ns, sim.recompute_ns);
   o.chain_peak = evaluateChain(a.chain, segments).peak;
   o.peak_where = peakMoment(a.layout, segments, sim).describe(a.chain.names);
-  o.fits = !a.has_budget || o.peak <= a.limit();
+  o.fits = !a.has_budget || a.budgeted(o) <= a.limit();
   return o;
 }
 
@@ -81,7 +83,9 @@ Candidate solveAtLimit(const Trace& trace, const Advice& a, const UnitChain& cha
       c.best_chain_ns = s.recompute_ns;
       break;
     }
-    target = sat::sub(target, std::max<Bytes>(1, sat::sub(o.peak, a.limit())));
+    // The chain counts allocated bytes: a plan over the limit in reserved
+    // bytes lowers the chain's target by as much.
+    target = sat::sub(target, std::max<Bytes>(1, sat::sub(a.budgeted(o), a.limit())));
   }
   return c;
 }
@@ -214,20 +218,21 @@ std::optional<FinerUnits> finerUnitsReach(const Trace& trace, const Advice& a) {
 std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions& opts) {
   Solution m = minimumPeak(a.chain, opts);
   PlanOutcome least = measure(trace, a, "minimum", m.segments);
-  a.min_reachable_peak = least.peak;
+  a.min_reachable_peak = a.budgeted(least);
   a.minimum = least;
   std::string budget = formatBytes(a.budget) + (a.budget_text.empty() ? "" : " (" + a.budget_text + ")");
   if (a.headroom.bytes > 0)
     budget += " less " + formatBytes(a.headroom.bytes) + " headroom = " + formatBytes(a.limit());
-  if (a.strategy != Strategy::Optimal && least.peak <= a.limit()) {
-    return "the " + toString(a.strategy) + " plan peaks at " + formatBytes(a.chosen.peak) +
+  if (a.strategy != Strategy::Optimal && a.budgeted(least) <= a.limit()) {
+    return "the " + toString(a.strategy) + " plan peaks at " + formatBytes(a.budgeted(a.chosen)) +
            ", above the budget " + budget + " (set " + a.chosen.peak_where +
            "); --strategy optimal fits it.";
   }
+  std::string of = a.memory.measure == MemoryMeasure::Reserved ? " of reserved memory" : "";
   std::string msg = "budget " + budget + " cannot be met: the smallest peak any plan reaches is " +
-                    formatBytes(least.peak) + " (" + std::to_string(m.segments.size()) +
+                    formatBytes(a.budgeted(least)) + of + " (" + std::to_string(m.segments.size()) +
                     " checkpointed segments, " + nsText(least.recompute_ns) +
-                    " recompute per step); recorded peak " + formatBytes(a.baseline.peak) + ".\n";
+                    " recompute per step); recorded peak " + formatBytes(a.budgeted(a.baseline)) + of + ".\n";
   msg += "  At that plan the peak is set " + least.peak_where;
   ResidentMemory resident = residentMemory(trace, a.filter, a.layout);
   msg += ".\n  No checkpoint frees what is live when the first unit starts: " +
@@ -248,7 +253,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
     msg += ".\n  Finer units, the sub-modules of each unit (--units '" + finer->spec + "'), " +
            (finer->peak < least.peak ? "reach " : "reach no lower: ") + formatBytes(finer->peak);
   }
-  msg += ".\n  Raise the budget to at least " + formatBytes(sat::add(least.peak, a.headroom.bytes)) +
+  msg += ".\n  Raise the budget to at least " + formatBytes(sat::add(a.budgeted(least), a.headroom.bytes)) +
          ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;
 }
@@ -365,8 +370,18 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   if (a.kind == SegmentKind::Module && req.selective) addSelectiveOptions(a.chain, trace, a.filter, a.layout, a.recorded.get());
   a.strategy = req.strategy;
   a.max_slowdown = req.max_slowdown;
+  a.memory = chooseMemory(trace, a.filter, req.memory);
+  // The recorded run is the empty plan; its allocated numbers need no
+  // simulation (the simulator reproduces them exactly, tests/advisor checks
+  // that); its reserved peak is the allocator model's.
+  a.baseline.peak = a.chain.baseline_peak;
+  if (a.memory.reserved_modelled) {
+    SimulationOptions options;
+    options.allocator = &a.memory.allocator;
+    a.baseline.reserved_peak = simulate(trace, a.filter, a.layout, {}, options).reserved_peak;
+  }
   a.has_budget = req.budget.has_value();
-  a.budget = a.has_budget ? req.budget->resolve(a.chain.baseline_peak) : a.chain.baseline_peak;
+  a.budget = a.has_budget ? req.budget->resolve(a.budgeted(a.baseline)) : a.budgeted(a.baseline);
   if (a.has_budget) a.budget_text = req.budget->text;
   if (a.budget <= 0) throw AdviceError("budget " + a.budget_text + " is not a positive size");
   if (a.has_budget) {
@@ -381,15 +396,12 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
     throw AdviceError("optimal needs a target: give --budget (6GiB, 60%) or --max-slowdown (30%)");
 
   int n = a.chain.size();
-  // The recorded run is the empty plan; its numbers need no simulation
-  // (the simulator reproduces them exactly, tests/advisor checks that).
   a.baseline.name = "none";
-  a.baseline.peak = a.chain.baseline_peak;
   // Step time as `verify` measures it, so that prediction and measurement
   // share one definition; the plan adds its recompute per step.
   a.baseline.step_ns = trace.steps.empty() ? a.chain.step_ns : medianStepNs(trace);
   a.baseline.chain_peak = evaluateChain(a.chain, {}).peak;
-  a.baseline.fits = !a.has_budget || a.baseline.peak <= a.limit();
+  a.baseline.fits = !a.has_budget || a.budgeted(a.baseline) <= a.limit();
   // The budget-blind plans are simulated on other threads while the solver
   // runs: on large traces the simulations dominate the time of `advise`.
   // They only read `a` fields that are final by now.

@@ -19,6 +19,7 @@
 #include "model/unit_selection.h"
 #include "model/unsafe_units.h"
 #include "plan/headroom.h"
+#include "plan/memory_measure.h"
 #include "simulate/replay_simulator.h"
 #include "solve/optimal_solver.h"
 #include "solve/strategy.h"
@@ -53,13 +54,17 @@ struct AdviceRequest {
   // Offer selective checkpoints (a save-list per unit) when the trace has
   // operator ranges (`record --ops`) and segments are modules.
   bool selective = true;
+  // Which memory the budget counts (plan/memory_measure.h); default:
+  // reserved on CUDA runs the allocator model covers, allocated otherwise.
+  std::optional<MemoryMeasure> memory;
 };
 
 // A plan with what the simulator predicts for it.
 struct PlanOutcome {
   std::string name;        // none | every | uniform | optimal
   Segments segments;
-  Bytes peak = 0;          // simulated
+  Bytes peak = 0;          // simulated, allocated (tensor) bytes
+  Bytes reserved_peak = -1;  // the caching allocator's reserved bytes, predicted; -1: not modelled
   Ns recompute_ns = 0;     // per step
   Ns step_ns = 0;
   Bytes chain_peak = 0;    // the unit-chain model's bound, for diagnostics
@@ -67,7 +72,7 @@ struct PlanOutcome {
   // what-if predictions at an unrecorded size have no trace to simulate and
   // name the chain model's moment.
   std::string peak_where;
-  bool fits = true;        // peak <= budget - headroom (true without a budget)
+  bool fits = true;        // the budgeted peak <= budget - headroom (true without a budget)
 };
 
 struct Advice {
@@ -97,8 +102,13 @@ struct Advice {
   Headroom headroom;            // kept free below the budget (none without a budget)
   std::optional<double> max_slowdown;
 
+  MemoryChoice memory;          // which memory the budget counts
   // What plans are solved against: the budget less the headroom.
   Bytes limit() const { return budget - headroom.bytes; }
+  // The peak the budget counts: reserved or allocated.
+  Bytes budgeted(const PlanOutcome& o) const {
+    return memory.measure == MemoryMeasure::Reserved ? o.reserved_peak : o.peak;
+  }
 
   PlanOutcome baseline, every, uniform;
   // Tree plans only: the least-recompute plan over whole blocks (block

@@ -15,12 +15,14 @@ nlohmann::json outcomeJson(const PlanOutcome& o, const Advice& a) {
   double slowdown = a.baseline.step_ns > 0 ? static_cast<double>(o.step_ns) /
                                                  static_cast<double>(a.baseline.step_ns) - 1.0
                                            : 0.0;
-  return {{"peak_bytes", o.peak},
-          {"recompute_ns", o.recompute_ns},
-          {"step_ns", o.step_ns},
-          {"slowdown", slowdown},
-          {"checkpointed_units", checkpointedModules(o, a)},
-          {"fits_budget", o.fits}};
+  nlohmann::json j = {{"peak_bytes", o.peak},
+                      {"recompute_ns", o.recompute_ns},
+                      {"step_ns", o.step_ns},
+                      {"slowdown", slowdown},
+                      {"checkpointed_units", checkpointedModules(o, a)},
+                      {"fits_budget", o.fits}};
+  if (o.reserved_peak >= 0) j["reserved_peak_bytes"] = o.reserved_peak;
+  return j;
 }
 
 // nlohmann turns a float into an integer with a plain cast, undefined out of
@@ -126,13 +128,20 @@ nlohmann::json planJson(const Advice& a) {
       {"headroom", {{"rule", a.headroom.rule}, {"jitter_bytes", a.headroom.jitter},
                     {"fraction", a.headroom.fraction}, {"solved_within_bytes", a.limit()}}},
       {"memory", a.filter.describe()},
+      // Which peak budget_bytes bounds: "reserved" (the caching allocator's
+      // segments, predicted) or "allocated" (tensor bytes).
+      {"budget_memory", toString(a.memory.measure)},
+      {"budget_memory_rule", a.memory.why},
       {"units_rule", a.units.rule},
       {"units", units},
       {"excluded_units", excluded},
       {"checkpoint", checkpoint},
       {"segments", segments},
       {"predicted", outcomeJson(a.chosen, a)},
-      {"baseline", {{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns}}},
+      {"baseline", a.baseline.reserved_peak >= 0
+                       ? nlohmann::json{{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns},
+                                        {"reserved_peak_bytes", a.baseline.reserved_peak}}
+                       : nlohmann::json{{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns}}},
       {"compare", {{"every", outcomeJson(a.every, a)}, {"uniform", outcomeJson(a.uniform, a)}}},
       {"plan_level", a.tree_plan ? "tree" : "units"},
       {"feasible", a.feasible},
@@ -208,11 +217,17 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
     p.predicted_peak = optionalField(pr, "peak_bytes", Bytes{0}, where, "predicted.");
     p.predicted_recompute_ns = optionalField(pr, "recompute_ns", Ns{0}, where, "predicted.");
     p.predicted_step_ns = optionalField(pr, "step_ns", Ns{0}, where, "predicted.");
+    p.predicted_reserved_peak = optionalField(pr, "reserved_peak_bytes", Bytes{-1}, where, "predicted.");
   }
+  p.budget_memory = optionalField(doc, "budget_memory", std::string("allocated"), where);
+  if (p.budget_memory != "allocated" && p.budget_memory != "reserved")
+    throw AdviceError(where + ": plan field \"budget_memory\" is '" + p.budget_memory +
+                      "'; expected reserved or allocated");
   if (doc.contains("baseline")) {
     const nlohmann::json& b = doc["baseline"];
     p.baseline_peak = optionalField(b, "peak_bytes", Bytes{0}, where, "baseline.");
     p.baseline_step_ns = optionalField(b, "step_ns", Ns{0}, where, "baseline.");
+    p.baseline_reserved_peak = optionalField(b, "reserved_peak_bytes", Bytes{-1}, where, "baseline.");
   }
   p.json = doc;
   return p;

@@ -43,6 +43,12 @@ struct PlanFile {
   Ns predicted_step_ns = 0;
   Bytes baseline_peak = 0;
   Ns baseline_step_ns = 0;
+  // Reserved memory (the CUDA caching allocator's, predicted): -1 when the
+  // plan has none (host runs, older plans). `budget_memory` says which peak
+  // budget_bytes bounds: "reserved" or "allocated" (older plans).
+  Bytes predicted_reserved_peak = -1;
+  Bytes baseline_reserved_peak = -1;
+  std::string budget_memory = "allocated";
   nlohmann::json json;  // the whole document
 };
 

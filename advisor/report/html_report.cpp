@@ -31,7 +31,19 @@ std::string htmlReport(const ReportData& r) {
   if (!r.sized_note.empty()) h << "<p>" << xmlEscape(r.sized_note) << "</p>\n";
   h << "<table>\n<tr><th></th><th>baseline</th><th>predicted</th><th>measured</th><th>budget</th></tr>\n";
   h << "<tr><td>peak memory</td><td>" << mib(v.baseline_peak) << "</td><td>" << mib(v.predicted_peak)
-    << "</td><td>" << mib(v.measured_peak) << "</td><td>" << mib(v.budget) << (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) << "</td></tr>\n";
+    << "</td><td>" << mib(v.measured_peak) << "</td><td>"
+    << (v.budget_memory == "reserved" ? std::string("")
+                                      : mib(v.budget) + (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()))
+    << "</td></tr>\n";
+  if (v.predicted_reserved_peak >= 0 || v.measured_reserved_peak >= 0)
+    h << "<tr><td>reserved memory</td><td></td><td>"
+      << (v.predicted_reserved_peak >= 0 ? mib(v.predicted_reserved_peak) : "n/a") << "</td><td>"
+      << (v.measured_reserved_peak >= 0 ? mib(v.measured_reserved_peak) + " (" + xmlEscape(v.measured_reserved_source) + ")"
+                                        : "n/a")
+      << "</td><td>"
+      << (v.budget_memory == "reserved" ? mib(v.budget) + (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string())
+                                        : std::string())
+      << "</td></tr>\n";
   h << "<tr><td>step time</td><td>" << ms(v.baseline_step_ns) << "</td><td>" << ms(v.predicted_step_ns)
     << "</td><td>" << ms(v.measured_step_ns) << "</td><td></td></tr>\n</table>\n";
   if (!r.ranks.empty()) {

@@ -53,7 +53,15 @@ std::string markdownReport(const ReportData& r) {
   md << "| | baseline | predicted | measured | budget |\n|---|---:|---:|---:|---:|\n";
   md << "| peak memory | " << mib(v.baseline_peak) << " | " << mib(v.predicted_peak) << " | "
      << mib(v.measured_peak) << ratio(static_cast<double>(v.measured_peak), static_cast<double>(v.predicted_peak))
-     << " | " << mib(v.budget) << (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) << " |\n";
+     << " | " << (v.budget_memory == "reserved" ? std::string("") : mib(v.budget) +
+                  (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string())) << " |\n";
+  // CUDA runs: the caching allocator's reserved memory, which the budget
+  // bounds when the plan says so (plan/memory_measure.h).
+  if (v.predicted_reserved_peak >= 0 || v.measured_reserved_peak >= 0)
+    md << "| reserved memory | | " << (v.predicted_reserved_peak >= 0 ? mib(v.predicted_reserved_peak) : "n/a") << " | "
+       << (v.measured_reserved_peak >= 0 ? mib(v.measured_reserved_peak) + " (" + v.measured_reserved_source + ")" : "n/a")
+       << " | " << (v.budget_memory == "reserved" ? mib(v.budget) + (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) : "")
+       << " |\n";
   md << "| step time | " << ms(v.baseline_step_ns) << " | " << ms(v.predicted_step_ns) << " | "
      << ms(v.measured_step_ns)
      << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -16,6 +17,7 @@
 #include "model/reentrant_holds.h"
 #include "model/step_regions.h"
 #include "saturating.h"
+#include "simulate/reserved_memory.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -30,6 +32,7 @@ struct SimEvent {
   Bytes delta;
   Ns shift;       // > 0: the marker ending a replay, adds this much time
   uint8_t phase;
+  const Allocation* src;  // whose bytes; null for the replay-end marker
 };
 
 // A recorded allocation or free, as the simulator orders it.
@@ -39,7 +42,9 @@ bool before(const SimEvent& a, const SimEvent& b) {
   if (a.time != b.time) return a.time < b.time;
   if (a.phase != b.phase) return a.phase < b.phase;
   if (a.rel != b.rel) return a.rel < b.rel;
-  return a.delta < b.delta;
+  if (a.delta != b.delta) return a.delta < b.delta;
+  // Only the reserved-memory replay tells these apart: a fixed order.
+  return (a.src ? a.src->id : 0) < (b.src ? b.src->id : 0);
 }
 
 // Adds the events one segment changes in one step; returns its recompute time.
@@ -79,8 +84,8 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   if (reentrant) holds = reentrantHolds(trace, filter, step, seg.first, seg.last);
   auto hold = [&](const Allocation& a, Ns recorded_free) {
     if (recorded_free >= holds.until) return;
-    ev.push_back({recorded_free, 0, a.bytes, 0, 1});
-    ev.push_back({holds.until, 0, -a.bytes, 0, 1});
+    ev.push_back({recorded_free, 0, a.bytes, 0, 1, &a});
+    ev.push_back({holds.until, 0, -a.bytes, 0, 1, &a});
   };
   if (holds.output_grad) hold(*holds.output_grad, holds.output_grad->free);
   if (!kept_output) kept_output = holds.output;
@@ -99,21 +104,21 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
         // replay, which uses it where the forward did. Its recorded free is
         // cancelled; it is freed in the replay where it was in the forward,
         // or when the replay ends.
-        ev.push_back({a.free, 0, a.bytes, 0, 1});
+        ev.push_back({a.free, 0, a.bytes, 0, 1, &a});
         ev.push_back({anchor, freed <= hi ? sat::sub(a.free, first.fwd_start) : replay_end, -a.bytes, 0,
-                      replay_phase});
+                      replay_phase, &a});
       }
       continue;  // otherwise carried as recorded: kept to the backward, not re-made
     }
-    ev.push_back({anchor, rel, a.bytes, 0, replay_phase});
+    ev.push_back({anchor, rel, a.bytes, 0, replay_phase, &a});
     if (freed >= born && freed <= hi) {  // transient: same lifetime in the replay
-      ev.push_back({anchor, sat::sub(a.free, first.fwd_start), -a.bytes, 0, replay_phase});
+      ev.push_back({anchor, sat::sub(a.free, first.fwd_start), -a.bytes, 0, replay_phase, &a});
       continue;
     }
     int bpos = reg.backwardPosition(freed);
     if (&a == kept_output && bpos >= lo && bpos <= hi) {
       // Held by its consumer until the replay: freed as the replay begins.
-      ev.push_back({anchor, 0, -a.bytes, 0, replay_phase});
+      ev.push_back({anchor, 0, -a.bytes, 0, replay_phase, &a});
       if (&a == holds.output) hold(a, a.free);  // the replayed copy
     } else if (bpos >= lo && bpos <= hi) {
       // Dropped: freed as the segment's forward ends, or earlier, when the
@@ -122,16 +127,16 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
       const UnitWindow& unit = step.units[seg.first + (born - lo) / 2];
       Ns early = forward.freeTime(a, unit.fwd_start, unit.fwd_end);
       if (early < unit.fwd_end)
-        ev.push_back({early, 0, -a.bytes, 0, 1});
+        ev.push_back({early, 0, -a.bytes, 0, 1, &a});
       else
-        ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2});
+        ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2, &a});
     } else if (&a == holds.output) {
-      ev.push_back({holds.until, 0, -a.bytes, 0, 1});  // the replayed copy
+      ev.push_back({holds.until, 0, -a.bytes, 0, 1, &a});  // the replayed copy
     } else {
-      ev.push_back({anchor, replay_end, -a.bytes, 0, replay_phase});
+      ev.push_back({anchor, replay_end, -a.bytes, 0, replay_phase, &a});
     }
   }
-  ev.push_back({anchor, LLONG_MAX, 0, std::max<Ns>(cost, 1), replay_phase});
+  ev.push_back({anchor, LLONG_MAX, 0, std::max<Ns>(cost, 1), replay_phase, nullptr});
   return cost;
 }
 
@@ -152,9 +157,23 @@ void holdArguments(const Trace& trace, const AllocationFilter& filter, const Ste
       if (a->freed() && a->free < end) until[a] = std::max(until[a], end);
   }
   for (const auto& [a, end] : until) {
-    ev.push_back({a->free, 0, a->bytes, 0, 1});  // cancels the recorded free
-    ev.push_back({end, 0, -a->bytes, 0, 1});
+    ev.push_back({a->free, 0, a->bytes, 0, 1, a});  // cancels the recorded free
+    ev.push_back({end, 0, -a->bytes, 0, 1, a});
   }
+}
+
+// The caching allocator's view of one event; its reserved bytes only grow
+// (the model never gives a segment back), so the peak is where it last grew.
+void trackReserved(ReservedMemory& reserved, const SimEvent& e, Ns t, Simulation& sim) {
+  if (e.delta > 0)
+    reserved.allocate(*e.src, e.delta);
+  else
+    reserved.release(*e.src);
+  if (reserved.reserved() > sim.reserved_peak) {
+    sim.reserved_peak = reserved.reserved();
+    sim.reserved_peak_time = t;
+  }
+  sim.allocated_blocks_peak = std::max(sim.allocated_blocks_peak, reserved.allocatedBlocks());
 }
 
 // The recorded and the plan's events walked as one sorted list: the live
@@ -162,7 +181,9 @@ void holdArguments(const Trace& trace, const AllocationFilter& filter, const Ste
 // event is counted once the next is known (the end of its instant).
 class Walk {
  public:
-  Walk(Simulation& sim, const SimulationOptions& options) : sim_(sim), options_(options) {}
+  Walk(Simulation& sim, const SimulationOptions& options) : sim_(sim), options_(options) {
+    if (options.allocator) reserved_.emplace(*options.allocator);
+  }
   void add(const SimEvent& e) {
     if (has_pending_) count(pending_, &e);
     pending_ = e;
@@ -180,6 +201,7 @@ class Walk {
       return;
     }
     sat::addTo(live_, e.delta);
+    if (reserved_ && e.src) trackReserved(*reserved_, e, sat::add(sat::add(e.time, shift_), e.rel), sim_);
     if (next && next->time == e.time && next->phase == e.phase && next->rel == e.rel) return;
     Ns t = sat::add(sat::add(e.time, shift_), e.rel);  // rel is 0 for recorded events and drops
     if (live_ > sim_.peak) {
@@ -197,6 +219,7 @@ class Walk {
   bool has_pending_ = false;
   Bytes live_ = 0;
   Ns shift_ = 0;
+  std::optional<ReservedMemory> reserved_;
 };
 
 // Feeds `walk` the recorded events from `r` on and the sorted plan events
@@ -227,10 +250,20 @@ Ns earliestEvent(const StepLayout& step) {
 // before what was already walked.
 bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
                  const Segments& plan, const SimulationOptions& options, bool streaming, Simulation& sim) {
+  // The caching allocator model needs each event's allocation, which the
+  // shared recorded events do not carry: with it, the recorded events go
+  // into `ev` with their allocations instead.
+  const bool with_sources = options.allocator != nullptr;
   std::vector<MemoryEvent> own;
-  if (!options.recorded) own = memoryEvents(trace.allocations, filter);
-  const std::vector<MemoryEvent>& recorded = options.recorded ? *options.recorded : own;
+  if (!options.recorded && !with_sources) own = memoryEvents(trace.allocations, filter);
+  const std::vector<MemoryEvent>& recorded = options.recorded && !with_sources ? *options.recorded : own;
   std::vector<SimEvent> ev;  // the plan's events not walked yet
+  if (with_sources)
+    for (const Allocation& a : trace.allocations) {
+      if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+      ev.push_back({a.alloc, 0, a.bytes, 0, 1, &a});
+      if (a.freed()) ev.push_back({a.free, 0, -a.bytes, 0, 1, &a});
+    }
   std::vector<Ns> step_cost(layout.steps.size(), 0);
   std::unordered_set<int64_t> gathers = parameterGathers(trace);
   OpIndex ops(trace);

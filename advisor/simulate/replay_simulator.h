@@ -17,6 +17,7 @@
 #include "model/memory_curve.h"
 #include "model/memory_events.h"
 #include "model/step_layout.h"
+#include "simulate/allocator_settings.h"
 
 namespace gcprof::advisor {
 
@@ -28,6 +29,9 @@ struct SimulationOptions {
   // shares them, and a plan's own events are then all a simulation sorts.
   // Null: made here.
   const std::vector<MemoryEvent>* recorded = nullptr;
+  // Also replay the events through PyTorch's caching allocator with these
+  // settings (simulate/caching_allocator.h) for the reserved memory.
+  const AllocatorSettings* allocator = nullptr;
 };
 
 struct Simulation {
@@ -46,6 +50,13 @@ struct Simulation {
   size_t events = 0;              // memory events replayed, for the benchmark
   std::vector<MemoryPoint> curve; // simulated timeline (want_curve)
   std::vector<std::pair<Ns, Ns>> step_bounds;  // each recorded step on the simulated timeline
+  // With SimulationOptions::allocator: the caching allocator's reserved
+  // bytes at their peak (every device together), when it was reached on the
+  // simulated timeline, and the allocated bytes as the allocator counts them
+  // (rounded blocks, torch.cuda.max_memory_allocated).
+  Bytes reserved_peak = 0;
+  Ns reserved_peak_time = 0;
+  Bytes allocated_blocks_peak = 0;
 };
 
 Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,

@@ -11,6 +11,7 @@
 #include "model/memory_curve.h"
 #include "model/step_layout.h"
 #include "saturating.h"
+#include "simulate/device_peaks.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -163,6 +164,39 @@ double measuredSlowdown(const Verification& v) {
   return v.baseline_step_ns > 0 ? static_cast<double>(v.measured_step_ns) / v.baseline_step_ns - 1 : 0;
 }
 
+namespace {
+
+Gate predictionGate(const char* name, Bytes predicted, Bytes measured, const std::string& how = "") {
+  double err = measured ? std::fabs(static_cast<double>(sat::sub(measured, predicted))) / static_cast<double>(measured)
+                        : 1.0;
+  char buf[200];
+  std::snprintf(buf, sizeof buf, "predicted %s, measured %s%s: %.1f%% off (tolerance %.0f%%)",
+                formatBytes(predicted).c_str(), formatBytes(measured).c_str(), how.c_str(), err * 100,
+                kPeakTolerance * 100);
+  return {name, err <= kPeakTolerance, buf};
+}
+
+// The budget bounds the peak the plan was solved for: reserved memory when
+// the plan says so (a CUDA run), allocated bytes otherwise.
+void budgetGate(Verification& v) {
+  std::string headroom = v.headroom > 0 ? " (plan solved with " + formatBytes(v.headroom) + " headroom)" : "";
+  if (v.budget_memory != "reserved") {
+    v.gates.push_back({"peak within budget", v.measured_peak > 0 && v.measured_peak <= v.budget,
+                       "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget) + headroom});
+    return;
+  }
+  if (v.measured_reserved_peak < 0) {
+    v.gates.push_back({"peak within budget", false,
+                       "the budget bounds reserved memory, and the verification run has none to measure"});
+    return;
+  }
+  v.gates.push_back({"peak within budget", v.measured_reserved_peak <= v.budget,
+                     "measured reserved " + formatBytes(v.measured_reserved_peak) + " (" +
+                         v.measured_reserved_source + ") vs budget " + formatBytes(v.budget) + headroom});
+}
+
+}  // namespace
+
 Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
                     int64_t plan_id, int job_exit_code, std::optional<double> step_tolerance) {
   Verification v;
@@ -185,20 +219,28 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   v.exit_code = job_exit_code;
   v.loss_tolerance = lossTolerance(measured.run.backend);
 
+  v.budget_memory = plan.budget_memory;
+  v.predicted_reserved_peak = plan.predicted_reserved_peak;
+  if (v.predicted_reserved_peak >= 0 || v.budget_memory == "reserved") {
+    DevicePeaks measured_peaks = devicePeaks(measured);
+    v.measured_reserved_peak = measured_peaks.reserved;
+    v.measured_reserved_source = measured_peaks.reserved_source;
+  }
+
   v.gates.push_back({"job completed", job_exit_code == 0,
                      "the verification run exited with " + std::to_string(job_exit_code)});
   v.gates.push_back(recordedGate(measured, baseline_steps, measured_steps));
-  v.gates.push_back({"peak within budget", v.measured_peak > 0 && v.measured_peak <= v.budget,
-                     "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget) +
-                         (v.headroom > 0 ? " (plan solved with " + formatBytes(v.headroom) + " headroom)" : "")});
-  double err = v.measured_peak ? std::fabs(static_cast<double>(sat::sub(v.measured_peak, v.predicted_peak))) /
-                                     static_cast<double>(v.measured_peak)
-                               : 1.0;
-  char buf[160];
-  std::snprintf(buf, sizeof buf, "predicted %s, measured %s: %.1f%% off (tolerance %.0f%%)",
-                formatBytes(v.predicted_peak).c_str(), formatBytes(v.measured_peak).c_str(), err * 100,
-                kPeakTolerance * 100);
-  v.gates.push_back({"peak prediction", err <= kPeakTolerance, buf});
+  budgetGate(v);
+  v.gates.push_back(predictionGate("peak prediction", v.predicted_peak, v.measured_peak));
+  if (v.predicted_reserved_peak >= 0) {
+    if (v.measured_reserved_peak >= 0)
+      v.gates.push_back(predictionGate("reserved peak prediction", v.predicted_reserved_peak,
+                                       v.measured_reserved_peak, " (" + v.measured_reserved_source + ")"));
+    else
+      v.gates.push_back({"reserved peak prediction", false,
+                         "the verification run has no reserved memory to compare (no segment events, "
+                         "and its allocator is not one the model covers)"});
+  }
   size_t lossGate = v.gates.size();
   v.gates.push_back(scalarGate("losses match", "loss values", scalarsOf(baseline, "loss"),
                                scalarsOf(measured, "loss"), v.loss_tolerance, true, &v.losses));

@@ -38,6 +38,13 @@ struct Verification {
   Ns baseline_step_ns = 0, predicted_step_ns = 0, measured_step_ns = 0;
   Ns predicted_recompute_ns = 0;
   bool inferred_steps = false;  // neither run had step markers: steps as advise infers them
+  // CUDA runs: the caching allocator's reserved peak, predicted by the plan
+  // and measured on the verification run (from its segment events, else the
+  // allocator model over its tensor events: `measured_reserved_source`);
+  // -1 where there is none. `budget_memory` is the peak the budget bounds.
+  std::string budget_memory = "allocated";
+  Bytes predicted_reserved_peak = -1, measured_reserved_peak = -1;
+  std::string measured_reserved_source;
   int exit_code = 0;
   double loss_tolerance = 0;
   double step_tolerance = -1;  // the step time gate's tolerance; -1: no gate (the default)
@@ -46,7 +53,8 @@ struct Verification {
   std::string hint;  // what to check when a gate failed for a reason outside the plan; "" if none
 };
 
-// The prediction may be off by this fraction of the measured peak.
+// The prediction may be off by this fraction of the measured peak (the
+// allocated peak's and the reserved peak's gates alike).
 constexpr double kPeakTolerance = 0.05;
 
 // Losses must agree to this relative tolerance: recomputation replays the

@@ -104,12 +104,14 @@ nlohmann::json toJson(const Verification& v) {
           {"plan_id", v.plan_id},
           {"baseline", {{"run", v.baseline_run}, {"peak_bytes", v.baseline_peak}, {"step_ns", v.baseline_step_ns},
                         {"inferred_steps", v.inferred_steps}}},
+          {"budget_memory", v.budget_memory},
           {"predicted",
            {{"peak_bytes", v.predicted_peak}, {"step_ns", v.predicted_step_ns},
-            {"recompute_ns", v.predicted_recompute_ns}}},
+            {"recompute_ns", v.predicted_recompute_ns}, {"reserved_peak_bytes", v.predicted_reserved_peak}}},
           {"measured",
            {{"run", v.run}, {"peak_bytes", v.measured_peak}, {"step_ns", v.measured_step_ns},
-            {"exit_code", v.exit_code}}},
+            {"exit_code", v.exit_code}, {"reserved_peak_bytes", v.measured_reserved_peak},
+            {"reserved_source", v.measured_reserved_source}}},
           {"loss_tolerance", v.loss_tolerance},
           {"step_tolerance", v.step_tolerance >= 0 ? nlohmann::json(v.step_tolerance) : nlohmann::json()},
           {"losses", losses},
@@ -122,6 +124,10 @@ Verification fromJson(const json& j) {
   v.verdict = text(j, "", "verdict", true);
   if (v.verdict != "PASS" && v.verdict != "FAIL") bad("verdict", "is " + shown(j["verdict"]) + ", not PASS or FAIL");
   v.strategy = text(j, "", "strategy", false);
+  v.budget_memory = text(j, "", "budget_memory", false);
+  if (v.budget_memory.empty()) v.budget_memory = "allocated";
+  if (v.budget_memory != "allocated" && v.budget_memory != "reserved")
+    bad("budget_memory", "is " + shown(j["budget_memory"]) + ", not allocated or reserved");
   v.checkpoint = checkpoint(j);
   v.budget = whole(j, "", "budget_bytes", true, true);
   v.headroom = whole(j, "", "headroom_bytes", false, true);
@@ -136,10 +142,15 @@ Verification fromJson(const json& j) {
   v.predicted_peak = whole(pred, "predicted", "peak_bytes", true, true);
   v.predicted_step_ns = whole(pred, "predicted", "step_ns", false, true);
   v.predicted_recompute_ns = whole(pred, "predicted", "recompute_ns", false, true);
+  v.predicted_reserved_peak = whole(pred, "predicted", "reserved_peak_bytes", false, false, -1);
+  if (v.predicted_reserved_peak < -1) bad("predicted.reserved_peak_bytes", "is negative");
   const json& meas = member(j, "", "measured", true);
   v.run = whole(meas, "measured", "run", false, true);
   v.measured_peak = whole(meas, "measured", "peak_bytes", true, true);
   v.measured_step_ns = whole(meas, "measured", "step_ns", true, true);
+  v.measured_reserved_peak = whole(meas, "measured", "reserved_peak_bytes", false, false, -1);
+  if (v.measured_reserved_peak < -1) bad("measured.reserved_peak_bytes", "is negative");
+  v.measured_reserved_source = text(meas, "measured", "reserved_source", false);
   int64_t exit_code = whole(meas, "measured", "exit_code", false, false);
   if (exit_code < INT32_MIN || exit_code > INT32_MAX) bad("measured.exit_code", "is " + std::to_string(exit_code) + ", not an exit code");
   v.exit_code = static_cast<int>(exit_code);

@@ -35,6 +35,17 @@ GCPROF_EXPORT void gcprof_inject_step_end(void) { stepEnd(); }
 GCPROF_EXPORT void gcprof_inject_scalar(const char* name, double value) { scalar(name, value); }
 GCPROF_EXPORT void gcprof_inject_set_runtime(const char* name) { setRuntime(name); }
 GCPROF_EXPORT int gcprof_inject_active(void) { return active() ? 1 : 0; }
+// Device memory an allocator of the job's own reports (PyTorch's caching
+// allocator through profiler/allocator_trace): recorded whatever --min-bytes
+// says, as all device memory. Called under that allocator's lock: only
+// appends to the calling thread's buffer.
+GCPROF_EXPORT void gcprof_inject_device_alloc(uint64_t addr, int64_t bytes, int device, int64_t stream,
+                                              int kind, int api) {
+  recordAlloc(addr, bytes, api, device, stream, kind, true);
+}
+GCPROF_EXPORT void gcprof_inject_device_free(uint64_t addr, int device, int /*kind*/) {
+  recordFree(addr, device);
+}
 
 GCPROF_EXPORT const gcprof_api_v1* gcprof_get_api_v1(void) {
   static const gcprof_api_v1 api = {gcprof_inject_range_start, gcprof_inject_range_end,

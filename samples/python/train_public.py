@@ -42,7 +42,12 @@ def parse_args(argv=None):
                    help="distillation: a frozen teacher of the same architecture runs first each "
                         "step (eval(), no_grad); the student also learns its logits")
     p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--device", choices=["cpu", "cuda"], default="cpu",
+                   help="cuda: model and batches on the GPU (batches still drawn on the CPU, "
+                        "so the data are the same on either)")
     args = p.parse_args(argv)
+    if args.device == "cuda" and not torch.cuda.is_available():
+        p.error("--device cuda but no CUDA device is available; use --device cpu")
     if args.accum < 1:
         p.error("--accum must be at least 1")
     return args
@@ -124,7 +129,8 @@ def main(argv=None):
     if args.distill:
         teacher = build_model(argparse.Namespace(**{**vars(args), "seed": args.seed + 7}))
         teacher.eval().requires_grad_(False)
-    model = build_model(args)
+        teacher.to(args.device)
+    model = build_model(args).to(args.device)
     model.train()
     # Plain SGD: the optimizer state stays small, so activations dominate the
     # peak as they do in real training at real sizes.
@@ -135,7 +141,7 @@ def main(argv=None):
     for step in range(args.steps):
         opt.zero_grad(set_to_none=True)
         for _ in range(args.accum):
-            x, y = make_batch(args, gen)
+            x, y = (t.to(args.device) for t in make_batch(args, gen))
             if teacher is not None:  # the teacher is the first module called each step
                 with torch.no_grad():
                     soft = F.softmax(logits_of(args, teacher, x), -1)
@@ -149,7 +155,7 @@ def main(argv=None):
         if args.validate:
             model.eval()
             with torch.no_grad():
-                x, y = make_batch(args, gen)
+                x, y = (t.to(args.device) for t in make_batch(args, gen))
                 print(f"validation {step} loss {loss_of(args, model, x, y).item():.6f}", flush=True)
             model.train()
         print(f"step {step} loss {loss.item():.6f}", flush=True)

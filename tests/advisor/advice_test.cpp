@@ -339,6 +339,9 @@ TEST(Headroom, CudaTracesAreSolvedFivePercentBelowTheBudget) {
   for (int pct = 40; pct <= 100; ++pct) {
     AdviceRequest r;
     r.budget = percent(pct / 100.0);
+    // Tensor bytes, as the host run: the margin is this test's subject (a
+    // trace this small reserves one 2 MiB segment whatever the plan).
+    r.memory = MemoryMeasure::Allocated;
     Advice a = advise(cuda, r);
     ASSERT_TRUE(a.filter.device);
     EXPECT_DOUBLE_EQ(a.headroom.fraction, kDeviceHeadroom);
@@ -360,6 +363,95 @@ TEST(Headroom, CudaTracesAreSolvedFivePercentBelowTheBudget) {
   }
   EXPECT_GT(feasible, 10);
   EXPECT_TRUE(host_uses_the_cuda_margin);
+}
+
+// Budgets bound reserved memory on CUDA runs by default (plan/memory_measure.h):
+// units of MiB-sized activations, so that the caching allocator's 20 MiB
+// segments and 2 MiB rounding make reserved differ from allocated.
+ChainSpec mibUnits() {
+  ChainSpec c = eightUnits("native");
+  const Bytes MiB = 1 << 20;
+  c.params = 40 * MiB;
+  c.transient = 3 * MiB;
+  c.saved = 12 * MiB;
+  c.output = 5 * MiB;
+  c.grad = 2 * MiB;
+  return c;
+}
+
+TEST(Advice, CudaRunsBudgetReservedMemoryByDefault) {
+  Trace t = chainTrace(mibUnits());
+  for (Allocation& a : t.allocations) a.device = 0;
+  AdviceRequest r;
+  r.budget = percent(0.7);
+  Advice a = advise(t, r);
+  EXPECT_EQ(a.memory.measure, MemoryMeasure::Reserved);
+  EXPECT_TRUE(a.memory.reserved_modelled);
+  EXPECT_NE(a.memory.why.find("default settings"), std::string::npos) << a.memory.why;
+  ASSERT_GT(a.baseline.reserved_peak, a.baseline.peak);  // rounding and segments cost something
+  EXPECT_EQ(a.budget, static_cast<Bytes>(std::llround(0.7 * a.baseline.reserved_peak)));
+  ASSERT_TRUE(a.feasible) << a.message;
+  EXPECT_LE(a.chosen.reserved_peak, a.limit());
+  EXPECT_GE(a.chosen.reserved_peak, a.chosen.peak);
+  nlohmann::json plan = planJson(a);
+  EXPECT_EQ(plan["budget_memory"], "reserved");
+  PlanFile p = parsePlan(plan, "test");
+  EXPECT_EQ(p.budget_memory, "reserved");
+  EXPECT_EQ(p.predicted_reserved_peak, a.chosen.reserved_peak);
+  EXPECT_EQ(p.baseline_reserved_peak, a.baseline.reserved_peak);
+
+  // The same budget in bytes on allocated memory is a looser bound (tensor
+  // bytes never exceed what holds them): never more recompute.
+  AdviceRequest alloc = r;
+  alloc.budget = Budget::size(a.budget);
+  alloc.memory = MemoryMeasure::Allocated;
+  Advice b = advise(t, alloc);
+  EXPECT_EQ(b.memory.measure, MemoryMeasure::Allocated);
+  EXPECT_GE(b.chosen.reserved_peak, 0);  // still predicted alongside
+  EXPECT_EQ(planJson(b)["budget_memory"], "allocated");
+  EXPECT_LE(b.chosen.recompute_ns, a.chosen.recompute_ns);
+}
+
+TEST(Advice, TheRunsAllocatorSettingsAreReplayed) {
+  Trace t = chainTrace(mibUnits());
+  for (Allocation& a : t.allocations) a.device = 0;
+  AdviceRequest recorded;
+  recorded.strategy = Strategy::None;
+  Advice plain = advise(t, recorded);
+  t.run.env = R"({"PYTORCH_CUDA_ALLOC_CONF":"expandable_segments:True"})";
+  Advice expandable = advise(t, recorded);
+  EXPECT_TRUE(expandable.memory.allocator.expandable_segments);
+  EXPECT_NE(expandable.memory.why.find("expandable_segments:True"), std::string::npos);
+  EXPECT_NE(plain.baseline.reserved_peak, expandable.baseline.reserved_peak);
+  EXPECT_EQ(plain.baseline.peak, expandable.baseline.peak);
+}
+
+TEST(Advice, ReservedMemoryIsRefusedWhereItIsNotModelled) {
+  AdviceRequest r;
+  r.budget = percent(0.7);
+  r.memory = MemoryMeasure::Reserved;
+  Trace host = chainTrace(mibUnits());
+  try {
+    advise(host, r);
+    FAIL() << "reserved memory budgeted on a host run";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("host memory"), std::string::npos) << e.what();
+  }
+  Trace async = host;
+  for (Allocation& a : async.allocations) a.device = 0;
+  async.run.env = R"({"PYTORCH_CUDA_ALLOC_CONF":"backend:cudaMallocAsync"})";
+  EXPECT_THROW(advise(async, r), AdviceError);
+  r.memory.reset();
+  Advice a = advise(async, r);  // the default falls back, saying why
+  EXPECT_EQ(a.memory.measure, MemoryMeasure::Allocated);
+  EXPECT_NE(a.memory.why.find("cudaMallocAsync"), std::string::npos) << a.memory.why;
+  EXPECT_EQ(a.baseline.reserved_peak, -1);
+  EXPECT_FALSE(planJson(a)["predicted"].contains("reserved_peak_bytes"));
+  AdviceRequest host_default;
+  host_default.budget = r.budget;
+  Advice h = advise(host, host_default);
+  EXPECT_EQ(h.memory.measure, MemoryMeasure::Allocated);
+  EXPECT_THROW(parseMemoryMeasure("cached"), AdviceError);
 }
 
 TEST(Advice, MaxSlowdownIsTheDual) {

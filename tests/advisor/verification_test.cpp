@@ -139,3 +139,92 @@ TEST(Verification, LossesThatDifferComeWithAHintAboutDeterminism) {
 
 }  // namespace
 }  // namespace gcprof::advisor
+
+namespace gcprof::advisor {
+namespace {
+
+constexpr Bytes kMiB = 1 << 20;
+
+// A CUDA run: two tensors on device 0 and, when `segments`, the allocator's
+// segment holding them (measured reserved memory).
+Trace cudaRun(int64_t id, bool segments) {
+  Trace t = run(id, range(0, 3), {});
+  t.run.backend = "cuda";
+  auto add = [&](Ns at, Ns free, Bytes bytes, AllocKind kind) {
+    Allocation a;
+    a.id = static_cast<int64_t>(t.allocations.size()) + 1;
+    a.addr = 0x100000 * static_cast<uint64_t>(a.id);
+    a.bytes = bytes;
+    a.device = 0;
+    a.alloc = at;
+    a.free = free;
+    a.kind = static_cast<int>(kind);
+    t.allocations.push_back(a);
+  };
+  if (segments) add(0, -1, 20 * kMiB, AllocKind::Segment);
+  add(1, 5, 3 * kMiB, AllocKind::Tensor);
+  add(2, 6, 4 * kMiB, AllocKind::Tensor);
+  return t;
+}
+
+PlanFile reservedPlan(Bytes budget, Bytes predicted_reserved) {
+  PlanFile p;
+  p.budget_bytes = budget;
+  p.budget_memory = "reserved";
+  p.predicted_peak = 7 * kMiB;
+  p.predicted_reserved_peak = predicted_reserved;
+  return p;
+}
+
+const Gate* gate(const Verification& v, const std::string& name) {
+  for (const Gate& g : v.gates)
+    if (g.name == name) return &g;
+  return nullptr;
+}
+
+TEST(Verification, ReservedBudgetsAreGatedOnMeasuredReservedMemory) {
+  Trace baseline = cudaRun(1, true), measured = cudaRun(2, true);
+  Verification v = verify(baseline, measured, reservedPlan(21 * kMiB, 20 * kMiB), 1, 0);
+  EXPECT_EQ(v.measured_peak, 7 * kMiB);
+  EXPECT_EQ(v.measured_reserved_peak, 20 * kMiB);
+  EXPECT_EQ(v.measured_reserved_source, "segments");
+  ASSERT_NE(gate(v, "peak within budget"), nullptr);
+  EXPECT_TRUE(gate(v, "peak within budget")->passed) << gate(v, "peak within budget")->detail;
+  EXPECT_NE(gate(v, "peak within budget")->detail.find("reserved"), std::string::npos);
+  ASSERT_NE(gate(v, "reserved peak prediction"), nullptr);
+  EXPECT_TRUE(gate(v, "reserved peak prediction")->passed);
+  EXPECT_TRUE(gate(v, "peak prediction")->passed);  // the allocated one, gated too
+  // Tensor bytes fit 19 MiB; reserved memory does not: the gate says FAIL.
+  Verification tight = verify(baseline, measured, reservedPlan(19 * kMiB, 20 * kMiB), 1, 0);
+  EXPECT_FALSE(gate(tight, "peak within budget")->passed);
+  EXPECT_EQ(tight.verdict, "FAIL");
+  // A reserved prediction 25% off fails its own gate.
+  Verification off = verify(baseline, measured, reservedPlan(30 * kMiB, 16 * kMiB), 1, 0);
+  EXPECT_FALSE(gate(off, "reserved peak prediction")->passed);
+  Verification back = fromJson(toJson(v));
+  EXPECT_EQ(back.budget_memory, "reserved");
+  EXPECT_EQ(back.measured_reserved_peak, 20 * kMiB);
+  EXPECT_EQ(back.predicted_reserved_peak, 20 * kMiB);
+}
+
+TEST(Verification, WithoutSegmentsReservedMemoryIsTheModelsOverTheTensors) {
+  // 3 and 4 MiB tensors share one 20 MiB segment of the native allocator.
+  Verification v = verify(cudaRun(1, false), cudaRun(2, false), reservedPlan(21 * kMiB, 20 * kMiB), 1, 0);
+  EXPECT_EQ(v.measured_reserved_peak, 20 * kMiB);
+  EXPECT_EQ(v.measured_reserved_source, "model");
+  EXPECT_TRUE(gate(v, "peak within budget")->passed);
+}
+
+TEST(Verification, AllocatedPlansKeepTheirGates) {
+  PlanFile p;
+  p.budget_bytes = 8 * kMiB;
+  p.predicted_peak = 7 * kMiB;
+  Verification v = verify(cudaRun(1, true), cudaRun(2, true), p, 1, 0);
+  EXPECT_EQ(v.budget_memory, "allocated");
+  EXPECT_TRUE(gate(v, "peak within budget")->passed);
+  EXPECT_EQ(gate(v, "reserved peak prediction"), nullptr);
+  EXPECT_EQ(v.measured_reserved_peak, -1);
+}
+
+}  // namespace
+}  // namespace gcprof::advisor
