@@ -115,6 +115,32 @@ class AttachPython(unittest.TestCase):
         p.gcprof("advise", self.db, "--strategy", "every", "--json")
 
 
+class AttachCpp(unittest.TestCase):
+    """The C++ sample (C API ranges and steps) attached the same way."""
+
+    def test_cpp_sample_attached_and_advised(self):
+        flags = [a if a != "3" else "40" for a in p.SMALL]
+        plain = subprocess.run(p.sample("cpp", flags=flags), capture_output=True, text=True,
+                               check=True)
+        db = p.tempdb("attach-cpp")
+        job = subprocess.Popen(p.sample("cpp", flags=flags), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        lines = []
+        for line in job.stdout:
+            lines.append(line)
+            if line.startswith("step 3 "):
+                break
+        p.gcprof("attach", str(job.pid), "-o", db, "--steps", "3", timeout=300)
+        rest, err = job.communicate(timeout=600)
+        self.assertEqual(job.returncode, 0, err)
+        self.assertEqual(p.losses("".join(lines) + rest), p.losses(plain.stdout))
+        run = p.show(db)["runs"][0]
+        self.assertEqual((run["status"], run["steps"]), ("complete", 3))
+        names = {u["name"] for u in run["units"]}
+        self.assertTrue({f"layers.{i}" for i in range(4)} <= names, names)
+        p.gcprof("advise", db, "--strategy", "every", "--json")
+
+
 class DetachPaths(unittest.TestCase):
     """Every way a session ends leaves the job training, with the plain losses."""
 
