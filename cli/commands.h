@@ -18,5 +18,6 @@ void addApply(CLI::App& app, int& exit_code);    // cli/apply_command.cpp
 void addReport(CLI::App& app, int& exit_code);   // cli/report_command.cpp
 void addExport(CLI::App& app, int& exit_code);   // cli/export_command.cpp
 void addMerge(CLI::App& app, int& exit_code);    // cli/merge_command.cpp
+void addAttach(CLI::App& app, int& exit_code);   // cli/attach_command.cpp
 
 }  // namespace gcprof::cli

@@ -16,6 +16,7 @@ int main(int argc, char** argv) {
   gcprof::cli::addRecord(app, exit_code);
   gcprof::cli::addShow(app, exit_code);
   gcprof::cli::addCtl(app, exit_code);
+  gcprof::cli::addAttach(app, exit_code);
   gcprof::cli::addAdvise(app, exit_code);
   gcprof::cli::addVerify(app, exit_code);
   gcprof::cli::addApply(app, exit_code);

@@ -17,6 +17,8 @@ endif()
 # (the build tree's run path is dropped on install otherwise).
 set_target_properties(gcprof_inject PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
 install(TARGETS gcprof_inject LIBRARY DESTINATION ${GCPROF_INSTALL_LIBDIR} COMPONENT runtime)
+set_target_properties(gcprof_attach PROPERTIES INSTALL_RPATH_USE_LINK_PATH ON)
+install(TARGETS gcprof_attach LIBRARY DESTINATION ${GCPROF_INSTALL_LIBDIR} COMPONENT runtime)
 # The shim folder `gcprof record` puts on the job's PYTHONPATH: the package
 # travels with it so that any python the job runs finds it.
 install(DIRECTORY ${_py}/gcprof DESTINATION ${GCPROF_INSTALL_SHAREDIR}/python

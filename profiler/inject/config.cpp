@@ -12,6 +12,8 @@ Config g_config;
 
 const Config& config() { return g_config; }
 
+void setConfig(const Config& c) { g_config = c; }
+
 void loadConfig() {
   Config c;
   const char* db = getenv("GCPROF_DB");

@@ -22,6 +22,9 @@ namespace {
 
 std::atomic<uint64_t> g_next_range{1};
 std::atomic<int64_t> g_step{-1};
+// `gcprof attach` (Config::steps_relative): the job's first step after attach,
+// from which the --steps window counts.
+std::atomic<int64_t> g_first_step{INT64_MIN};
 
 bool push(ThreadState* ts, EventType type, uint64_t a = 0, int64_t b = 0, int64_t c = 0,
           int64_t d = 0, Ns time = 0) {
@@ -42,6 +45,11 @@ bool push(ThreadState* ts, EventType type, uint64_t a = 0, int64_t b = 0, int64_
 bool inStepsWindow(int64_t step) {
   const Config& c = config();
   if (c.steps_from < 0) return true;
+  if (c.steps_relative) {
+    int64_t first = g_first_step.load(std::memory_order_relaxed);
+    if (first == INT64_MIN) return false;
+    step -= first;
+  }
   return step >= c.steps_from && (c.steps_to < 0 || step < c.steps_to);
 }
 
@@ -135,6 +143,8 @@ uint64_t currentRange() {
 void stepBegin(int64_t step) {
   if (!recording()) return;
   g_step.store(step, std::memory_order_relaxed);
+  int64_t unset = INT64_MIN;
+  g_first_step.compare_exchange_strong(unset, step, std::memory_order_relaxed);
   // The --steps window opens at its first step: events before it stay out.
   if (config().steps_from >= 0) applyWindow();
   if (!active()) return;
@@ -150,7 +160,8 @@ void stepEnd() {
   int64_t step = g_step.load(std::memory_order_relaxed);
   if (ThreadState* ts = threadState()) push(ts, EventType::StepEnd, static_cast<uint64_t>(step));
   const Config& c = config();
-  if (c.steps_to >= 0 && step + 1 >= c.steps_to) setWindow(false);
+  int64_t first = c.steps_relative ? g_first_step.load(std::memory_order_relaxed) : 0;
+  if (c.steps_to >= 0 && step - first + 1 >= c.steps_to) setWindow(false);
 }
 
 void scalar(const char* name, double value) {

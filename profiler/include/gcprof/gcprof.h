@@ -2,8 +2,9 @@
  *
  * Header-only on purpose: a program that includes it links nothing of gcprof.
  * The functions look up the injector (libgcprof_inject.so, loaded by
- * `gcprof record` through LD_PRELOAD) once with dlsym; when it is not loaded
- * every call is a cheap no-op (one predictable branch).
+ * `gcprof record` through LD_PRELOAD, or by `gcprof attach` later) with
+ * dlsym; when it is not loaded every call is a cheap no-op (one predictable
+ * branch; a step start also costs one dlsym).
  *
  *   gcprof_step_begin(step);
  *   uint64_t r = gcprof_range_start("layers.3", GCPROF_FORWARD);
@@ -51,17 +52,24 @@ typedef struct gcprof_api_v1 {
 #endif
 #include <dlfcn.h>
 
-/* Resolved once; NULL when the injector is not in the process. */
+/* The injector's entry points, or NULL. One cache for the whole program
+ * (a weak definition: every translation unit shares it), looked up at the
+ * first call, and again at each gcprof_step_begin while it is NULL:
+ * `gcprof attach` can load the injector into a program that is running
+ * (one dlsym per step until then). */
+__attribute__((weak)) const gcprof_api_v1* gcprof_api_cache = 0;
+__attribute__((weak)) int gcprof_api_looked_up = 0;
+
+static inline const gcprof_api_v1* gcprof_api_lookup(void) {
+  const gcprof_api_v1* (*get)(void) =
+      (const gcprof_api_v1* (*)(void))dlsym(RTLD_DEFAULT, "gcprof_get_api_v1");
+  gcprof_api_cache = get ? get() : 0;
+  gcprof_api_looked_up = 1;
+  return gcprof_api_cache;
+}
+
 static inline const gcprof_api_v1* gcprof_api(void) {
-  static const gcprof_api_v1* api = 0;
-  static int resolved = 0;
-  if (!resolved) {
-    const gcprof_api_v1* (*get)(void) =
-        (const gcprof_api_v1* (*)(void))dlsym(RTLD_DEFAULT, "gcprof_get_api_v1");
-    api = get ? get() : 0;
-    resolved = 1;
-  }
-  return api;
+  return gcprof_api_looked_up ? gcprof_api_cache : gcprof_api_lookup();
 }
 
 static inline uint64_t gcprof_range_start(const char* name, int phase) {
@@ -74,6 +82,7 @@ static inline void gcprof_range_end(uint64_t id) {
 }
 static inline void gcprof_step_begin(int64_t step) {
   const gcprof_api_v1* a = gcprof_api();
+  if (!a) a = gcprof_api_lookup();
   if (a) a->step_begin(step);
 }
 static inline void gcprof_step_end(void) {

@@ -1,0 +1,268 @@
+// gcprof attach PID: record a training job that is already running, then
+// detach and leave it running (docs/recording.md, "Attach").
+#include <errno.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <nlohmann/json.hpp>
+
+#include "attach_injection.h"
+#include "attach_target.h"
+#include "commands.h"
+#include "recorded_launch.h"
+#include "run_environment.h"
+#include "size_parse.h"
+#include "trace_store.h"
+#include "utf8_text.h"
+
+namespace gcprof::cli {
+namespace {
+
+struct AttachArgs {
+  pid_t pid = 0;
+  std::string output = "gcprof.db";
+  long long steps = 0;
+  double duration = 0;
+  std::string name;
+  std::string min_bytes = "1KiB";
+  bool detach = false;
+};
+
+volatile sig_atomic_t g_signals = 0;
+void onSignal(int) { g_signals = g_signals + 1; }
+
+std::string readAll(const std::string& path) {
+  std::ifstream in(path);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+bool alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
+
+// Where a session's files are, found again by `attach --detach PID`.
+std::string sessionDir(pid_t pid) {
+  const char* tmp = std::getenv("TMPDIR");
+  return std::string(tmp && *tmp ? tmp : "/tmp") + "/gcprof-attach-" + std::to_string(pid);
+}
+
+pid_t sessionOwner(const std::string& dir) {
+  return static_cast<pid_t>(std::atoll(readAll(dir + "/cli").c_str()));
+}
+
+void refuseIfAttached(const AttachTarget& t, const std::string& dir) {
+  pid_t owner = sessionOwner(dir);
+  if (owner > 0 && alive(owner))
+    throw AttachRefused("process " + std::to_string(t.pid) + " is attached already (by gcprof pid " +
+                        std::to_string(owner) + "); detach it with `gcprof attach --detach " +
+                        std::to_string(t.pid) + "`");
+  if (t.loaded_before)
+    throw AttachRefused("gcprof was attached to process " + std::to_string(t.pid) +
+                        " before; attaching twice to one process is not supported");
+}
+
+void makeSessionDir(const AttachTarget& t, const std::string& dir) {
+  for (const char* f : {"cli", "ctl", "state", "state.tmp", "request", "inject.gdb", "gdb.log"})
+    unlink((dir + "/" + f).c_str());
+  rmdir(dir.c_str());
+  if (mkdir(dir.c_str(), 0700) != 0)
+    throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
+  std::ofstream(dir + "/cli") << getpid() << "\n";
+  std::ofstream(dir + "/ctl").flush();
+  // A root gcprof attaching a user's job: the job reads and writes these.
+  if (geteuid() == 0 && t.uid != 0)
+    for (const char* f : {"", "/ctl", "/cli"})
+      if (chown((dir + f).c_str(), t.uid, static_cast<gid_t>(-1)) != 0) {
+      }
+}
+
+int envInt(const std::vector<std::string>& env, const char* name) {
+  std::string prefix = std::string(name) + "=";
+  for (const std::string& kv : env)
+    if (kv.rfind(prefix, 0) == 0) return std::atoi(kv.c_str() + prefix.size());
+  return -1;
+}
+
+// The run is made here, with what a re-run (`verify`) needs, read from /proc.
+long long createRun(const AttachTarget& t, const std::string& trace, const AttachArgs& a,
+                    long long min_bytes) {
+  TraceStore store(trace, TraceStore::Mode::ReadWrite);
+  RunInfo run;
+  std::vector<std::string> shown;
+  for (const std::string& arg : t.argv) shown.push_back(validUtf8(arg));
+  run.command = nlohmann::json(shown).dump();
+  run.cwd = t.cwd;
+  std::vector<char*> env;
+  for (const std::string& kv : t.env) env.push_back(const_cast<char*>(kv.c_str()));
+  env.push_back(nullptr);
+  run.env = relevantEnvironmentJson(env.data());
+  run.name = a.name;
+  run.backend = "host";
+  run.pid = t.pid;
+  run.started = monotonicNs();
+  run.min_bytes = min_bytes;
+  run.rank = envInt(t.env, "RANK");
+  run.local_rank = envInt(t.env, "LOCAL_RANK");
+  run.world_size = envInt(t.env, "WORLD_SIZE");
+  return store.createRun(run);
+}
+
+std::string writeRequest(const std::string& dir, const std::string& trace, long long run,
+                         long long min_bytes, const AttachArgs& a, const AttachTarget& t) {
+  std::string path = dir + "/request";
+  std::ofstream out(path);
+  out << "db=" << trace << "\nrun_id=" << run << "\nmin_bytes=" << min_bytes
+      << "\nsteps=" << a.steps << "\nduration_ms=" << static_cast<long long>(a.duration * 1000)
+      << "\ncli_pid=" << getpid() << "\nctl=" << dir << "/ctl\nstate=" << dir << "/state\n";
+  if (t.python) out << "shim=" << pythonShimDir() << "\n";
+  return path;
+}
+
+// Until the session ends: the job's state file, the job itself, our signals.
+std::string waitForSession(const AttachArgs& a, const std::string& dir, bool& attached) {
+  bool asked = false;
+  Ns start = monotonicNs();
+  for (;;) {
+    std::string state = readAll(dir + "/state");
+    if (state.rfind("failed:", 0) == 0 || state.rfind("detached", 0) == 0) return state;
+    if (!attached && state.rfind("attached", 0) == 0) {
+      attached = true;
+      std::fprintf(stderr, "gcprof: attached to pid %d (%s); recording into %s %s\n", a.pid,
+                   state.substr(0, state.find('\n')).c_str(), a.output.c_str(),
+                   a.steps > 0 ? ("for " + std::to_string(a.steps) + " steps").c_str()
+                               : "until Ctrl-C or `gcprof attach --detach PID`");
+    }
+    if (!alive(a.pid)) return "ended";
+    if (g_signals > 1) return "abandoned";
+    if (g_signals == 1 && !asked) {
+      asked = true;
+      std::ofstream(dir + "/ctl") << "detach\n";
+      std::fprintf(stderr, "gcprof: detaching from pid %d (again to leave it at once)\n", a.pid);
+    }
+    if (!attached && monotonicNs() - start > 120 * 1000000000LL) {
+      std::ofstream(dir + "/ctl") << "detach\n";
+      return "failed: the job did not report attached within 120 s";
+    }
+    usleep(20000);
+  }
+}
+
+void finishRun(const std::string& trace, long long id, const AttachArgs& a,
+               const std::string& outcome) {
+  TraceStore store(trace, TraceStore::Mode::ReadWrite);
+  RunInfo run = store.run(id);
+  run.pid = a.pid;
+  if (run.status == "running") run.status = "interrupted";  // the job died, or we were left
+  if (run.ended == 0) run.ended = monotonicNs();
+  store.updateRun(run);
+  std::fprintf(stderr, "gcprof: run %lld (%s, pid %d) recorded into %s; %s\n", id,
+               run.status.c_str(), a.pid, a.output.c_str(), outcome.c_str());
+}
+
+int detachOther(pid_t pid) {
+  std::string dir = sessionDir(pid);
+  pid_t owner = sessionOwner(dir);
+  if (owner <= 0 || !alive(owner)) {
+    std::fprintf(stderr, "gcprof: no `gcprof attach` session on pid %d\n", pid);
+    return 2;
+  }
+  std::ofstream(dir + "/ctl") << "detach\n";
+  for (int i = 0; i < 600 && alive(owner) && readAll(dir + "/state").rfind("detached", 0) != 0; ++i)
+    usleep(100000);
+  std::fprintf(stderr, "gcprof: detached from pid %d\n", pid);
+  return 0;
+}
+
+int runAttach(const AttachArgs& a) {
+  if (a.detach) return detachOther(a.pid);
+  long long min_bytes = parseBytes(a.min_bytes);
+  if (a.steps < 0 || a.duration < 0) throw std::invalid_argument("--steps and --duration must be >= 0");
+  AttachTarget target = inspectTarget(a.pid);
+  requirePtraceAllowed(target);
+  std::string gdb = findGdb();
+  std::string library = injectorPath();
+  library = library.empty() ? "" : library.substr(0, library.rfind('/')) + "/libgcprof_attach.so";
+  if (library.empty() || access(library.c_str(), R_OK) != 0)
+    throw std::runtime_error("libgcprof_attach.so not found beside the injector; build it "
+                             "(cmake --build build) or reinstall gcprof");
+  std::string dir = sessionDir(a.pid);
+  refuseIfAttached(target, dir);
+  makeSessionDir(target, dir);
+  std::string trace = absolutePath(a.output);
+  long long run = createRun(target, trace, a, min_bytes);
+  if (geteuid() == 0 && target.uid != 0 && chown(trace.c_str(), target.uid, static_cast<gid_t>(-1))) {
+  }
+  std::string request = writeRequest(dir, trace, run, min_bytes, a, target);
+  struct sigaction sa{}, old_int{}, old_term{};
+  sa.sa_handler = onSignal;
+  sigaction(SIGINT, &sa, &old_int);
+  sigaction(SIGTERM, &sa, &old_term);
+  Ns t0 = monotonicNs();
+  try {
+    injectAttachLibrary(gdb, a.pid, library, request, dir);
+  } catch (...) {
+    finishRun(trace, run, a, "nothing recorded");
+    throw;
+  }
+  std::fprintf(stderr, "gcprof: library loaded into pid %d in %.2f s\n", a.pid,
+               (monotonicNs() - t0) / 1e9);
+  bool attached = false;
+  std::string outcome = waitForSession(a, dir, attached);
+  sigaction(SIGINT, &old_int, nullptr);
+  sigaction(SIGTERM, &old_term, nullptr);
+  int rc = 0;
+  if (outcome.rfind("failed:", 0) == 0) {
+    std::fprintf(stderr, "gcprof: attach to pid %d %s; the job continues unrecorded\n", a.pid,
+                 outcome.substr(0, outcome.find('\n')).c_str());
+    rc = 2;
+  }
+  std::string said = outcome == "ended" ? "the job ended while attached"
+                     : outcome == "abandoned" ? "left to detach by itself"
+                     : outcome.rfind("detached", 0) == 0 ? "detached, the job continues"
+                                                         : "nothing recorded";
+  finishRun(trace, run, a, said);
+  if (outcome != "abandoned")
+    for (const char* f : {"cli", "ctl", "state", "request", "inject.gdb", "gdb.log"})
+      unlink((dir + "/" + f).c_str());
+  rmdir(dir.c_str());
+  return rc;
+}
+
+}  // namespace
+
+void addAttach(CLI::App& app, int& exit_code) {
+  auto args = std::make_shared<AttachArgs>();
+  CLI::App* sub = app.add_subcommand(
+      "attach",
+      "Record a PyTorch or LibTorch job that is already running, then detach and leave it\n"
+      "running. Loads gcprof into the process with gdb (docs/recording.md, \"Attach\").");
+  sub->add_option("pid", args->pid, "The job's process id")->required();
+  sub->add_option("-o,--output", args->output, "Trace file (appended to when it exists)")
+      ->capture_default_str();
+  sub->add_option("--steps", args->steps, "Detach after this many training steps");
+  sub->add_option("--duration", args->duration, "Detach after this many seconds");
+  sub->add_option("--name", args->name, "A tag for this run");
+  sub->add_option("--min-bytes", args->min_bytes,
+                  "Smaller host allocations are only counted, not recorded one by one")
+      ->capture_default_str();
+  sub->add_flag("--detach", args->detach, "End the `gcprof attach` session on PID now");
+  sub->footer(
+      "Examples:\n"
+      "  gcprof attach 4242 -o job.db --steps 4     # 4 steps, then detach\n"
+      "  gcprof attach 4242 -o job.db               # until Ctrl-C\n"
+      "  gcprof attach --detach 4242                # from another shell");
+  sub->callback([args, &exit_code] {
+    try {
+      exit_code = runAttach(*args);
+    } catch (const AttachRefused& e) {
+      std::fprintf(stderr, "gcprof: cannot attach: %s; nothing was changed in the job\n", e.what());
+      exit_code = 2;
+    }
+  });
+}
+
+}  // namespace gcprof::cli

@@ -1,0 +1,99 @@
+#include "attach_injection.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <fstream>
+#include <iterator>
+#include <stdexcept>
+#include <vector>
+
+#include "attach_target.h"
+#include "trace_store.h"
+
+namespace gcprof::cli {
+namespace {
+
+constexpr int kGdbTimeoutS = 120;
+
+// Only libc's symbols are read (auto-solib-add off): reading LibTorch's
+// would take gdb many seconds and gigabytes. A signal inside a called
+// function unwinds it instead of leaving the job stopped in it.
+std::string gdbScript(const std::string& library, const std::string& request) {
+  return "set confirm off\n"
+         "set pagination off\n"
+         "set unwindonsignal on\n"
+         "sharedlibrary libc\\.so\n"
+         "set $h = (void*)dlopen(\"" + library + "\", 0x102)\n"  // RTLD_NOW | RTLD_GLOBAL
+         "if $h == 0\n"
+         "  printf \"gcprof-error: %s\\n\", (char*)dlerror()\n"
+         "else\n"
+         "  set $f = (void*)dlsym($h, \"gcprof_attach_start\")\n"
+         "  if $f == 0\n"
+         "    printf \"gcprof-error: %s\\n\", (char*)dlerror()\n"
+         "  else\n"
+         "    printf \"gcprof-start: %d\\n\", ((int(*)(const char*))$f)(\"" + request + "\")\n"
+         "  end\n"
+         "end\n"
+         "detach\n"
+         "quit\n";
+}
+
+std::string lastLines(const std::string& text, int n) {
+  size_t at = text.size();
+  for (int i = 0; i <= n && at != std::string::npos && at > 0; ++i) at = text.rfind('\n', at - 1);
+  return at == std::string::npos ? text : text.substr(at + 1);
+}
+
+}  // namespace
+
+void injectAttachLibrary(const std::string& gdb, pid_t pid, const std::string& library,
+                         const std::string& request, const std::string& scratch_dir) {
+  for (const std::string& s : {library, request})
+    if (s.find_first_of("\"\\\n") != std::string::npos)
+      throw std::runtime_error("cannot pass '" + s + "' to gdb (quote or backslash in it)");
+  std::string script = scratch_dir + "/inject.gdb", log = scratch_dir + "/gdb.log";
+  std::ofstream(script) << gdbScript(library, request);
+  pid_t child = fork();
+  if (child < 0) throw std::runtime_error("fork failed");
+  if (child == 0) {
+    int fd = open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+    if (fd >= 0) {
+      dup2(fd, 1);
+      dup2(fd, 2);
+    }
+    setenv("DEBUGINFOD_URLS", "", 1);  // never download symbols
+    std::string p = std::to_string(pid);
+    execl(gdb.c_str(), gdb.c_str(), "-q", "-nx", "-batch", "-iex", "set auto-solib-add off",
+          "-p", p.c_str(), "-x", script.c_str(), static_cast<char*>(nullptr));
+    _exit(127);
+  }
+  int status = 0;
+  Ns deadline = monotonicNs() + static_cast<Ns>(kGdbTimeoutS) * 1000000000;
+  while (waitpid(child, &status, WNOHANG) == 0) {
+    if (monotonicNs() > deadline) {
+      // Killing gdb in the middle of a call could leave the job in it:
+      // report and leave gdb to finish rather.
+      throw std::runtime_error("gdb did not finish within " + std::to_string(kGdbTimeoutS) +
+                               " s (pid " + std::to_string(child) + "); see " + log);
+    }
+    usleep(20000);
+  }
+  std::ifstream in(log);
+  std::string out((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (out.find("gcprof-start: 0") != std::string::npos) return;
+  if (out.find("Operation not permitted") != std::string::npos)
+    throw AttachRefused(ptraceRefusedAdvice());
+  size_t e = out.find("gcprof-error: ");
+  if (e != std::string::npos)
+    throw std::runtime_error("dlopen of " + library + " in the job failed: " +
+                             out.substr(e + 14, out.find('\n', e) - e - 14));
+  if (out.find("gcprof-start: -1") != std::string::npos)
+    throw AttachRefused("gcprof is attached to this process already");
+  throw std::runtime_error("gdb could not load gcprof into the job (" + log + "): " +
+                           lastLines(out, 3));
+}
+
+}  // namespace gcprof::cli

@@ -1,0 +1,131 @@
+"""The shim's side of `gcprof attach`: run inside a job that is already training.
+
+The injector's attach thread (profiler/inject/attach/session.cpp) calls
+try_start() under the GIL until it returns READY, then detach() when the
+session ends. Nothing here runs at import time.
+
+The hooks are those `gcprof record` installs (startup.install_profiler), but
+only at a moment when no thread is inside a module call: installed in the
+middle of a forward, the first module to run would look like a root and take
+the model's names. The first step recorded begins at the next training
+forward. Optimizers made before attach are found on the heap, so that a step
+still waits for every optimizer of the job (steps.py).
+
+Memory that existed before attach (parameters, gradients, optimizer state)
+never passed through the hooks: each live tensor storage is reported once as
+a block allocated at attach (its address is the allocator's block, so its
+later free is matched), which keeps the trace's peaks absolute.
+"""
+import ctypes
+import gc
+import os
+import sys
+
+from . import failsafe
+
+READY, BUSY, NO_TORCH = 0, 1, 2
+
+_attached = None  # the recorder while attached
+
+
+def try_start(injector_path):
+    """READY once the hooks are in; BUSY while a thread is inside a module call."""
+    global _attached
+    torch = sys.modules.get("torch")
+    if torch is None or not hasattr(torch, "nn"):
+        return NO_TORCH
+    if _inside_module_call(torch):
+        return BUSY
+    if _attached is not None:
+        return READY
+    from . import native
+    lib = ctypes.CDLL(injector_path)  # loaded already: the same handle
+    recorder = native.InjectorRecorder(lib)
+    try:
+        steps = _install(torch, recorder)
+        _adopt_optimizers(torch, steps)
+        _report_baseline(torch, lib)
+    except Exception:
+        failsafe.remove_all()
+        raise
+    _attached = recorder
+    return READY
+
+
+def detach():
+    """Removes every hook try_start installed; the job runs on as before."""
+    global _attached
+    failsafe.remove_all()
+    _attached = None
+    return 0
+
+
+def _inside_module_call(torch):
+    module = torch.nn.Module
+    codes = {getattr(module, name).__code__ for name in ("_call_impl", "_wrapped_call_impl")
+             if hasattr(getattr(module, name, None), "__code__")}
+    for frame in sys._current_frames().values():
+        while frame is not None:
+            if frame.f_code in codes:
+                return True
+            frame = frame.f_back
+    return False
+
+
+def _install(torch, recorder):
+    from .fsdp_gathers import FsdpGathers
+    from .module_ranges import ModuleRanges
+    from .steps import StepTracker
+
+    recorder.set_runtime("python")
+    steps = StepTracker(torch, recorder)
+    steps.install()
+    ranges = ModuleRanges(torch, recorder, steps)
+    ranges.install()
+    steps.model = ranges.primary
+    steps.hook_cost = ranges.take_hook_cost
+    if os.environ.get("GCPROF_OPS") == "1":
+        from .op_ranges import OpRanges
+        ranges.ops = OpRanges(torch, recorder)
+        steps.op_cost = ranges.ops.take_cost
+    FsdpGathers(torch, recorder).install(steps)
+    return steps
+
+
+def _adopt_optimizers(torch, steps):
+    optimizer = torch.optim.Optimizer
+    # type(), not isinstance(): a lazy module attribute on the heap (torch's
+    # deprecated aliases) would print a warning into the job's stderr.
+    for obj in gc.get_objects():
+        if issubclass(type(obj), optimizer):
+            steps._optimizer_created(obj)
+
+
+def _live_tensors(torch):
+    tensor = torch.Tensor
+    for obj in gc.get_objects():
+        if issubclass(type(obj), tensor):
+            yield obj
+            grad = obj.grad if obj.requires_grad and obj.is_leaf else None
+            if grad is not None:
+                yield grad
+
+
+def _report_baseline(torch, lib):
+    baseline = lib.gcprof_attach_baseline
+    baseline.restype = None
+    baseline.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.c_int]
+    seen = set()
+    for t in _live_tensors(torch):
+        try:
+            if t.is_meta or t.is_sparse:
+                continue
+            storage = t.untyped_storage()
+            address, size = storage.data_ptr(), storage.nbytes()
+        except Exception:  # tensor subclasses without storage (functional, fake)
+            continue
+        if not address or address in seen:
+            continue
+        seen.add(address)
+        device = t.device.index if t.device.type == "cuda" else -1
+        baseline(address, size, device if device is not None else 0)

@@ -1,0 +1,256 @@
+"""`gcprof attach PID`: a python job started plainly is attached mid-run, recorded
+for a few steps and detached; it finishes as if nothing happened."""
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+
+import pipeline as p
+
+# Long enough that the job is still training when the attach is done.
+STEPS = 14
+JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
+
+
+def plain_losses():
+    out = subprocess.run(p.sample("py", flags=JOB), capture_output=True, text=True, check=True)
+    return p.losses(out.stdout)
+
+
+class Job:
+    """The python sample started plainly; its output lines as they come."""
+
+    def __init__(self, flags=JOB):
+        self.proc = subprocess.Popen(p.sample("py", flags=flags), stdout=subprocess.PIPE,
+                                     stderr=subprocess.PIPE, text=True)
+        self.lines = []
+
+    def wait_for_step(self, step):
+        for line in self.proc.stdout:
+            self.lines.append(line)
+            if line.startswith(f"step {step} "):
+                return
+        raise AssertionError("the job ended before step %d: %s" % (step, self.proc.stderr.read()))
+
+    def finish(self):
+        rest, err = self.proc.communicate(timeout=600)
+        self.lines.extend(rest.splitlines(keepends=True))
+        return self.proc.returncode, p.losses("".join(self.lines)), err
+
+
+def attach(pid, db, *flags, **kw):
+    return subprocess.Popen([p.GCPROF, "attach", str(pid), "-o", db, *flags],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
+
+
+def wait_attached(gcprof_proc):
+    """Reads gcprof attach's stderr until it says it is attached."""
+    said = []
+    for line in gcprof_proc.stderr:
+        said.append(line)
+        if line.startswith("gcprof: attached"):
+            return said
+    raise AssertionError("gcprof attach ended without attaching:\n" + "".join(said))
+
+
+class AttachPython(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.plain = plain_losses()
+        cls.db = p.tempdb("attach")
+        job = Job()
+        job.wait_for_step(3)
+        cls.attach_out = p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "4",
+                                  timeout=300)
+        cls.rc, cls.losses, cls.job_err = job.finish()
+        cls.summary = p.show(cls.db)
+        # The same job launched under `record`, the same steps' window.
+        cls.launched_db = p.tempdb("attach-launched")
+        p.record(cls.launched_db, p.sample("py", flags=JOB), "--steps", "6:10")
+        cls.launched = p.show(cls.launched_db)
+
+    def test_job_finishes_with_the_losses_of_a_plain_run(self):
+        self.assertEqual(self.rc, 0, self.job_err)
+        self.assertEqual(len(self.losses), STEPS)
+        self.assertEqual(self.losses, self.plain)
+        self.assertNotIn("gcprof: internal error", self.job_err)
+
+    def test_attached_run_holds_the_steps_asked_for(self):
+        run = self.summary["runs"][0]
+        self.assertEqual(len(self.summary["runs"]), 1)
+        self.assertEqual(run["status"], "complete", self.attach_out.stderr)
+        self.assertEqual(run["steps"], 4)
+        self.assertEqual(run["runtime"], "python")
+        self.assertIn("detached, the job continues", self.attach_out.stderr)
+        rows = p.query(self.db, "SELECT command, cwd FROM runs")
+        self.assertIn("train_gpt.py", rows[0][0], "verify re-runs the recorded command line")
+
+    def test_units_and_saved_bytes_equal_a_launched_recording(self):
+        got = {u["name"]: u for u in self.summary["runs"][0]["units"]}
+        want = {u["name"]: u for u in self.launched["runs"][0]["units"]}
+        self.assertEqual(sorted(got), sorted(want))
+        for name, unit in want.items():
+            self.assertLessEqual(abs(got[name]["saved_bytes"] - unit["saved_bytes"]),
+                                 0.01 * unit["saved_bytes"] + 1024, name)
+
+    def test_memory_from_before_attach_is_in_the_trace(self):
+        # Parameters, their gradients and AdamW's two moments existed before
+        # attach; the baseline records them (gradients only when attach came
+        # between a backward and the next zero_grad): 12-16 bytes a parameter.
+        sys.path.insert(0, os.path.dirname(p.TRAIN_PY))
+        import train_gpt
+        model = train_gpt.build_model(train_gpt.parse_args(JOB))
+        params = sum(t.numel() for t in model.parameters())
+        first_step = p.query(self.db, "SELECT min(start_ns) FROM steps")[0][0]
+        before = p.query(self.db, "SELECT sum(bytes) FROM allocations WHERE alloc_ns < ?",
+                         first_step)[0][0]
+        self.assertGreaterEqual(before, 12 * params * 0.99, (before, params))
+        self.assertLessEqual(before, 16 * params * 1.05 + (1 << 20), (before, params))
+        self.assertGreater(self.summary["runs"][0]["peak_bytes"], before)
+
+    def test_trace_advises(self):
+        p.gcprof("advise", self.db, "--strategy", "every", "--json")
+
+
+class AttachCpp(unittest.TestCase):
+    """The C++ sample (C API ranges and steps) attached the same way."""
+
+    def test_cpp_sample_attached_and_advised(self):
+        flags = [a if a != "3" else "40" for a in p.SMALL]
+        plain = subprocess.run(p.sample("cpp", flags=flags), capture_output=True, text=True,
+                               check=True)
+        db = p.tempdb("attach-cpp")
+        job = subprocess.Popen(p.sample("cpp", flags=flags), stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+        lines = []
+        for line in job.stdout:
+            lines.append(line)
+            if line.startswith("step 3 "):
+                break
+        p.gcprof("attach", str(job.pid), "-o", db, "--steps", "3", timeout=300)
+        rest, err = job.communicate(timeout=600)
+        self.assertEqual(job.returncode, 0, err)
+        self.assertEqual(p.losses("".join(lines) + rest), p.losses(plain.stdout))
+        run = p.show(db)["runs"][0]
+        self.assertEqual((run["status"], run["steps"]), ("complete", 3))
+        names = {u["name"] for u in run["units"]}
+        self.assertTrue({f"layers.{i}" for i in range(4)} <= names, names)
+        p.gcprof("advise", db, "--strategy", "every", "--json")
+
+
+class DetachPaths(unittest.TestCase):
+    """Every way a session ends leaves the job training, with the plain losses."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.plain = plain_losses()
+
+    def attached_job(self, tag):
+        db = p.tempdb(tag)
+        job = Job()
+        job.wait_for_step(2)
+        g = attach(job.proc.pid, db)
+        wait_attached(g)
+        job.wait_for_step(6)  # a few steps recorded
+        return job, g, db
+
+    def assert_job_unharmed(self, job):
+        rc, losses, err = job.finish()
+        self.assertEqual(rc, 0, err)
+        self.assertEqual(losses, self.plain)
+
+    def test_sigint_of_gcprof_detaches(self):
+        job, g, db = self.attached_job("attach-sigint")
+        g.send_signal(signal.SIGINT)
+        _, err = g.communicate(timeout=120)
+        self.assertEqual(g.returncode, 0, err)
+        self.assertIn("detached, the job continues", err)
+        self.assert_job_unharmed(job)
+        run = p.show(db)["runs"][0]
+        self.assertEqual(run["status"], "complete")
+        self.assertGreaterEqual(run["steps"], 3)
+
+    def test_detach_from_another_shell(self):
+        job, g, db = self.attached_job("attach-detach")
+        p.gcprof("attach", "--detach", str(job.proc.pid), timeout=120)
+        _, err = g.communicate(timeout=120)
+        self.assertEqual(g.returncode, 0, err)
+        self.assert_job_unharmed(job)
+        self.assertEqual(p.show(db)["runs"][0]["status"], "complete")
+
+    def test_sigkill_of_gcprof_leaves_the_job_running(self):
+        job, g, db = self.attached_job("attach-sigkill")
+        g.kill()
+        g.wait()
+        self.assert_job_unharmed(job)
+        # The job's side noticed and finished the run by itself.
+        self.assertEqual(p.show(db)["runs"][0]["status"], "interrupted")
+
+
+class Refusals(unittest.TestCase):
+    """Clear words, exit 2, and nothing done to the process."""
+
+    def refused(self, pid, *flags, env=None):
+        out = p.gcprof("attach", str(pid), "-o", p.tempdb("attach-refused"), *flags,
+                       check=False, env=env, timeout=120)
+        self.assertEqual(out.returncode, 2, out.stderr)
+        self.assertIn("cannot attach", out.stderr)
+        return out.stderr
+
+    def test_not_a_torch_process(self):
+        sleeper = subprocess.Popen(["sleep", "60"])
+        try:
+            err = self.refused(sleeper.pid)
+            self.assertIn("not a PyTorch or LibTorch job", err)
+            with open(f"/proc/{sleeper.pid}/maps") as f:
+                self.assertNotIn("gcprof", f.read())
+        finally:
+            sleeper.kill()
+            sleeper.wait()
+
+    def test_no_such_process(self):
+        self.assertIn("no process", self.refused(2 ** 22 + 12345))
+
+    def refused_job(self, env, words):
+        job = Job()
+        try:
+            job.wait_for_step(1)
+            err = self.refused(job.proc.pid, env=env)
+            for w in words:
+                self.assertIn(w, err)
+            with open(f"/proc/{job.proc.pid}/maps") as f:
+                self.assertNotIn("libgcprof_attach", f.read())
+        finally:
+            job.proc.kill()
+            job.proc.communicate()
+
+    def test_gdb_missing(self):
+        self.refused_job(dict(os.environ, GCPROF_GDB="/nonexistent/gdb"), ["gdb not found", "apt-get install gdb"])
+
+    def test_ptrace_forbidden_by_yama(self):
+        scope = os.path.join(tempfile.mkdtemp(prefix="gcprof-yama-"), "ptrace_scope")
+        with open(scope, "w") as f:
+            f.write("3\n")
+        self.refused_job(dict(os.environ, GCPROF_YAMA_PTRACE_SCOPE=scope), ["ptrace_scope = 3"])
+
+    def test_attached_already(self):
+        job = Job()
+        db = p.tempdb("attach-twice")
+        job.wait_for_step(1)
+        g = attach(job.proc.pid, db)
+        try:
+            wait_attached(g)
+            err = self.refused(job.proc.pid)
+            self.assertIn("attached already", err)
+        finally:
+            g.send_signal(signal.SIGINT)
+            g.communicate(timeout=120)
+            job.proc.kill()
+            job.proc.communicate()
+
+
+if __name__ == "__main__":
+    unittest.main()
