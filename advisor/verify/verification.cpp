@@ -114,6 +114,21 @@ double measuredSlowdown(const Verification& v) {
   return v.baseline_step_ns > 0 ? static_cast<double>(v.measured_step_ns) / v.baseline_step_ns - 1 : 0;
 }
 
+// How the plan met its budget when advised. A plan of a budget-blind
+// strategy (every, uniform) is written even when it does not fit: it was
+// never solved within the headroom, and saying so was wrong.
+namespace {
+std::string budgetNote(const PlanFile& plan) {
+  Bytes limit = sat::sub(plan.budget_bytes, plan.headroom_bytes);
+  if (plan.predicted_peak > limit)
+    return "; the plan did not fit when advised: " +
+           (plan.strategy.empty() ? std::string("it") : "--strategy " + plan.strategy) + " predicted " +
+           formatBytes(plan.predicted_peak) + ", above the budget less its " + formatBytes(plan.headroom_bytes) +
+           " headroom (" + formatBytes(limit) + ")";
+  return plan.headroom_bytes > 0 ? " (plan solved with " + formatBytes(plan.headroom_bytes) + " headroom)" : "";
+}
+}  // namespace
+
 Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
                     int64_t plan_id, int job_exit_code, std::optional<double> step_tolerance) {
   Verification v;
@@ -138,7 +153,7 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
                      "the verification run exited with " + std::to_string(job_exit_code)});
   v.gates.push_back({"peak within budget", v.measured_peak <= v.budget,
                      "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget) +
-                         (v.headroom > 0 ? " (plan solved with " + formatBytes(v.headroom) + " headroom)" : "")});
+                         budgetNote(plan)});
   double err = v.measured_peak ? std::fabs(static_cast<double>(sat::sub(v.measured_peak, v.predicted_peak))) /
                                      static_cast<double>(v.measured_peak)
                                : 1.0;
