@@ -262,7 +262,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
              " with --strategy optimal)";
     msg += " (its headroom included)";
   } else {
-    msg += ".\n  Lower the headroom";
+    msg += ".\n  Raise the budget";  // past any size a budget is written in
   }
   msg += ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "byte_text.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 
@@ -40,6 +41,11 @@ Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, Bytes jit
   return h;
 }
 
+namespace {
+// Far above any memory, far below where int64 overflows (as parseBytes).
+constexpr double kLargestBudget = 4.611686018427388e18;
+}  // namespace
+
 Bytes printedCeiling(Bytes b) {
   if (b < 1024) return b;  // bytes print whole
   Bytes c = b;
@@ -51,6 +57,7 @@ Bytes printedCeiling(Bytes b) {
       unit *= 1024;
       if (text.find(u) != std::string::npos) break;
     }
+    if (!((shown + 1) * unit < kLargestBudget)) return b;  // beyond any budget: as it is
     Bytes back = std::llround(shown * unit);
     if (back >= b) return back;
     // One printed digit up: formatBytes keeps three significant digits.
@@ -68,15 +75,25 @@ Bytes leastBudgetFor(Bytes peak, const HeadroomRequest& request, Bytes jitter, b
   double share = request.given ? (request.percent ? request.fraction : 0)
                                : (device ? kDeviceHeadroom : kHostHeadroom);
   if (share >= 1) return -1;
+  if (peak <= 0) return 0;
   Bytes fixed = request.given ? (request.percent ? 0 : request.bytes) : jitter;
-  // budget - round(share * budget) - fixed >= peak, solved, then settled on
-  // the exact byte (the rounding moves it by one or two).
-  Bytes budget = static_cast<Bytes>(std::ceil(static_cast<double>(peak + fixed) / (1 - share)));
-  while (!holds(budget)) ++budget;
-  while (budget > 1 && holds(budget - 1)) --budget;
-  // The headroom only grows by less than a byte per byte of budget, so any
-  // larger budget holds the peak too, the printed one included.
-  return printedCeiling(budget);
+  // budget - round(share * budget) - fixed >= peak, solved in doubles, then
+  // settled on the exact byte: the budget holds the peak from one byte on
+  // (the headroom grows by less than a byte per byte of budget), so the
+  // least one is bisected below an estimate that holds.
+  double estimate = std::ceil(static_cast<double>(sat::add(peak, fixed)) / (1 - share));
+  if (!(estimate < kLargestBudget)) return -1;
+  Bytes hi = static_cast<Bytes>(estimate);
+  for (Bytes step = 1; !holds(hi); step = sat::add(step, step)) {
+    if (hi > static_cast<Bytes>(kLargestBudget) - step) return -1;  // no budget in range holds it
+    hi += step;
+  }
+  Bytes lo = 0;  // holds nothing: peak > 0
+  while (hi - lo > 1) {
+    Bytes mid = lo + (hi - lo) / 2;
+    (holds(mid) ? hi : lo) = mid;
+  }
+  return printedCeiling(hi);
 }
 
 }  // namespace gcprof::advisor
