@@ -219,6 +219,8 @@ void printHuman(const Advice& a, const std::string& trace) {
                 "a checkpoint is a whole block or one sub-module\n",
                 a.tree.blocks.size(), split, a.chain.size());
   }
+  if (!a.tree_plan && !a.tree_note.empty())
+    std::printf("  plans over whole blocks only, not their sub-modules: %s\n", a.tree_note.c_str());
   printUnits(a);
   printComparison(a);
   printModules(a);

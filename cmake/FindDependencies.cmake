@@ -20,10 +20,34 @@ endif()
 # We link its libraries directly instead of find_package(Torch): TorchConfig
 # insists on a CUDA toolkit matching the wheel's, which we do not need to
 # compile CPU code or to call into libtorch_cuda.
+#
+# The python asked: python3, or in a wheel build the python running pip
+# (scikit-build-core names it). pip's build isolation hides that python's
+# site-packages (PYTHONPATH names a sitecustomize that drops them, and
+# PYTHONNOUSERSITE=1), so torch, which the wheel must not require, is not
+# importable there; it is still the torch the user's jobs import. When the
+# plain probe fails, it is asked again without those two variables, so that
+# `pip install .` builds the C++ recording hooks as `--no-build-isolation`
+# does (docs/install.md).
+set(GCPROF_PYTHON3 python3)
+if(SKBUILD AND Python3_EXECUTABLE)
+  set(GCPROF_PYTHON3 ${Python3_EXECUTABLE})
+elseif(SKBUILD AND Python_EXECUTABLE)
+  set(GCPROF_PYTHON3 ${Python_EXECUTABLE})
+endif()
+execute_process(COMMAND ${GCPROF_PYTHON3} -c "import torch" RESULT_VARIABLE _torch_rc OUTPUT_QUIET ERROR_QUIET)
+if(NOT _torch_rc EQUAL 0 AND (DEFINED ENV{PYTHONPATH} OR DEFINED ENV{PYTHONNOUSERSITE}))
+  set(_unisolated ${CMAKE_COMMAND} -E env --unset=PYTHONPATH --unset=PYTHONNOUSERSITE ${GCPROF_PYTHON3})
+  execute_process(COMMAND ${_unisolated} -c "import torch" RESULT_VARIABLE _torch_rc OUTPUT_QUIET ERROR_QUIET)
+  if(_torch_rc EQUAL 0)
+    set(GCPROF_PYTHON3 ${_unisolated})
+    message(STATUS "gcprof: torch found outside the isolated build environment (for the C++ recording hooks)")
+  endif()
+endif()
 set(GCPROF_TORCH_DIR "" CACHE PATH "LibTorch root (include/, lib/); default: python3's torch")
 if(NOT GCPROF_TORCH_DIR)
   execute_process(
-    COMMAND python3 -c "import torch, os; print(os.path.dirname(torch.__file__))"
+    COMMAND ${GCPROF_PYTHON3} -c "import torch, os; print(os.path.dirname(torch.__file__))"
     OUTPUT_VARIABLE _torch_dir OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET
     RESULT_VARIABLE _torch_rc)
   if(_torch_rc EQUAL 0)
@@ -38,7 +62,7 @@ if(GCPROF_TORCH_DIR AND EXISTS "${GCPROF_TORCH_DIR}/include/torch/csrc/api/inclu
     ${GCPROF_TORCH_DIR}/include ${GCPROF_TORCH_DIR}/include/torch/csrc/api/include)
   set(_abi 1)
   execute_process(
-    COMMAND python3 -c "import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
+    COMMAND ${GCPROF_PYTHON3} -c "import torch; print(int(torch._C._GLIBCXX_USE_CXX11_ABI))"
     OUTPUT_VARIABLE _abi_out OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_QUIET RESULT_VARIABLE _abi_rc)
   if(_abi_rc EQUAL 0)
     set(_abi ${_abi_out})

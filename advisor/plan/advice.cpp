@@ -223,10 +223,21 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   std::string budget = formatBytes(a.budget) + (a.budget_text.empty() ? "" : " (" + a.budget_text + ")");
   if (a.headroom.bytes > 0)
     budget += " less " + formatBytes(a.headroom.bytes) + " headroom = " + formatBytes(a.limit());
+  // The strategy's own plan does not change with the budget; optimal's
+  // answer fits from the least peak on (its fallback is that very plan).
+  auto leastBudget = [&](Bytes peak) {
+    return leastBudgetFor(peak, a.headroom_request, a.headroom.jitter, a.filter.device);
+  };
+  Bytes least_optimal = leastBudget(a.budgeted(least));
+  a.least_budget = a.strategy == Strategy::Optimal ? least_optimal : leastBudget(a.budgeted(a.chosen));
   if (a.strategy != Strategy::Optimal && a.budgeted(least) <= a.limit()) {
     return "the " + toString(a.strategy) + " plan peaks at " + formatBytes(a.budgeted(a.chosen)) +
            ", above the budget " + budget + " (set " + a.chosen.peak_where +
-           "); --strategy optimal fits it.";
+           "); --strategy optimal fits it" +
+           (a.least_budget > 0 ? ", and the " + toString(a.strategy) + " plan fits a budget of at least " +
+                                     formatBytes(a.least_budget)
+                               : "") +
+           ".";
   }
   std::string of = a.memory.measure == MemoryMeasure::Reserved ? " of reserved memory" : "";
   std::string msg = "budget " + budget + " cannot be met: the smallest peak any plan reaches is " +
@@ -253,8 +264,16 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
     msg += ".\n  Finer units, the sub-modules of each unit (--units '" + finer->spec + "'), " +
            (finer->peak < least.peak ? "reach " : "reach no lower: ") + formatBytes(finer->peak);
   }
-  msg += ".\n  Raise the budget to at least " + formatBytes(sat::add(a.budgeted(least), a.headroom.bytes)) +
-         ", or shrink what the units do not hold (batch, optimizer state, precision).";
+  if (a.least_budget > 0) {
+    msg += ".\n  Raise the budget to at least " + formatBytes(a.least_budget);
+    if (a.strategy != Strategy::Optimal && a.least_budget != least_optimal)
+      msg += " for the " + toString(a.strategy) + " plan (" + formatBytes(least_optimal) +
+             " with --strategy optimal)";
+    msg += " (its headroom included)";
+  } else {
+    msg += ".\n  Raise the budget";  // past any size a budget is written in
+  }
+  msg += ", or shrink what the units do not hold (batch, optimizer state, precision).";
   return msg;
 }
 
@@ -263,18 +282,36 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
 // steps where the blocks do. `block_chain` receives the block-level chain
 // (the best whole-block plan is solved on it). False (and `a` unchanged)
 // otherwise.
+// Why not: `a.tree_note`, which advise prints (BERT's blocks were never
+// split and nothing said why).
 bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
   ModuleTree tree = moduleTree(a.modules, a.units.names, unsafeModules(trace));
-  if (!tree.anySplit()) return false;
+  if (!tree.anySplit()) {
+    a.tree_note = "no block has two direct sub-modules to checkpoint one by one (each with a backward, "
+                  "called once per call of its block, not changing its input in place)";
+    return false;
+  }
   // a.layout is the blocks' (its windows are as recorded; only times were adjusted).
   RunLayout fine = stepLayouts(trace, tree.names);
-  if (fine.complete != a.layout.complete || !widenToBlocks(fine, a.layout, tree)) return false;
+  if (fine.complete != a.layout.complete) {
+    std::string why;
+    for (const StepLayout& s : fine.steps)
+      if (!s.complete && why.empty()) why = "step " + std::to_string(s.step) + ": " + s.problem;
+    a.tree_note = "the blocks' sub-modules (" + tree.names.front() + ", ...) do not run one after "
+                  "another in forward and backward as the blocks do" + (why.empty() ? "" : " (" + why + ")");
+    return false;
+  }
+  if (!widenToBlocks(fine, a.layout, tree)) {
+    a.tree_note = "the steps of the blocks' sub-modules do not line up with the blocks'";
+    return false;
+  }
   subtractRecordingCost(fine, trace, a.hook_ns_per_call);
   subtractOperatorCost(fine, trace, a.op_ns_per_call);
   UnitChain chain;
   try {
     chain = buildUnitChain(trace, a.filter, fine, tree.names, a.recorded.get());
-  } catch (const AdviceError&) {
+  } catch (const AdviceError& e) {
+    a.tree_note = std::string("the blocks' sub-modules make no chain: ") + e.what();
     return false;  // the blocks still make a chain: plan over them
   }
   block_chain = std::move(a.chain);
@@ -384,6 +421,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.budget = a.has_budget ? req.budget->resolve(a.budgeted(a.baseline)) : a.budgeted(a.baseline);
   if (a.has_budget) a.budget_text = req.budget->text;
   if (a.budget <= 0) throw AdviceError("budget " + a.budget_text + " is not a positive size");
+  a.headroom_request = req.headroom;
   if (a.has_budget) {
     a.headroom = resolveHeadroom(req.headroom, a.budget,
                                  stepPeakJitter(trace, a.filter, a.chain.steady_step, a.recorded.get()), a.filter.device);

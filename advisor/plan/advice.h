@@ -89,6 +89,7 @@ struct Advice {
   // blocks' sub-modules (tree.anySplit()); segments index tree.names.
   ModuleTree tree;
   bool tree_plan = false;         // the solver chose among blocks and their sub-modules
+  std::string tree_note;          // why not, when a plan over the tree was tried and not made
   std::vector<ExcludedUnit> excluded;  // left out: unsafe to checkpoint, or frozen (no backward)
   RunLayout layout;               // forward times less the recording's own cost
   Ns hook_ns_per_call = 0;        // that cost per module call, as measured (0: none recorded)
@@ -100,6 +101,7 @@ struct Advice {
   Bytes budget = 0;             // resolved; the recorded peak when none was given
   std::string budget_text;
   Headroom headroom;            // kept free below the budget (none without a budget)
+  HeadroomRequest headroom_request;  // the rule it came from (how it grows with the budget)
   std::optional<double> max_slowdown;
 
   MemoryChoice memory;          // which memory the budget counts
@@ -119,6 +121,10 @@ struct Advice {
   bool exact = true;            // the optimal search was not thinned
   std::string message;          // why not feasible, with the smallest reachable peak
   Bytes min_reachable_peak = -1;  // filled when infeasible
+  // The least budget (as printed) at which this strategy's plan fits, its
+  // headroom included: what "raise the budget to at least" names. -1 when
+  // the plan fits, or when no budget helps (a slowdown limit, a 100% margin).
+  Bytes least_budget = -1;
   PlanOutcome minimum;            // the plan that reaches it
 };
 

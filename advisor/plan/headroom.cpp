@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <string>
 
 #include "byte_text.h"
+#include "saturating.h"
 
 namespace gcprof::advisor {
 
@@ -38,6 +41,61 @@ Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, Bytes jit
            (device ? " (CUDA allocator rounding)" : "") + " + " + formatBytes(jitter) +
            " step-to-step jitter";
   return h;
+}
+
+namespace {
+// Far above any memory, far below where int64 overflows (as parseBytes).
+constexpr double kLargestBudget = 4.611686018427388e18;
+}  // namespace
+
+Bytes printedCeiling(Bytes b) {
+  if (b < 1024) return b;  // bytes print whole
+  Bytes c = b;
+  for (int tries = 0; tries < 8; ++tries) {
+    std::string text = formatBytes(c);
+    double shown = std::strtod(text.c_str(), nullptr);
+    double unit = 1;
+    for (const char* u : {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"}) {
+      unit *= 1024;
+      if (text.find(u) != std::string::npos) break;
+    }
+    if (!((shown + 1) * unit < kLargestBudget)) return b;  // beyond any budget: as it is
+    Bytes back = std::llround(shown * unit);
+    if (back >= b) return back;
+    // One printed digit up: formatBytes keeps three significant digits.
+    size_t dot = text.find('.'), space = text.find(' ');
+    int decimals = dot == std::string::npos ? 0 : static_cast<int>(space - dot - 1);
+    c = std::llround((shown + std::pow(10.0, -decimals)) * unit);
+  }
+  return b;  // not reached: one step up always prints at or above b
+}
+
+Bytes leastBudgetFor(Bytes peak, const HeadroomRequest& request, Bytes jitter, bool device) {
+  auto holds = [&](Bytes budget) {
+    return budget - resolveHeadroom(request, budget, jitter, device).bytes >= peak;
+  };
+  double share = request.given ? (request.percent ? request.fraction : 0)
+                               : (device ? kDeviceHeadroom : kHostHeadroom);
+  if (share >= 1) return -1;
+  if (peak <= 0) return 0;
+  Bytes fixed = request.given ? (request.percent ? 0 : request.bytes) : jitter;
+  // budget - round(share * budget) - fixed >= peak, solved in doubles, then
+  // settled on the exact byte: the budget holds the peak from one byte on
+  // (the headroom grows by less than a byte per byte of budget), so the
+  // least one is bisected below an estimate that holds.
+  double estimate = std::ceil(static_cast<double>(sat::add(peak, fixed)) / (1 - share));
+  if (!(estimate < kLargestBudget)) return -1;
+  Bytes hi = static_cast<Bytes>(estimate);
+  for (Bytes step = 1; !holds(hi); step = sat::add(step, step)) {
+    if (hi > static_cast<Bytes>(kLargestBudget) - step) return -1;  // no budget in range holds it
+    hi += step;
+  }
+  Bytes lo = 0;  // holds nothing: peak > 0
+  while (hi - lo > 1) {
+    Bytes mid = lo + (hi - lo) / 2;
+    (holds(mid) ? hi : lo) = mid;
+  }
+  return printedCeiling(hi);
 }
 
 }  // namespace gcprof::advisor

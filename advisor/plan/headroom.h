@@ -43,4 +43,16 @@ Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t
 
 Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, Bytes jitter, bool device);
 
+// The least size at or above `b` that formatBytes prints exactly, so that a
+// size a message names can be typed back as printed and mean no less
+// (306.4 MiB prints "306 MiB": this gives 307 MiB).
+Bytes printedCeiling(Bytes b);
+
+// The least budget whose limit (the budget less the headroom the same rule
+// keeps at that budget) holds `peak`, rounded up to what formatBytes prints:
+// the size to name when a budget is out of reach, so that advise accepts it
+// as typed. The headroom grows with the budget, so `peak + headroom at the
+// budget asked` is not it. -1 when no budget is (a margin of 100% or more).
+Bytes leastBudgetFor(Bytes peak, const HeadroomRequest& request, Bytes jitter, bool device);
+
 }  // namespace gcprof::advisor

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "byte_text.h"
 #include "job.h"
 #include "model/advice_error.h"
 #include "plan/plan_file.h"
@@ -105,15 +106,23 @@ JobAdvice adviseJob(const RunInfo& launcher, const std::vector<Trace>& traces,
   job.summary.chosen.name = toString(job.summary.strategy);
   job.summary.feasible = job.feasible;
   if (!job.feasible) {
-    // The rank the plan fails on says why (its smallest reachable peak).
-    for (size_t r = 0; r < job.ranks.size(); ++r) {
-      const PlanOutcome& o = best.on_rank[r];
-      if (o.fits && withinSlowdown(job.ranks[r], o)) continue;
-      const Advice& a = job.ranks[r];
+    // A rank the plan fails on says why (its smallest reachable peak): the
+    // worst one, which the table marks, when it fails.
+    auto fails = [&](size_t r) { return !best.on_rank[r].fits || !withinSlowdown(job.ranks[r], best.on_rank[r]); };
+    size_t named = fails(job.worst) ? static_cast<size_t>(job.worst) : job.ranks.size();
+    for (size_t r = 0; r < job.ranks.size() && named == job.ranks.size(); ++r)
+      if (fails(r)) named = r;
+    if (named < job.ranks.size()) {
+      const Advice& a = job.ranks[named];
       job.message = rankName(a.run) + ": " +
-                    (a.message.empty() ? "the plan chosen for the other ranks does not fit here"
-                                       : a.message);
-      break;
+                    (a.message.empty() ? "the plan chosen for the other ranks does not fit here" : a.message);
+      // One budget for every rank: the least the neediest rank accepts.
+      size_t needy = named;
+      for (size_t r = 0; r < job.ranks.size(); ++r)
+        if (job.ranks[r].least_budget > job.ranks[needy].least_budget) needy = r;
+      if (needy != named)
+        job.message += "\n  " + rankName(job.ranks[needy].run) + " needs more: raise the budget to at least " +
+                       formatBytes(job.ranks[needy].least_budget) + " for the whole job.";
     }
     job.summary.message = job.message;
   }

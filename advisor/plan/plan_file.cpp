@@ -1,5 +1,9 @@
 #include "plan/plan_file.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+#include <cstring>
 #include <fstream>
 #include <limits>
 #include <sstream>
@@ -166,6 +170,7 @@ nlohmann::json planJson(const Advice& a) {
   if (!a.feasible) {
     doc["message"] = a.message;
     if (a.min_reachable_peak >= 0) doc["min_reachable_peak_bytes"] = a.min_reachable_peak;
+    if (a.least_budget > 0) doc["least_budget_bytes"] = a.least_budget;
   }
   return doc;
 }
@@ -235,7 +240,15 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
 
 PlanFile readPlanFile(const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw AdviceError(path + ": cannot read the plan file");
+  if (!in) {
+    int err = errno;
+    struct stat st {};
+    bool missing = ::stat(path.c_str(), &st) != 0 && errno == ENOENT;
+    throw AdviceError(path + ": " +
+                      (missing ? std::string("no such plan file; write one with `gcprof advise TRACE --budget ... -o ") +
+                                     path + "`"
+                               : "cannot read the plan file (" + std::string(std::strerror(err ? err : EACCES)) + ")"));
+  }
   std::stringstream ss;
   ss << in.rdbuf();
   return parsePlanText(ss.str(), path);

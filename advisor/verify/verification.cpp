@@ -166,6 +166,22 @@ double measuredSlowdown(const Verification& v) {
 
 namespace {
 
+// How the plan met its budget when advised. A plan of a budget-blind
+// strategy (every, uniform) is written even when it does not fit: it was
+// never solved within the headroom, and saying so was wrong.
+std::string budgetNote(const PlanFile& plan) {
+  Bytes limit = sat::sub(plan.budget_bytes, plan.headroom_bytes);
+  Bytes predicted = plan.budget_memory == "reserved" && plan.predicted_reserved_peak >= 0
+                        ? plan.predicted_reserved_peak
+                        : plan.predicted_peak;
+  if (predicted > limit)
+    return "; the plan did not fit when advised: " +
+           (plan.strategy.empty() ? std::string("it") : "--strategy " + plan.strategy) + " predicted " +
+           formatBytes(predicted) + ", above the budget less its " + formatBytes(plan.headroom_bytes) +
+           " headroom (" + formatBytes(limit) + ")";
+  return plan.headroom_bytes > 0 ? " (plan solved with " + formatBytes(plan.headroom_bytes) + " headroom)" : "";
+}
+
 Gate predictionGate(const char* name, Bytes predicted, Bytes measured, const std::string& how = "") {
   double err = measured ? std::fabs(static_cast<double>(sat::sub(measured, predicted))) / static_cast<double>(measured)
                         : 1.0;
@@ -178,8 +194,7 @@ Gate predictionGate(const char* name, Bytes predicted, Bytes measured, const std
 
 // The budget bounds the peak the plan was solved for: reserved memory when
 // the plan says so (a CUDA run), allocated bytes otherwise.
-void budgetGate(Verification& v) {
-  std::string headroom = v.headroom > 0 ? " (plan solved with " + formatBytes(v.headroom) + " headroom)" : "";
+void budgetGate(Verification& v, const std::string& headroom) {
   if (v.budget_memory != "reserved") {
     v.gates.push_back({"peak within budget", v.measured_peak > 0 && v.measured_peak <= v.budget,
                        "measured " + formatBytes(v.measured_peak) + " vs budget " + formatBytes(v.budget) + headroom});
@@ -230,7 +245,7 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
   v.gates.push_back({"job completed", job_exit_code == 0,
                      "the verification run exited with " + std::to_string(job_exit_code)});
   v.gates.push_back(recordedGate(measured, baseline_steps, measured_steps));
-  budgetGate(v);
+  budgetGate(v, budgetNote(plan));
   v.gates.push_back(predictionGate("peak prediction", v.predicted_peak, v.measured_peak));
   if (v.predicted_reserved_peak >= 0) {
     if (v.measured_reserved_peak >= 0)

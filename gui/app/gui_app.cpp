@@ -203,12 +203,17 @@ void GuiApp::toolbar() {
   ImGui::SameLine();
   ImGui::SetNextItemWidth(260);
   const view::PlanView* plan = doc_->selectedPlan();
-  if (ImGui::BeginCombo("plan", plan ? plan->label().c_str() : "none")) {
+  // Whether the plan shown was verified: the report shows the newest
+  // verified plan, and a newer unverified one must not pass for it.
+  std::string shown = plan ? plan->label() + (doc_->selectedVerification() ? ", verified" : ", not verified") : "none";
+  if (ImGui::BeginCombo("plan", shown.c_str())) {
     if (ImGui::Selectable("none", !plan)) doc_->selectPlan(0);
     for (const view::PlanView& p : doc_->plans())
       if (ImGui::Selectable(p.label().c_str(), plan && plan->id == p.id)) doc_->selectPlan(p.id);
     ImGui::EndCombo();
   }
+  if (ImGui::IsItemHovered() && !doc_->openedPlanNote().empty())
+    ImGui::SetTooltip("opened on %s", doc_->openedPlanNote().c_str());
   ImGui::SameLine();
   ImGui::SetNextItemWidth(200);
   std::string measured = doc_->selectedVerification() ? "run " + std::to_string(doc_->selectedVerification()) : "none";

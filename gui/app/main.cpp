@@ -39,7 +39,7 @@ int main(int argc, char** argv) {
   int64_t step = -1;
   cli.add_option("trace", trace, "trace file written by `gcprof record`");
   cli.add_option("--run", run, "run to show (default: the newest baseline run)");
-  cli.add_option("--plan", plan, "plan to overlay (default: the newest plan of the run; 0 = none)");
+  cli.add_option("--plan", plan, "plan to overlay (default: the plan of the run's newest verification, as gcprof report shows, else its newest plan; 0 = none)");
   cli.add_option("--step", step, "start fitted to this step (index as recorded)");
   cli.add_option("--screenshot", screenshot, "render headlessly to this PNG and exit");
   cli.add_option("--size", size, "screenshot size, WIDTHxHEIGHT")->capture_default_str();

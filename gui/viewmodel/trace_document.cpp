@@ -92,8 +92,30 @@ bool TraceDocument::selectRun(int64_t id, std::string* error, const TraceStore::
   verification_run_ = 0;
   plan_id_ = 0;
   loadPlans();
-  if (!plans_.empty()) selectPlan(plans_.back().id);
+  selectOpeningPlan();
   return true;
+}
+
+// The report shows the newest verification and its plan; the GUI opens on
+// the same one, so that the two never disagree about "the plan". Without
+// a verification of this run, the newest plan.
+void TraceDocument::selectOpeningPlan() {
+  opened_plan_note_.clear();
+  if (plans_.empty()) return;
+  std::vector<RunInfo> reruns = verificationRuns();
+  for (auto v = verifications_.rbegin(); v != verifications_.rend(); ++v) {
+    bool mine = std::any_of(reruns.begin(), reruns.end(), [&](const RunInfo& r) { return r.id == v->run; });
+    bool listed = std::any_of(plans_.begin(), plans_.end(), [&](const PlanView& p) { return p.id == v->plan; });
+    if (!mine || !listed) continue;
+    selectPlan(v->plan);
+    opened_plan_note_ = "plan " + std::to_string(v->plan) + ": the newest verified (run " +
+                        std::to_string(v->run) + ", " + v->verdict + "), as gcprof report shows";
+    if (v->plan != plans_.back().id)
+      opened_plan_note_ += "; newer, not verified: plan " + std::to_string(plans_.back().id);
+    return;
+  }
+  selectPlan(plans_.back().id);
+  opened_plan_note_ = "plan " + std::to_string(plans_.back().id) + ": the newest, not verified";
 }
 
 void TraceDocument::loadPlans() {

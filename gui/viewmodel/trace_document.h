@@ -42,8 +42,11 @@ class TraceDocument {
   // the current run stays.
   bool selectRun(int64_t id, std::string* error, const TraceStore::LoadProgress& progress = {});
 
-  // Plans made from the current run, oldest first.
+  // Plans made from the current run, oldest first. Opening a run selects the
+  // plan of its newest verification, the one `gcprof report` shows, else
+  // the newest plan; openedPlanNote() says which of the two it was.
   const std::vector<PlanView>& plans() const { return plans_; }
+  const std::string& openedPlanNote() const { return opened_plan_note_; }
   const PlanView* selectedPlan() const;
   // 0 = none. Picks the newest verification run of the plan along with it.
   void selectPlan(int64_t id);
@@ -78,6 +81,7 @@ class TraceDocument {
  private:
   TraceDocument() = default;
   void loadPlans();
+  void selectOpeningPlan();
   void refreshPredicted();
 
   std::string path_;
@@ -87,6 +91,7 @@ class TraceDocument {
   std::vector<PlanView> plans_;
   std::vector<VerificationRecord> verifications_;
   int64_t plan_id_ = 0;
+  std::string opened_plan_note_;
   int64_t verification_run_ = 0;
   std::optional<Overlay> predicted_;
   std::optional<Overlay> verified_;

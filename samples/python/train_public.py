@@ -2,8 +2,9 @@
 """Public model families trained small on synthetic data, in plain PyTorch.
 
 The jobs gcprof must understand without being told their naming habits:
-torchvision ResNet and VisionTransformer, Hugging Face GPT-2, Llama, ALBERT
-(one layer shared by every depth: weight sharing), T5 and BART (encoder-decoders), all built from configs with
+torchvision ResNet and VisionTransformer, Hugging Face GPT-2, Llama, BERT, ALBERT
+(one layer shared by every depth: weight sharing), T5 and BART (encoder-decoders), Whisper
+(an audio encoder-decoder reading log-mel frames), all built from configs with
 random weights (nothing is downloaded). It imports nothing of gcprof.
 
     python3 samples/python/train_public.py --model resnet18 --steps 3
@@ -21,13 +22,13 @@ import sys
 import torch
 import torch.nn.functional as F
 
-MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert", "t5", "bart")
+MODELS = ("resnet18", "resnet50", "vit", "gpt2", "llama", "albert", "bert", "t5", "bart", "whisper")
 
 
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--model", choices=MODELS, required=True)
-    p.add_argument("--layers", type=int, default=4, help="transformer layers (vit, gpt2, llama, albert)")
+    p.add_argument("--layers", type=int, default=4, help="transformer layers (vit, gpt2, llama, albert, bert)")
     p.add_argument("--hidden", type=int, default=64, help="transformer width")
     p.add_argument("--seq", type=int, default=128, help="tokens per sequence (gpt2, llama, albert)")
     p.add_argument("--image", type=int, default=64, help="image side in pixels (resnet, vit)")
@@ -96,6 +97,23 @@ def build_model(args):
                             max_position_embeddings=args.seq, dropout=0.0, attention_dropout=0.0,
                             **common)
         return tf.BartForConditionalGeneration(cfg)
+    if args.model == "whisper":
+        # --seq mel frames (the encoder's second convolution halves them), 80
+        # mel bins, a transcript of a sixteenth as many tokens: speech is
+        # encoder-heavy.
+        cfg = tf.WhisperConfig(d_model=args.hidden, encoder_layers=args.layers, decoder_layers=args.layers,
+                               encoder_attention_heads=4, decoder_attention_heads=4,
+                               encoder_ffn_dim=4 * args.hidden, decoder_ffn_dim=4 * args.hidden,
+                               num_mel_bins=80, max_source_positions=args.seq // 2,
+                               max_target_positions=args.seq, dropout=0.0, attention_dropout=0.0,
+                               decoder_start_token_id=1, pad_token_id=0, bos_token_id=1,
+                               eos_token_id=2, **common)
+        return tf.WhisperForConditionalGeneration(cfg)
+    if args.model == "bert":
+        cfg = tf.BertConfig(hidden_size=args.hidden, num_hidden_layers=args.layers, num_attention_heads=4,
+                            intermediate_size=4 * args.hidden, max_position_embeddings=args.seq,
+                            hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0, **common)
+        return tf.BertForMaskedLM(cfg)
     cfg = tf.AlbertConfig(embedding_size=32, hidden_size=args.hidden, num_hidden_layers=args.layers,
                           num_attention_heads=4, intermediate_size=4 * args.hidden,
                           max_position_embeddings=args.seq, hidden_dropout_prob=0.0,
@@ -107,13 +125,19 @@ def make_batch(args, gen):
     if is_vision(args):
         x = torch.randn(args.batch, 3, args.image, args.image, generator=gen)
         return x, torch.randint(0, 10, (args.batch,), generator=gen)
+    if args.model == "whisper":  # log-mel frames in, tokens out
+        x = torch.randn(args.batch, 80, args.seq, generator=gen)
+        return x, torch.randint(2, args.vocab, (args.batch, max(8, args.seq // 16)), generator=gen)
     tokens = torch.randint(0, args.vocab, (args.batch, args.seq + 1), generator=gen)
     return tokens[:, :-1], tokens[:, 1:]
 
 
 def loss_of(args, model, x, y):
     # T5 and BART read x and write y (their decoders see y shifted right).
-    out = model(input_ids=x, labels=y.contiguous()) if args.model in ("t5", "bart") else model(x)
+    if args.model == "whisper":
+        out = model(input_features=x, labels=y.contiguous())
+    else:
+        out = model(input_ids=x, labels=y.contiguous()) if args.model in ("t5", "bart") else model(x)
     logits = out if torch.is_tensor(out) else out.logits
     return F.cross_entropy(logits.reshape(-1, logits.shape[-1]), y.reshape(-1))
 

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 
+#include "byte_text.h"
 #include "chain_traces.h"
 #include "model/advice_error.h"
 #include "model/unit_selection.h"
@@ -150,6 +152,85 @@ TEST(Advice, InfeasibleBudgetNamesTheSmallestReachablePeak) {
   Advice margin = advise(t, r);
   EXPECT_FALSE(margin.feasible);
   EXPECT_NE(margin.message.find("headroom"), std::string::npos) << margin.message;
+}
+
+// The size formatBytes prints one digit below the size it prints for `b`.
+Bytes printedBelow(Bytes b) {
+  if (b < 1024) return b - 1;
+  std::string text = formatBytes(b);
+  double shown = std::strtod(text.c_str(), nullptr);
+  size_t dot = text.find('.'), space = text.find(' ');
+  int decimals = dot == std::string::npos ? 0 : static_cast<int>(space - dot - 1);
+  double unit = std::round(static_cast<double>(b) / shown);
+  return std::llround((shown - std::pow(10.0, -decimals)) * unit);
+}
+
+// The size the infeasible message tells the user to raise the budget to is
+// one advise then accepts, as printed (it was the least peak plus the
+// headroom at the budget asked, which grows with the budget: BERT's "at
+// least 306 MiB" failed again at 306 and 308 MiB).
+TEST(Advice, TheBudgetTheHintNamesIsAcceptedAsPrinted) {
+  for (const std::string& runtime : {"native", "python"}) {
+    Trace t = chainTrace(eightUnits(runtime));
+    for (double share : {0.05, 0.2, 0.3}) {
+      AdviceRequest r;
+      r.budget = percent(share);
+      Advice a = advise(t, r);
+      if (a.feasible) continue;
+      ASSERT_GT(a.least_budget, 0) << a.message;
+      std::string hint = "Raise the budget to at least " + formatBytes(a.least_budget) + " ";
+      EXPECT_NE(a.message.find(hint), std::string::npos) << a.message;
+      EXPECT_EQ(printedCeiling(a.least_budget), a.least_budget);
+      r.budget = Budget::size(a.least_budget);
+      Advice raised = advise(t, r);
+      EXPECT_TRUE(raised.feasible) << runtime << " " << share << ": " << raised.message;
+      r.budget = Budget::size(printedBelow(a.least_budget));
+      EXPECT_FALSE(advise(t, r).feasible) << runtime << " " << share;
+      // A budget-blind strategy names the size its own plan needs.
+      r.budget = percent(share);
+      r.strategy = Strategy::Every;
+      Advice every = advise(t, r);
+      ASSERT_FALSE(every.feasible);
+      ASSERT_GT(every.least_budget, 0) << every.message;
+      r.budget = Budget::size(every.least_budget);
+      EXPECT_TRUE(advise(t, r).feasible) << every.message;
+    }
+  }
+}
+
+TEST(Headroom, TheLeastBudgetHoldsThePeakAndTheSizePrintedBelowDoesNot) {
+  HeadroomRequest bytes_given, share_given;
+  bytes_given.given = share_given.given = share_given.percent = true;
+  bytes_given.bytes = 5 << 20;
+  share_given.fraction = 0.1;
+  for (const HeadroomRequest& req : {HeadroomRequest{}, bytes_given, share_given}) {
+    for (bool device : {false, true}) {
+      for (Bytes peak : {Bytes{900}, Bytes{70000}, Bytes{305} << 20, (Bytes{305} << 20) + 123457,
+                         Bytes{9} << 30}) {
+        Bytes jitter = peak / 37;
+        auto holds = [&](Bytes b) { return b - resolveHeadroom(req, b, jitter, device).bytes >= peak; };
+        Bytes least = leastBudgetFor(peak, req, jitter, device);
+        EXPECT_TRUE(holds(least)) << peak;
+        EXPECT_EQ(printedCeiling(least), least) << formatBytes(least);
+        // The size printed one digit lower no longer holds the peak.
+        Bytes below = printedBelow(least);
+        EXPECT_FALSE(holds(below)) << formatBytes(least) << " " << formatBytes(below);
+      }
+    }
+  }
+  HeadroomRequest all;
+  all.given = all.percent = true;
+  all.fraction = 1;
+  EXPECT_EQ(leastBudgetFor(1000, all, 0, false), -1);
+}
+
+TEST(Headroom, PrintedCeilingIsTheLeastSizePrintedExactlyAtOrAbove) {
+  EXPECT_EQ(printedCeiling(1000), 1000);
+  EXPECT_EQ(printedCeiling(Bytes{306} << 20), Bytes{306} << 20);
+  EXPECT_EQ(printedCeiling((Bytes{306} << 20) + 1), Bytes{307} << 20);
+  EXPECT_EQ(formatBytes(printedCeiling((Bytes{306} << 20) + 400000)), "307 MiB");
+  EXPECT_EQ(formatBytes(printedCeiling((Bytes{1023} << 20) + 1)), "1.00 GiB");
+  EXPECT_EQ(printedCeiling(Bytes{9990} << 10 | 1), std::llround(9.76 * 1048576));
 }
 
 ChainSpec steadySteps() {
@@ -492,6 +573,16 @@ std::string planError(const std::string& text) {
     return e.what();
   }
   return "(no error)";
+}
+
+TEST(PlanFile, AMissingFileIsNamedMissing) {
+  try {
+    readPlanFile("/nonexistent/missing.json");
+    FAIL() << "no error";
+  } catch (const AdviceError& e) {
+    EXPECT_NE(std::string(e.what()).find("/nonexistent/missing.json: no such plan file"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(PlanFile, DeepNestingIsAnErrorNotAStackOverflow) {

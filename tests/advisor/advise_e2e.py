@@ -11,6 +11,7 @@ the trace; --json and --max-slowdown work.
 """
 import json
 import os
+import re
 import sqlite3
 import subprocess
 import sys
@@ -107,6 +108,19 @@ def main():
     r = run([gcprof, "advise", db, "--budget", "5%", "--no-store"])
     if r.returncode != 1 or "smallest peak any plan reaches is" not in r.stderr:
         fail("5%% budget: exit %d, stderr %r" % (r.returncode, r.stderr))
+    # The budget it says to raise to is accepted as printed, and the size
+    # printed one digit lower is not (it named one that failed again).
+    hint = re.search(r"Raise the budget to at least ([0-9.]+) ([KMG]iB|B)", r.stderr)
+    if not hint:
+        fail("5%% budget: no 'Raise the budget to at least' in %r" % r.stderr)
+    r = run([gcprof, "advise", db, "--budget", hint.group(1) + hint.group(2), "--no-store"])
+    if r.returncode != 0:
+        fail("advise at the hinted %s %s exited %d: %s" % (hint.group(1), hint.group(2), r.returncode, r.stderr))
+    decimals = len(hint.group(1).partition(".")[2])
+    lower = "%.*f%s" % (decimals, float(hint.group(1)) - 10 ** -decimals, hint.group(2))
+    r = run([gcprof, "advise", db, "--budget", lower, "--no-store"])
+    if r.returncode != 1:
+        fail("advise at %s, below the hinted least budget, exited %d" % (lower, r.returncode))
 
     # --json prints the plan.
     r = run([gcprof, "advise", db, "--budget", "60%", "--json", "--no-store"])

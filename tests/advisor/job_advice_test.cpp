@@ -2,7 +2,9 @@
 // verification names the rank that ended it (verifyJob).
 #include <gtest/gtest.h>
 
+#include "byte_text.h"
 #include "chain_traces.h"
+#include "job.h"
 #include "model/advice_error.h"
 #include "plan/job_advice.h"
 #include "verify/job_verification.h"
@@ -69,6 +71,22 @@ TEST(JobAdvice, ThePlanFitsTheWorstRankNotOnlyTheOneItWasSolvedOn) {
     EXPECT_EQ(doc["ranks"][0]["recorded"]["peak_bytes"], top);
   }
   EXPECT_TRUE(found) << "no budget separates the ranks; the traces no longer test this";
+}
+
+// Rank 1 holds more (FSDP's rank 1 was the worst): a budget no plan meets
+// names it, the rank the table marks worst, not the first rank that fails;
+// and the budget it says to raise to is one the whole job then accepts.
+TEST(JobAdvice, AnUnreachableBudgetNamesTheWorstRankAndABudgetTheJobAccepts) {
+  std::vector<Trace> ranks = {rankTrace(0, 1000), rankTrace(1, 3000)};
+  JobAdvice job = adviseJob(launcher(), ranks, bytesBudget(200));
+  ASSERT_FALSE(job.feasible);
+  EXPECT_EQ(job.outcomes[job.worst].run.rank, 1);
+  EXPECT_EQ(job.message.rfind(rankName(job.outcomes[job.worst].run) + ": ", 0), 0u) << job.message;
+  Bytes least = 0;
+  for (const Advice& a : job.ranks) least = std::max(least, a.least_budget);
+  ASSERT_GT(least, 0);
+  EXPECT_NE(job.message.find("at least " + formatBytes(least)), std::string::npos) << job.message;
+  EXPECT_TRUE(adviseJob(launcher(), ranks, bytesBudget(least)).feasible);
 }
 
 TEST(JobAdvice, APercentBudgetIsOfTheWorstRanksPeak) {

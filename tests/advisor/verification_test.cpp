@@ -46,6 +46,29 @@ std::map<std::string, Gate> gatesOf(const Trace& baseline, const Trace& measured
   return out;
 }
 
+// A plan `advise --strategy every` wrote although it did not fit was
+// reported as "plan solved with N headroom".
+TEST(Verification, APlanThatDidNotFitWhenAdvisedSaysSoNotSolvedWithHeadroom) {
+  Trace baseline = run(1, range(0, 3), {}), measured = run(2, range(0, 3), {});
+  PlanFile plan;
+  plan.strategy = "every";
+  plan.budget_bytes = 1000;
+  plan.headroom_bytes = 30;
+  plan.predicted_peak = 990;
+  std::string detail;
+  for (const Gate& g : verify(baseline, measured, plan, 1, 0).gates)
+    if (g.name == "peak within budget") detail = g.detail;
+  EXPECT_EQ(detail.find("solved with"), std::string::npos) << detail;
+  EXPECT_NE(detail.find("the plan did not fit when advised: --strategy every predicted 990 B, above the "
+                        "budget less its 30 B headroom (970 B)"),
+            std::string::npos)
+      << detail;
+  plan.predicted_peak = 970;
+  for (const Gate& g : verify(baseline, measured, plan, 1, 0).gates)
+    if (g.name == "peak within budget") detail = g.detail;
+  EXPECT_NE(detail.find("(plan solved with 30 B headroom)"), std::string::npos) << detail;
+}
+
 TEST(Verification, FingerprintsOnAScheduleAreComparedStepByStep) {
   Trace base = run(1, range(0, 20), kScheduled);
   Trace same = run(2, range(0, 20), kScheduled);

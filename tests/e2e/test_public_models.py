@@ -187,6 +187,53 @@ class T5(PublicModel, unittest.TestCase):
     ladder = ()
 
 
+class BertWholeBlocks(unittest.TestCase):
+    """HF BERT gets plans over whole blocks only, where GPT-2 and Llama get
+    them over the blocks' sub-modules: BertOutput is passed the attention's
+    output as its residual, so its backward range ends after the
+    intermediate's begins (they nest, not one after another). advise says
+    so instead of leaving it unexplained."""
+
+    @classmethod
+    def setUpClass(cls):
+        if missing("transformers"):
+            raise unittest.SkipTest("transformers not installed (scripts/install-deps)")
+        cls.db = p.tempdb("public-bert")
+        p.record(cls.db, public("bert", "--layers", "2", "--seq", "64", "--batch", "4", "--steps", "3"))
+        cls.advice = p.gcprof("advise", cls.db, "--budget", "80%", "--no-store", check=False)
+
+    def test_advise_says_why_the_blocks_are_not_split(self):
+        out = self.advice.stdout
+        self.assertIn("plans over whole blocks only, not their sub-modules", out, out + self.advice.stderr)
+        self.assertIn("do not run one after another in forward and backward", out)
+        self.assertIn(".output's ends", out)
+
+
+class Whisper(unittest.TestCase):
+    """HF Whisper (audio encoder-decoder, 4+4 layers, random weights): the
+    plan that checkpoints every block is predicted within 1% of what its
+    verification measures, and verifies."""
+
+    @classmethod
+    def setUpClass(cls):
+        if missing("transformers"):
+            raise unittest.SkipTest("transformers not installed (scripts/install-deps)")
+        cls.db = p.tempdb("public-whisper")
+        cls.baseline = p.record(cls.db, public("whisper", "--layers", "4", "--seq", "512", "--batch", "2",
+                                               "--steps", "3"))
+        plan = os.path.join(os.path.dirname(cls.db), "every.json")
+        p.gcprof("advise", cls.db, "--strategy", "every", "-o", plan)
+        cls.verify = p.gcprof("verify", cls.db, "--plan", plan, check=False)
+        cls.report = json.loads(p.gcprof("report", cls.db, "--format", "json").stdout)
+
+    def test_every_is_predicted_within_one_percent_and_verifies(self):
+        self.assertEqual(self.verify.returncode, 0, self.verify.stdout + self.verify.stderr)
+        self.assertEqual(self.report["verdict"], "PASS")
+        m, pr = self.report["measured"]["peak_bytes"], self.report["predicted"]["peak_bytes"]
+        self.assertLessEqual(abs(m - pr), 0.01 * m, (pr, m))
+        self.assertEqual(p.losses(self.verify.stdout), p.losses(self.baseline.stdout))
+
+
 class Bart(unittest.TestCase):
     """HF BART: every decoder layer reads the encoder's output, whose gradient
     completes only when the last of them is done, so their recorded backward

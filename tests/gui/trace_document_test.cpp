@@ -90,6 +90,54 @@ TEST(TraceDocument, PlanAndVerificationOverlays) {
   EXPECT_EQ(doc->run().trace.run.baseline_run, base);
 }
 
+// gcprof report shows the newest verification's plan: the GUI opened on the
+// newest plan instead, unverified, and the two disagreed about "the plan".
+TEST(TraceDocument, OpensOnTheVerifiedPlanTheReportShowsAndSaysSo) {
+  TempFile f("verified-plan");
+  TrainingShape shape;
+  int64_t base = testing::writeRun(f.path(), testing::fabricateTraining(shape));
+  int64_t verified = 0, newer = 0;
+  {
+    TraceStore store(f.path(), TraceStore::Mode::ReadWrite);
+    verified = store.savePlan({0, base, 1, "optimal", 900ll << 20,
+                               testing::planJson(base, shape.layers, {1, 3, 5}, 900ll << 20)});
+  }
+  TrainingShape again = shape;
+  again.checkpointed = {1, 3, 5};
+  again.baseline_run = base;
+  again.plan_id = verified;
+  int64_t vrun = testing::writeRun(f.path(), testing::fabricateTraining(again));
+  {
+    TraceStore store(f.path(), TraceStore::Mode::ReadWrite);
+    store.saveVerification({0, verified, base, vrun, "PASS", 2, "{}"});
+    newer = store.savePlan({0, base, 3, "every", 800ll << 20,
+                            testing::planJson(base, shape.layers, {0, 1, 2}, 800ll << 20)});
+  }
+  std::string error;
+  auto doc = TraceDocument::open(f.path(), 0, &error);
+  ASSERT_TRUE(doc) << error;
+  ASSERT_EQ(doc->plans().size(), 2u);
+  ASSERT_NE(doc->selectedPlan(), nullptr);
+  EXPECT_EQ(doc->selectedPlan()->id, verified);
+  EXPECT_EQ(doc->selectedVerification(), vrun);
+  const std::string& note = doc->openedPlanNote();
+  EXPECT_NE(note.find("plan " + std::to_string(verified) + ": the newest verified (run " + std::to_string(vrun)),
+            std::string::npos)
+      << note;
+  EXPECT_NE(note.find("newer, not verified: plan " + std::to_string(newer)), std::string::npos) << note;
+
+  // Without a verification: the newest plan, said to be unverified.
+  TempFile g("unverified-plan");
+  int64_t lone = testing::writeRun(g.path(), testing::fabricateTraining(shape));
+  {
+    TraceStore store(g.path(), TraceStore::Mode::ReadWrite);
+    store.savePlan({0, lone, 1, "optimal", 900ll << 20, testing::planJson(lone, shape.layers, {1}, 900ll << 20)});
+  }
+  auto plain = TraceDocument::open(g.path(), 0, &error);
+  ASSERT_TRUE(plain) << error;
+  EXPECT_NE(plain->openedPlanNote().find("the newest, not verified"), std::string::npos) << plain->openedPlanNote();
+}
+
 TEST(TraceDocument, EachPlanShowsItsOwnUnits) {
   TempFile f("plan-units");
   TrainingShape shape;

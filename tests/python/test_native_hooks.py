@@ -114,6 +114,22 @@ def test_the_switch_and_a_foreign_torch_choose_the_python_hooks():
         assert events == python
 
 
+def test_an_installation_without_them_says_what_is_missing_and_what_it_costs():
+    # `pip install .` with build isolation built no extension: recording says
+    # so once, with the cost and the way to get them (it said nothing).
+    probe = ("import torch, fake_recorder; from gcprof import native_hooks;"
+             "rec = fake_recorder.FakeRecorder();"
+             "print('native' if native_hooks.load(torch, rec) is not None else 'python')")
+    with tempfile.TemporaryDirectory() as tmp:
+        proc, _ = run_python(["-c", probe],
+                             GCPROF_NATIVE_HOOKS_LIB=os.path.join(tmp, "gcprof_backward_hooks.so"))
+    assert proc.stdout.strip() == "python", proc.stdout + proc.stderr
+    said = [l for l in proc.stderr.splitlines() if l.startswith("gcprof:")]
+    assert len(said) == 1, proc.stderr
+    assert "C++ recording hooks are not installed" in said[0], said
+    assert "50 us more" in said[0] and "--no-build-isolation" in said[0], said
+
+
 def test_no_range_stays_open_after_the_passes():
     _library()
     probe = ("import torch, fake_recorder, backward_ranges_job as j;"

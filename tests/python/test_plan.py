@@ -37,6 +37,8 @@ def test_missing_names_exit_2_with_near_matches_and_no_traceback():
         assert "'layer.1': did you mean 'layers.1'" in proc.stderr, proc.stderr
         assert "'blocks.zzz': no similar name" in proc.stderr, proc.stderr
         assert "2 checkpoint names not found" in proc.stderr, proc.stderr
+        # The refusal is the whole story: not followed by "ran no training forward".
+        assert "no training forward" not in proc.stderr, proc.stderr
         assert "loss" not in proc.stdout, "the job ran a step with a bad plan"
 
 

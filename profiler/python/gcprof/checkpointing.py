@@ -39,6 +39,7 @@ PREFER_RECOMPUTE for the rest. PyTorch replays the recomputation from its
 cache by the same numbering, so the kept outputs are returned, not recomputed.
 """
 import contextlib
+import sys
 
 _MARK = "__gcprof_checkpointed__"
 
@@ -48,6 +49,79 @@ recompute_context = None
 
 def is_checkpointed(module):
     return getattr(module.forward, _MARK, None) is not None
+
+
+# The flags with which libraries make a module checkpoint itself or its
+# children: Hugging Face's gradient_checkpointing_enable() sets
+# `gradient_checkpointing` on its layers (older versions on the encoder that
+# loops over them), timm's set_grad_checkpointing() `grad_checkpointing` on
+# the model, diffusers the same as Hugging Face.
+_JOB_FLAGS = (("gradient_checkpointing", "Hugging Face gradient checkpointing "
+               "(gradient_checkpointing_enable(); turn it off with gradient_checkpointing_disable())"),
+              ("grad_checkpointing", "timm's set_grad_checkpointing() (turn it off with "
+               "set_grad_checkpointing(False))"))
+
+
+def _job_flag(module):
+    for attr, how in _JOB_FLAGS:
+        if getattr(module, attr, None) is True:
+            return how
+    return None
+
+
+def job_checkpointing(root, targets):
+    """(name, module it is under or contains that checkpoints by itself, how)
+    for each target a library already checkpoints: a plan on top of it would
+    recompute those modules twice per step. `root` is the model the names
+    are of; a flag on a target, on a module above it, or on one inside it counts."""
+    by_id = {id(m): n for n, m in root.named_modules()}
+    flagged = {n: _job_flag(m) for n, m in root.named_modules() if _job_flag(m)}
+    found = []
+    for name, module in targets:
+        own = by_id.get(id(module), name)
+        # The innermost flagged module above (or at) it is the one that
+        # checkpoints (HF sets the flag on the stack that holds the layers too).
+        above = [o for o in flagged if o == "" or own == o or own.startswith(o + ".")]
+        hit = None
+        if above:
+            other = max(above, key=len)
+            hit = (other or type(root).__name__, flagged[other])
+        if hit is None:
+            inner = next(((n, _job_flag(m)) for n, m in module.named_modules() if _job_flag(m)), None)
+            if inner is not None:
+                hit = (name + ("." + inner[0] if inner[0] else ""), inner[1])
+        if hit is not None:
+            found.append((name, hit[0], hit[1]))
+    return found
+
+
+_warned_recomputed = set()
+
+
+def _warn_recomputed_by_the_job(name):
+    if name in _warned_recomputed:
+        return
+    _warned_recomputed.add(name)
+    sys.stderr.write("gcprof: warning: %r is recomputed in backward by a checkpoint of the job's own "
+                     "(torch.utils.checkpoint around it or around a module above it): gcprof does not "
+                     "checkpoint it a second time there, so it is recomputed once, but the plan's "
+                     "predictions assume the job does not checkpoint; record the job as it runs and "
+                     "advise again\n" % name)
+    sys.stderr.flush()
+
+
+def _in_checkpoint_forward(torch):
+    """Whether a non-reentrant torch.utils.checkpoint's forward is under way
+    on this thread: its saved-tensor hooks are the innermost ones. (A
+    reentrant one runs its forward without grad, which needs no check.)"""
+    top = getattr(getattr(torch._C, "_autograd", None), "_top_saved_tensors_default_hooks", None)
+    if top is None:
+        return False
+    try:
+        hooks = top(False)
+    except Exception:
+        return False
+    return bool(hooks) and "_checkpoint_hook" in getattr(hooks[0], "__qualname__", "")
 
 
 def _running_state(module):
@@ -119,9 +193,19 @@ def checkpoint_module(torch, module, name, save=None):
     from torch.utils.checkpoint import checkpoint
     extra = {"context_fn": _context_fn(torch, save)} if save else {}
 
+    in_backward = getattr(torch._C, "_current_graph_task_id", lambda: -1)
+
     def forward(*args, **kwargs):
         if not torch.is_grad_enabled():
             return original(*args, **kwargs)  # evaluation: nothing to save
+        if in_backward() != -1 or _in_checkpoint_forward(torch):
+            # Inside another checkpoint: its forward, or its recomputation
+            # in backward (this one's reruns `run` below, not this function).
+            # Checkpointing again would recompute the module twice; and the
+            # outer checkpoint needs its recomputation to save what its
+            # forward saved, so both run the module as it is.
+            _warn_recomputed_by_the_job(name)
+            return original(*args, **kwargs)
         calls = [0]
         at_call = _containers_copied((args, kwargs))
 

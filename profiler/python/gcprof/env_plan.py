@@ -25,8 +25,8 @@ import sys
 import tempfile
 import threading
 
-from . import plan
-from .plan import PlanError, checked_names, exit_with, load_plan, names_of_other_roots, resolve, wrap
+from . import plan as _plan
+from .plan import PlanError, checked_names, load_plan, names_of_other_roots, resolve, wrap
 from .root_names import RootNames
 
 APPLIED_ENV = "GCPROF_PLAN_APPLIED"
@@ -75,7 +75,7 @@ def warn_if_unapplied(path):
     plan and the job ended by itself."""
     try:
         ended_by_exception = getattr(sys, "last_value", None) is not None
-        if not ended_by_exception and not plan.refused and not _applied_in_job(path):
+        if not ended_by_exception and not _refused and not _plan.refused and not _applied_in_job(path):
             sys.stderr.write("gcprof: warning: GCPROF_PLAN=%s was set but the job ran no training "
                              "forward (a module call with grad enabled), so nothing was "
                              "checkpointed\n" % path)
@@ -87,6 +87,18 @@ def warn_if_unapplied(path):
                 os.unlink(marker)
             except OSError:
                 pass
+
+
+def exit_with(error):
+    """Ends the job for a plan that cannot be applied. The plan counts as
+    handled for the job: the error said why nothing was checkpointed, so no
+    process adds "the job ran no training forward" at exit."""
+    _note_applied()
+    _refused.append(str(error))
+    _plan.exit_with(error)
+
+
+_refused = []  # the errors that ended this process
 
 
 class PlanOnFirstForward:
@@ -178,7 +190,7 @@ class PlanOnFirstForward:
     def _apply(self, module, names, prefix):
         try:
             targets = resolve(module, names, self._path, prefix=prefix)
-            wrap(targets, self._plan, module)
+            wrap(targets, self._plan, module, self._path)
         except PlanError as error:
             exit_with(error)
         except Exception as exc:

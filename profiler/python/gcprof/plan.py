@@ -20,7 +20,7 @@ import os
 import re
 import sys
 
-from .checkpointing import checkpoint_module
+from .checkpointing import checkpoint_module, job_checkpointing
 
 FORMAT = "gcprof.plan/2"
 # Older plans read the same: no `module`/`policy` means whole-module
@@ -208,7 +208,7 @@ def apply_plan(model, plan):
                         % (where, ", ".join(n for ns in others.values() for n in ns), " or ".join(others)))
     mine = [n for n in names if n not in {t for t, _ in targets}]
     targets = resolve(first, mine, where) + targets
-    wrap(targets, data, first)
+    wrap(targets, data, first, where)
     return [name for name, _ in targets]
 
 
@@ -237,10 +237,26 @@ def names_of_other_roots(names, model, class_names):
     return out
 
 
-def wrap(targets, data, model):
-    """Checkpoints the (name, module) targets, selective ones as the plan says."""
+def wrap(targets, data, model, where="plan"):
+    """Checkpoints the (name, module) targets, selective ones as the plan says.
+
+    Refused (PlanError, nothing changed) when a library already checkpoints
+    a target, a module above it or one inside it: each would be recomputed
+    twice per step, and the plan's numbers were solved for a job that does
+    not checkpoint."""
     import torch
 
+    doubled = job_checkpointing(model, targets)
+    if doubled:
+        lines = ["%s: %d module%s of the plan %s already checkpointed by the job, so the plan "
+                 "would recompute %s twice per step:" % (where, len(doubled), "" if len(doubled) == 1 else "s",
+                                                          "is" if len(doubled) == 1 else "are",
+                                                          "it" if len(doubled) == 1 else "them")]
+        for name, by, how in doubled:
+            lines.append("  %r: %s checkpointed by %s" % (name, "is" if by == name else "%r is" % by, how))
+        lines.append("Turn the job's checkpointing off to apply this plan (it was advised for a run "
+                     "without it), or keep it and use no plan.")
+        raise PlanError("\n".join(lines))
     selective = save_lists(data)
     for name, module in targets:
         checkpoint_module(torch, module, name, save=selective.get(name))
