@@ -36,7 +36,7 @@ struct SimEvent {
 };
 
 // A recorded allocation or free, as the simulator orders it.
-SimEvent asRecorded(const MemoryEvent& m) { return {m.time, 0, m.delta, 0, 1}; }
+SimEvent asRecorded(const MemoryEvent& m) { return {m.time, 0, m.delta, 0, 1, nullptr}; }
 
 bool before(const SimEvent& a, const SimEvent& b) {
   if (a.time != b.time) return a.time < b.time;
