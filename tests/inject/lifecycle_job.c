@@ -78,6 +78,7 @@ static int holdThenIdle(void) {
   for (int i = 0; i < 64; ++i) memset(keep(malloc(1 << 20)), 1, 4096);
   signalReady();
   for (;;) pause();
+  return 0; /* not reached */
 }
 
 /* A launcher that marks ranges, holds memory and execs the training program
