@@ -170,7 +170,7 @@ Bytes printedBelow(Bytes b) {
 // headroom at the budget asked, which grows with the budget: BERT's "at
 // least 306 MiB" failed again at 306 and 308 MiB).
 TEST(Advice, TheBudgetTheHintNamesIsAcceptedAsPrinted) {
-  for (const std::string& runtime : {"native", "python"}) {
+  for (const char* runtime : {"native", "python"}) {
     Trace t = chainTrace(eightUnits(runtime));
     for (double share : {0.05, 0.2, 0.3}) {
       AdviceRequest r;
