@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "model/live_sweep.h"
 #include "saturating.h"
 
 namespace gcprof::advisor {
@@ -49,6 +50,13 @@ Bytes sortedEventsPeak(const std::vector<MemoryEvent>& events) {
     sat::addTo(live, events[i].delta);
     if (i + 1 == events.size() || events[i + 1].time != events[i].time) peak = std::max(peak, live);
   }
+  return peak;
+}
+
+Bytes allocationsPeak(const std::vector<Allocation>& allocations, const AllocationFilter& filter) {
+  Bytes peak = 0;
+  if (!sweepInstants(allocations, filter, [&](Ns, Bytes live) { peak = std::max(peak, live); }))
+    return sortedEventsPeak(memoryEvents(allocations, filter));
   return peak;
 }
 

@@ -49,4 +49,9 @@ Bytes eventsPeak(std::vector<MemoryEvent>& events);
 // The same of events already in that order.
 Bytes sortedEventsPeak(const std::vector<MemoryEvent>& events);
 
+// sortedEventsPeak(memoryEvents(allocations, filter)) without the events
+// (two per allocation: 330 MB of a 10M-allocation run): allocations in
+// time order (a Trace's) are swept with only the live ones' frees held.
+Bytes allocationsPeak(const std::vector<Allocation>& allocations, const AllocationFilter& filter);
+
 }  // namespace gcprof::advisor

@@ -1,9 +1,11 @@
 #include "model/memory_curve.h"
+#include "model/live_sweep.h"
 #include "model/memory_events.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 
 #include "trace_builder.h"
 
@@ -117,6 +119,65 @@ TEST(MemoryCurve, StepPeaksFromTheEventsAreTheCurves) {
       EXPECT_EQ(got[i].peak_time, want[i].peak_time) << i;
     }
   }
+}
+
+// The peak swept from the allocations (show) is the sorted events' peak:
+// ties of frees and allocations, frees at the instant of the allocation,
+// blocks never freed, and allocations the filter leaves out.
+TEST(MemoryCurve, PeakSweptFromAllocationsIsTheEventsPeak) {
+  std::mt19937_64 rng(3);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Allocation> rows;
+    for (int64_t id = 1; id <= 400; ++id) {
+      Allocation a;
+      a.id = id;
+      a.alloc = static_cast<Ns>(rng() % 200);
+      a.free = rng() % 7 == 0 ? -1 : a.alloc + static_cast<Ns>(rng() % 30) - 2;  // some at or before alloc
+      if (a.free < -1) a.free = 0;
+      a.bytes = static_cast<Bytes>(rng() % 1000) - 50;
+      a.device = rng() % 5 == 0 ? 0 : -1;
+      rows.push_back(a);
+    }
+    std::sort(rows.begin(), rows.end(), [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
+    for (const AllocationFilter& f : {AllocationFilter{}, AllocationFilter{true, AllocKind::Tensor}})
+      EXPECT_EQ(allocationsPeak(rows, f), sortedEventsPeak(memoryEvents(rows, f))) << round;
+    std::reverse(rows.begin(), rows.end());  // not in time order: still the same
+    EXPECT_EQ(allocationsPeak(rows, AllocationFilter{}), sortedEventsPeak(memoryEvents(rows, AllocationFilter{})));
+  }
+}
+
+// The downsampled curve swept from the allocations (export) is the full
+// curve downsampled, for bucket sizes that divide the points and do not.
+TEST(MemoryCurve, SweptDownsampledCurveIsTheCurveDownsampled) {
+  std::mt19937_64 rng(5);
+  std::vector<Allocation> rows;
+  for (int64_t id = 1; id <= 500; ++id) {
+    Allocation a;
+    a.id = id;
+    a.alloc = static_cast<Ns>(rng() % 300);
+    a.free = rng() % 9 == 0 ? -1 : a.alloc + static_cast<Ns>(rng() % 40);
+    a.bytes = static_cast<Bytes>(rng() % 1000) + 1;
+    rows.push_back(a);
+  }
+  std::sort(rows.begin(), rows.end(), [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
+  const MemoryCurve full = memoryCurveOf(memoryEvents(rows, AllocationFilter{}), AllocationFilter{});
+  for (size_t max_points : {size_t{0}, size_t{1}, size_t{2}, size_t{7}, size_t{50}, full.points.size(), size_t{100000}}) {
+    for (bool sorted : {true, false}) {
+      std::vector<Allocation> in = rows;
+      if (!sorted) std::reverse(in.begin(), in.end());
+      MemoryCurve got = downsampledCurve(in, AllocationFilter{}, max_points);
+      std::vector<MemoryPoint> want = downsample(full.points, max_points);
+      ASSERT_EQ(got.points.size(), want.size()) << max_points;
+      for (size_t i = 0; i < want.size(); ++i) {
+        EXPECT_EQ(got.points[i].time, want[i].time) << max_points << " " << i;
+        EXPECT_EQ(got.points[i].live, want[i].live) << max_points << " " << i;
+      }
+      EXPECT_EQ(got.peak, full.peak);
+      EXPECT_EQ(got.peak_time, full.peak_time);
+      EXPECT_EQ(got.live_at_end, full.live_at_end);
+    }
+  }
+  EXPECT_TRUE(downsampledCurve({}, AllocationFilter{}, 10).points.empty());
 }
 
 TEST(MemoryCurve, DownsampleKeepsThePeak) {

@@ -48,5 +48,29 @@ TEST(AllocationOrder, SameAsSortingTheRows) {
   EXPECT_TRUE(none.empty());
 }
 
+// Monotonic-clock times (large, close together) and times too far apart to
+// share one word with the row number: both orders as by sorting rows.
+TEST(AllocationOrder, RealClockTimesAndExtremeSpans) {
+  for (Ns base : {Ns{1700000000000000000}, Ns{0}}) {
+    std::mt19937_64 rng(11);
+    std::vector<Allocation> rows;
+    for (int64_t id = 1; id <= 5000; ++id) {
+      Ns t = base ? base + static_cast<Ns>(rng() % 100000) : static_cast<Ns>(rng());  // any int64
+      rows.push_back(row(id, t));
+    }
+    rows.push_back(row(5001, rows[17].alloc));  // a tie
+    std::shuffle(rows.begin(), rows.end(), rng);
+    std::vector<Allocation> expected = rows;
+    std::sort(expected.begin(), expected.end(), [](const Allocation& a, const Allocation& b) {
+      return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
+    });
+    sortByAllocation(rows);
+    for (size_t i = 0; i < rows.size(); ++i) {
+      ASSERT_EQ(rows[i].id, expected[i].id) << i;
+      ASSERT_EQ(rows[i].bytes, rows[i].id * 10) << i;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gcprof
