@@ -2,6 +2,7 @@
 
 #include <cupti.h>  // the callbacks' parameter structs (generated_*_meta.h)
 
+#include "allocator_trace_attach.h"
 #include "recorder.h"
 #include "trace.h"
 
@@ -143,6 +144,7 @@ void ApiCallbackHandler::onRuntime(CUpti_CallbackId cbid, const CUpti_CallbackDa
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020:
       if (entering(d)) {
         ++t_runtime_memory_depth;
+        if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020) maybeAttachAllocatorTrace();
         return;
       }
       if (t_runtime_memory_depth > 0) --t_runtime_memory_depth;
@@ -229,6 +231,8 @@ void ApiCallbackHandler::onDriver(CUpti_CallbackId cbid, const CUpti_CallbackDat
     case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
     case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
     case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
+      // expandable_segments: the allocator's first physical memory.
+      if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemCreate && entering(d)) maybeAttachAllocatorTrace();
       if (nested)
         correlations_.rememberRecordedMemoryCall(d.correlationId);
       else
