@@ -116,6 +116,8 @@ nlohmann::json describe(const Trace& t) {
     run["allocated_peak_bytes"] = device.allocated;
     run["reserved_peak_bytes"] = device.reserved;
     run["reserved_source"] = device.reserved >= 0 ? device.reserved_source : device.why_not;
+    // PyTorch's own allocator observed: the device memory it does not see.
+    if (device.observed_allocator) run["other_device_peak_bytes"] = device.other;
   }
   return run;
 }

@@ -17,10 +17,11 @@ namespace gcprof::advisor {
 struct AllocationFilter {
   bool device = false;
   AllocKind kind = AllocKind::Tensor;  // device only; host counts every kind
+  int api = -1;                        // device only: one AllocApi, -1 every one
 
   bool matches(const Allocation& a) const {
     if (!device) return a.device < 0;
-    return a.device >= 0 && a.kind == static_cast<int>(kind);
+    return a.device >= 0 && a.kind == static_cast<int>(kind) && (api < 0 || a.api == api);
   }
   std::string describe() const;  // "host", "device tensors", "device segments"
 };

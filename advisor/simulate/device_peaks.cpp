@@ -30,7 +30,7 @@ Bytes replayedReservedPeak(const Trace& trace, std::string* why_not) {
     if (why_not) *why_not = "backend:cudaMallocAsync: its driver pool is not modelled";
     return -1;
   }
-  AllocationFilter tensors{true, AllocKind::Tensor};
+  AllocationFilter tensors{true, AllocKind::Tensor, -1};
   std::vector<TensorEvent> ev;
   for (const Allocation& a : trace.allocations) {
     if (!tensors.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
@@ -51,19 +51,38 @@ Bytes replayedReservedPeak(const Trace& trace, std::string* why_not) {
   return reserved.reserved();  // never falls: the end is the peak
 }
 
+// The peak of the device memory PyTorch's observed allocator did not report.
+Bytes otherDevicePeak(const Trace& trace) {
+  std::vector<std::pair<Ns, Bytes>> ev;
+  for (const Allocation& a : trace.allocations) {
+    if (a.device < 0 || a.api == static_cast<int>(AllocApi::C10CachingAllocator)) continue;
+    ev.push_back({a.alloc, a.bytes});
+    if (a.freed()) ev.push_back({a.free, -a.bytes});
+  }
+  if (ev.empty()) return -1;
+  std::sort(ev.begin(), ev.end());  // frees (negative) first at one instant
+  Bytes live = 0, peak = 0;
+  for (const auto& e : ev) peak = std::max(peak, live += e.second);
+  return peak;
+}
+
 DevicePeaks devicePeaks(const Trace& trace) {
   DevicePeaks p;
+  const int c10 = static_cast<int>(AllocApi::C10CachingAllocator);
   bool tensors = false, segments = false;
   for (const Allocation& a : trace.allocations) {
     if (a.device < 0) continue;
+    p.observed_allocator = p.observed_allocator || a.api == c10;
     tensors = tensors || a.kind == static_cast<int>(AllocKind::Tensor);
     segments = segments || a.kind == static_cast<int>(AllocKind::Segment);
   }
   p.device = tensors || segments;
   if (!p.device) return p;
-  if (tensors) p.allocated = memoryCurve(trace, AllocationFilter{true, AllocKind::Tensor}).peak;
+  const int api = p.observed_allocator ? c10 : -1;
+  if (p.observed_allocator) p.other = otherDevicePeak(trace);
+  if (tensors) p.allocated = memoryCurve(trace, AllocationFilter{true, AllocKind::Tensor, api}).peak;
   if (segments) {
-    p.reserved = memoryCurve(trace, AllocationFilter{true, AllocKind::Segment}).peak;
+    p.reserved = memoryCurve(trace, AllocationFilter{true, AllocKind::Segment, api}).peak;
     p.reserved_source = "segments";
   } else {
     p.reserved = replayedReservedPeak(trace, &p.why_not);

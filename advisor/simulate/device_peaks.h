@@ -17,6 +17,11 @@ struct DevicePeaks {
   Bytes reserved = -1;          // -1: neither segments nor a replayable allocator
   std::string reserved_source;  // "segments" (recorded) | "model" (predicted) | ""
   std::string why_not;          // when reserved is -1 on a device run: why
+  // PyTorch's allocator observed (its trace tracker, AllocApi::C10CachingAllocator):
+  // allocated and reserved are its rows alone, and the device memory it does
+  // not see (NCCL, raw cudaMalloc: CUPTI's rows) is a series of its own.
+  bool observed_allocator = false;
+  Bytes other = -1;             // peak of that other device memory; -1: none recorded
 };
 
 DevicePeaks devicePeaks(const Trace& trace);

@@ -11,6 +11,9 @@
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <dlfcn.h>
 
+#include <atomic>
+#include <string>
+
 #include "allocator_events.h"
 #include "c10_record.h"
 
@@ -37,19 +40,36 @@ class InjectorSink : public gcprof::allocator_trace::DeviceMemorySink {
 
 }  // namespace
 
-// 1 when attached; 0 when the injector is not in the process (an unrecorded
-// job) or PyTorch's allocator is not the native one.
+// 1 when attached (now or by an earlier call: once per process, however
+// many of the python shim and the injector ask); 0 when the injector is not
+// in the process (an unrecorded job), PyTorch's allocator is not the native
+// one, or it has no device allocators yet (CUDA not initialised: ask again
+// later). Never throws: its callers are a CUDA API callback and python's
+// queued CUDA initialisation calls, where an exception would break the job.
 extern "C" __attribute__((visibility("default"))) int gcprof_attach_allocator_trace(int with_segments) {
-  auto alloc = reinterpret_cast<AllocFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_device_alloc"));
-  auto release = reinterpret_cast<FreeFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_device_free"));
-  if (!alloc || !release) return 0;
-  auto* allocator = c10::cuda::CUDACachingAllocator::get();
-  if (!allocator || allocator->name() != std::string("native")) return 0;
-  static InjectorSink sink(alloc, release);  // lives as long as the allocator
-  bool segments = with_segments != 0;
-  c10::cuda::CUDACachingAllocator::attachAllocatorTraceTracker(
-      [segments](const c10::CachingDeviceAllocator::TraceEntry& e) {
-        gcprof::allocator_trace::deliver(gcprof::allocator_trace::recordOf(e), sink, segments);
-      });
-  return 1;
+  static std::atomic<int> state{0};  // 0 idle, 1 attaching, 2 attached
+  if (state.load(std::memory_order_acquire) == 2) return 1;
+  int idle = 0;
+  // Another thread attaching holds device locks we would wait on: never block.
+  if (!state.compare_exchange_strong(idle, 1, std::memory_order_acq_rel)) return 0;
+  int attached = 0;
+  try {
+    auto alloc = reinterpret_cast<AllocFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_device_alloc"));
+    auto release = reinterpret_cast<FreeFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_device_free"));
+    auto* allocator = c10::cuda::CUDACachingAllocator::get();
+    if (alloc && release && allocator && allocator->name() == std::string("native") &&
+        allocator->initialized()) {
+      static InjectorSink sink(alloc, release);  // lives as long as the allocator
+      bool segments = with_segments != 0;
+      c10::cuda::CUDACachingAllocator::attachAllocatorTraceTracker(
+          [segments](const c10::CachingDeviceAllocator::TraceEntry& e) {
+            gcprof::allocator_trace::deliver(gcprof::allocator_trace::recordOf(e), sink, segments);
+          });
+      attached = 1;
+    }
+  } catch (...) {
+    attached = 0;
+  }
+  state.store(attached ? 2 : 0, std::memory_order_release);
+  return attached;
 }

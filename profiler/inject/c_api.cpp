@@ -43,8 +43,8 @@ GCPROF_EXPORT void gcprof_inject_device_alloc(uint64_t addr, int64_t bytes, int 
                                               int kind, int api) {
   recordAlloc(addr, bytes, api, device, stream, kind, true);
 }
-GCPROF_EXPORT void gcprof_inject_device_free(uint64_t addr, int device, int /*kind*/) {
-  recordFree(addr, device);
+GCPROF_EXPORT void gcprof_inject_device_free(uint64_t addr, int device, int kind) {
+  recordFree(addr, device, 0, kind);
 }
 
 GCPROF_EXPORT const gcprof_api_v1* gcprof_get_api_v1(void) {

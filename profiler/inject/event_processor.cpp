@@ -23,7 +23,14 @@ namespace {
 // others count them dropped (docs/recording.md, "Cost").
 constexpr size_t kMaxPending = 1 << 16;
 
-uint64_t key(uint64_t addr, int device) { return addressKey(addr, device); }
+uint64_t key(uint64_t addr, int device, int kind) { return addressKey(addr, device, kind); }
+
+// A segment PyTorch's allocator reports over the raw allocation CUPTI saw
+// for the same memory: the allocator's row is the one kept.
+bool replacesRawSegment(const gcprof::Allocation& mine, const gcprof::Allocation& live) {
+  return mine.api == kApiC10CachingAllocator && live.api != kApiC10CachingAllocator &&
+         live.kind == static_cast<int>(gcprof::AllocKind::Segment) && live.id == 0;
+}
 
 int moduleDepth(const char* name) {
   if (!*name) return 0;
@@ -121,20 +128,23 @@ void EventProcessor::onAlloc(const Stamped& s) {
   a.thread = s.tid;
   a.alloc = s.e.time;
   a.step = stepAt(a.alloc);
-  auto [it, fresh] = live_.try_emplace(key(a.addr, a.device), a);
-  if (!fresh) {
+  auto [it, fresh] = live_.try_emplace(key(a.addr, a.device, a.kind), a);
+  if (!fresh && replacesRawSegment(a, it->second)) {
+    track(it->second, -1);
+    it->second = a;
+  } else if (!fresh) {
     // Its free is still in flight from another thread: close the old one here.
     it->second.free = a.alloc;
     keep(it->second);
     track(it->second, -1);
     it->second = a;
   }
-  unwritten_.push_back({key(a.addr, a.device), a.alloc});
+  unwritten_.push_back({key(a.addr, a.device, a.kind), a.alloc});
   track(a, +1);
 }
 
 void EventProcessor::onFree(const Stamped& s) {
-  auto it = live_.find(key(s.e.a, s.e.device));
+  auto it = live_.find(key(s.e.a, s.e.device, s.e.kind));
   if (it == live_.end()) {
     ++unmatched_frees_;
     return;

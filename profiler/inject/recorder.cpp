@@ -72,9 +72,13 @@ void recordAlloc(uint64_t addr, int64_t bytes, int api, int device, int64_t stre
     ts->countSmall(bytes);
     return;
   }
-  if (!liveAddresses().insert(addressKey(addr, device))) {
-    ts->dropped.fetch_add(1, std::memory_order_relaxed);
-    return;
+  if (!liveAddresses().insert(addressKey(addr, device, kind))) {
+    // PyTorch's allocator reports a segment right after the cudaMalloc
+    // CUPTI recorded at that address: the writer lets it replace that row.
+    if (api != kApiC10CachingAllocator) {
+      ts->dropped.fetch_add(1, std::memory_order_relaxed);
+      return;
+    }
   }
   Event e;
   e.time = time ? time : nowNs();
@@ -90,15 +94,16 @@ void recordAlloc(uint64_t addr, int64_t bytes, int api, int device, int64_t stre
   ts->push(e);
 }
 
-void recordFree(uint64_t addr, int device, Ns time) {
+void recordFree(uint64_t addr, int device, Ns time, int kind) {
   if (!recording() || addr == 0 || liveAddresses().empty()) return;
-  if (!liveAddresses().erase(addressKey(addr, device))) return;
+  if (!liveAddresses().erase(addressKey(addr, device, kind))) return;
   ThreadState* ts = threadState();
   if (!ts) return;
   Event e{};
   e.time = time ? time : nowNs();
   e.a = addr;
   e.type = EventType::Free;
+  e.kind = static_cast<uint8_t>(kind);
   e.device = static_cast<int8_t>(device);
   ts->push(e);
 }

@@ -25,8 +25,15 @@ bool active();
 void recordAlloc(uint64_t addr, int64_t bytes, int api, int device = -1, int64_t stream = 0,
                  int kind = 0, bool force = false, Ns time = 0);
 // Reported before the real free, so the address cannot be reused in between.
-// Frees of addresses that were never recorded cost one hash probe.
-void recordFree(uint64_t addr, int device = -1, Ns time = 0);
+// Frees of addresses that were never recorded cost one hash probe. `kind`
+// is the AllocKind the block was recorded with (a segment and its first
+// block share an address).
+void recordFree(uint64_t addr, int device = -1, Ns time = 0, int kind = 0);
+
+// The api code of the blocks PyTorch's own caching allocator reports
+// (gcprof::AllocApi::C10CachingAllocator): its segments replace the raw
+// cudaMalloc / cuMemMap rows CUPTI recorded for the same memory.
+constexpr int kApiC10CachingAllocator = 25;
 
 // Ranges (phase: gcprof_phase); ids are process-unique and never 0.
 uint64_t rangeStart(const char* name, int phase, int domain);

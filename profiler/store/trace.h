@@ -59,6 +59,7 @@ enum class AllocApi : int {
   Memalign = 5, Valloc = 6, Pvalloc = 7,
   CudaMalloc = 20, CudaMallocAsync = 21, CuMemAlloc = 22, CuMemCreate = 23,
   CuMemMap = 24,
+  C10CachingAllocator = 25,  // PyTorch's native CUDA caching allocator, through its trace tracker
 };
 
 // Tensor-level allocations vs allocator segments (CUDA caching allocator).

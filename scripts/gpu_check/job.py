@@ -2,7 +2,7 @@
 """Runs one training script for scripts/gpu-check, as `python3 SCRIPT ARGS...`
 would, and afterwards prints PyTorch's own device peaks of the same process:
 
-    gpu-check torch-peaks allocated=<bytes> reserved=<bytes>
+    gpu-check torch-peaks allocated=<bytes> reserved=<bytes> requested=<bytes>
 
 (only when the job used CUDA), to compare with what gcprof recorded.
 
@@ -41,8 +41,12 @@ def main():
         code = e.code if isinstance(e.code, int) else (0 if e.code is None else 1)
     if torch.cuda.is_available() and torch.cuda.is_initialized():
         torch.cuda.synchronize()
-        print("gpu-check torch-peaks allocated=%d reserved=%d"
-              % (torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved()), flush=True)
+        # requested: the sizes asked for (what the allocator's trace entries
+        # carry); allocated counts whole (rounded, unsplit) blocks.
+        requested = torch.cuda.memory_stats().get("requested_bytes.all.peak", -1)
+        print("gpu-check torch-peaks allocated=%d reserved=%d requested=%d"
+              % (torch.cuda.max_memory_allocated(), torch.cuda.max_memory_reserved(), requested),
+              flush=True)
     return code
 
 

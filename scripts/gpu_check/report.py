@@ -41,9 +41,9 @@ def step_ms(path):
 def torch_peaks(path):
     try:
         for l in open(path):
-            m = re.search(r"gpu-check torch-peaks allocated=(\d+) reserved=(\d+)", l)
+            m = re.search(r"gpu-check torch-peaks allocated=(\d+) reserved=(\d+)(?: requested=(-?\d+))?", l)
             if m:
-                return int(m.group(1)), int(m.group(2))
+                return int(m.group(1)), int(m.group(2)), int(m.group(3) or -1)
     except OSError:
         pass
     return None
@@ -101,7 +101,8 @@ def job_report(args, job, checks, lines, doc):
     r = show["runs"][-1]
     entry["run"] = {k: r.get(k) for k in ("backend", "memory", "steps", "allocations", "kernels", "ranges",
                                            "dropped_events", "unmatched_frees", "peak_bytes",
-                                           "allocated_peak_bytes", "reserved_peak_bytes", "reserved_source")}
+                                           "allocated_peak_bytes", "reserved_peak_bytes", "reserved_source",
+                                           "other_device_peak_bytes")}
     lines.append(f"backend {r['backend']}, memory {r['memory']}, {r['steps']} steps, {r['allocations']} "
                  f"allocations, {r['kernels']} kernels, {r['ranges']} ranges, dropped {r['dropped_events']}, "
                  f"unmatched frees {r['unmatched_frees']}")
@@ -121,6 +122,18 @@ def job_report(args, job, checks, lines, doc):
         entry[f"{label}_peak"] = {"gcprof": ours, "torch": theirs, "off": off}
         checks.add(f"{job}: {label} peak within {tol * 100:g}% of torch", off is not None and off <= tol,
                    f"gcprof {mib(ours)} vs torch {mib(theirs)}", gpu_only=True)
+    # The allocator observed (its trace tracker): tensors at their requested
+    # sizes, reserved from its own segment events, not from the model.
+    requested = tp[2] if tp and tp[2] >= 0 else None
+    if requested is not None and alloc is not None and alloc >= 0:
+        off = abs(alloc - requested) / requested if requested else None
+        lines.append(f"\ntensor peak vs requested_bytes.all.peak: {mib(alloc)} vs {mib(requested)}"
+                     + ("" if off is None else f" ({off * 100:.2f}% off)"))
+        entry["requested_peak"] = {"gcprof": alloc, "torch": requested, "off": off}
+    checks.add(f"{job}: reserved recorded from the allocator's segments",
+               r.get("reserved_source") == "segments" and r.get("other_device_peak_bytes") is not None,
+               f"reserved source {r.get('reserved_source')}, other device memory "
+               f"{mib(r.get('other_device_peak_bytes'))}", gpu_only=True)
     if not args.on_gpu:
         lines.append(f"\n(host peak recorded: {mib(r['peak_bytes'])})")
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "chain_run.h"
+#include "simulate/device_peaks.h"
 #include "simulate/replay_simulator.h"
 #include "trace_builder.h"
 
@@ -86,6 +87,36 @@ TEST(ReservedReplay, APlansRecomputedCopiesGoThroughTheAllocator) {
   EXPECT_GE(none.reserved_peak, none.peak);
   EXPECT_GE(every.reserved_peak, every.peak);
   EXPECT_LT(every.reserved_peak, none.reserved_peak);
+}
+
+// PyTorch's allocator observed through its trace tracker: both peaks are its
+// own rows (the tensors it handed out, the segments it reserved), and a raw
+// cudaMalloc it never saw (NCCL's buffer, CUPTI's row) is a series apart,
+// counted in neither.
+TEST(DevicePeaks, ObservedAllocatorRowsAloneMakeAllocatedAndReserved) {
+  Trace t;
+  auto add = [&](Ns at, Ns free, Bytes bytes, AllocKind kind, AllocApi api) {
+    Allocation a;
+    a.id = static_cast<int64_t>(t.allocations.size()) + 1;
+    a.addr = 0x7f0000000000 + static_cast<uint64_t>(a.id) * (64 * MiB);
+    a.alloc = at;
+    a.free = free;
+    a.bytes = bytes;
+    a.device = 0;
+    a.kind = static_cast<int>(kind);
+    a.api = static_cast<int>(api);
+    t.allocations.push_back(a);
+  };
+  add(0, -1, 20 * MiB, AllocKind::Segment, AllocApi::C10CachingAllocator);
+  add(1, 5, 3 * MiB, AllocKind::Tensor, AllocApi::C10CachingAllocator);
+  add(2, 6, 4 * MiB, AllocKind::Tensor, AllocApi::C10CachingAllocator);
+  add(3, 7, 64 * MiB, AllocKind::Segment, AllocApi::CudaMalloc);  // NCCL
+  DevicePeaks p = devicePeaks(t);
+  EXPECT_TRUE(p.observed_allocator);
+  EXPECT_EQ(p.allocated, 7 * MiB);
+  EXPECT_EQ(p.reserved, 20 * MiB) << "memory PyTorch does not see counted as reserved";
+  EXPECT_EQ(p.reserved_source, "segments");
+  EXPECT_EQ(p.other, 64 * MiB);
 }
 
 }  // namespace

@@ -38,7 +38,7 @@ void recordAlloc(uint64_t addr, int64_t bytes, int api, int device, int64_t stre
   g_log.live.insert(addr);
 }
 
-void recordFree(uint64_t addr, int device, Ns time) {
+void recordFree(uint64_t addr, int device, Ns time, int /*kind*/) {
   std::lock_guard<std::mutex> g(g_mutex);
   if (g_log.live.erase(addr) == 0) {
     ++g_log.unmatched_frees;

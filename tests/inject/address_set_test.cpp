@@ -58,3 +58,26 @@ TEST(AddressSet, HostAndDeviceBlocksAtOneAddressAreKeptApart) {
   EXPECT_EQ(allocs, 2);
   EXPECT_EQ(frees, 2) << "the device block's free was lost: it would stay live for ever";
 }
+
+// A caching allocator's segment and the first block carved from it share
+// their address: the block's free must not close the segment, nor the other
+// way round.
+TEST(AddressSet, ASegmentAndItsFirstBlockAreKeptApart) {
+  using namespace gcprof::inject;
+  recordingState().ready.store(true);
+  const uint64_t addr = 0x7f0000200000;
+  recordAlloc(addr, 20 << 20, 25, 0, 0, 1, true);  // segment
+  recordAlloc(addr, 1 << 20, 25, 0, 0, 0, true);   // its first tensor
+  recordFree(addr, 0, 0, 0);
+  recordFree(addr, 0, 0, 1);
+  recordingState().ready.store(false);
+  Event events[64];
+  int allocs = 0, frees = 0;
+  uint32_t n = threadState()->drain(events, 64);
+  for (uint32_t i = 0; i < n; ++i) {
+    allocs += events[i].type == EventType::Alloc;
+    frees += events[i].type == EventType::Free && events[i].kind == (frees == 0 ? 0 : 1);
+  }
+  EXPECT_EQ(allocs, 2) << "the tensor at its segment's address was dropped";
+  EXPECT_EQ(frees, 2);
+}

@@ -2,6 +2,7 @@
 
 #include <cupti.h>  // the callbacks' parameter structs (generated_*_meta.h)
 
+#include "allocator_trace_attach.h"
 #include "recorder.h"
 #include "trace.h"
 
@@ -119,10 +120,10 @@ void ApiCallbackHandler::reportAlloc(const CUpti_CallbackData& d, uint64_t addr,
   allocations_.fetch_add(1, std::memory_order_relaxed);
 }
 
-void ApiCallbackHandler::reportFree(const CUpti_CallbackData& d, uint64_t addr) {
+void ApiCallbackHandler::reportFree(const CUpti_CallbackData& d, uint64_t addr, int kind) {
   correlations_.rememberRecordedMemoryCall(d.correlationId);
   if (addr == 0) return;  // cudaFree(nullptr) is legal and frees nothing
-  recordFree(addr, deviceOf(d));
+  recordFree(addr, deviceOf(d), 0, kind);
   frees_.fetch_add(1, std::memory_order_relaxed);
 }
 
@@ -143,6 +144,7 @@ void ApiCallbackHandler::onRuntime(CUpti_CallbackId cbid, const CUpti_CallbackDa
     case CUPTI_RUNTIME_TRACE_CBID_cudaMallocFromPoolAsync_ptsz_v11020:
       if (entering(d)) {
         ++t_runtime_memory_depth;
+        if (cbid == CUPTI_RUNTIME_TRACE_CBID_cudaMalloc_v3020) maybeAttachAllocatorTrace();
         return;
       }
       if (t_runtime_memory_depth > 0) --t_runtime_memory_depth;
@@ -173,8 +175,10 @@ void ApiCallbackHandler::onRuntime(CUpti_CallbackId cbid, const CUpti_CallbackDa
         return;
       }
       ++t_runtime_memory_depth;
-      // cudaFree and cudaFreeAsync both start with the pointer.
-      reportFree(d, reinterpret_cast<uint64_t>(params<cudaFree_v3020_params>(d).devPtr));
+      // cudaFree and cudaFreeAsync both start with the pointer; each frees
+      // the kind its allocating call was recorded as.
+      reportFree(d, reinterpret_cast<uint64_t>(params<cudaFree_v3020_params>(d).devPtr),
+                 cbid == CUPTI_RUNTIME_TRACE_CBID_cudaFree_v3020 ? kSegment : kTensor);
       return;
     default:
       onLaunch(d);
@@ -220,12 +224,15 @@ void ApiCallbackHandler::onDriver(CUpti_CallbackId cbid, const CUpti_CallbackDat
         correlations_.rememberRecordedMemoryCall(d.correlationId);
         return;
       }
-      reportFree(d, static_cast<uint64_t>(params<cuMemFree_v2_params>(d).dptr));
+      reportFree(d, static_cast<uint64_t>(params<cuMemFree_v2_params>(d).dptr),
+                 cbid == CUPTI_DRIVER_TRACE_CBID_cuMemFree_v2 ? kSegment : kTensor);
       return;
     case CUPTI_DRIVER_TRACE_CBID_cuMemCreate:
     case CUPTI_DRIVER_TRACE_CBID_cuMemRelease:
     case CUPTI_DRIVER_TRACE_CBID_cuMemMap:
     case CUPTI_DRIVER_TRACE_CBID_cuMemUnmap:
+      // expandable_segments: the allocator's first physical memory.
+      if (cbid == CUPTI_DRIVER_TRACE_CBID_cuMemCreate && entering(d)) maybeAttachAllocatorTrace();
       if (nested)
         correlations_.rememberRecordedMemoryCall(d.correlationId);
       else
@@ -270,7 +277,7 @@ void ApiCallbackHandler::onVirtualMemory(CUpti_CallbackId cbid, const CUpti_Call
       auto& p = params<cuMemUnmap_params>(d);
       correlations_.rememberRecordedMemoryCall(d.correlationId);
       for (const auto& m : mappings_.unmapped(p.ptr, static_cast<int64_t>(p.size))) {
-        recordFree(m.addr, m.device);
+        recordFree(m.addr, m.device, 0, kSegment);
         frees_.fetch_add(1, std::memory_order_relaxed);
       }
       return;

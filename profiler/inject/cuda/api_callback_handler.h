@@ -50,7 +50,7 @@ class ApiCallbackHandler {
   void onVirtualMemory(CUpti_CallbackId cbid, const CUpti_CallbackData& d);
   void reportAlloc(const CUpti_CallbackData& d, uint64_t addr, int64_t bytes, int api, int kind,
                    CUstream stream, bool per_thread_stream);
-  void reportFree(const CUpti_CallbackData& d, uint64_t addr);
+  void reportFree(const CUpti_CallbackData& d, uint64_t addr, int kind);
   int deviceOf(const CUpti_CallbackData& d);
   int64_t streamOf(const CUpti_CallbackData& d, CUstream stream, bool per_thread_stream);
 

@@ -30,7 +30,8 @@ void MemoryRecordHandler::handle(const MemoryRecord& record) {
     case CUPTI_ACTIVITY_MEMORY_OPERATION_TYPE_RELEASE:
       // Memory allocated before recording began is unknown to the recorder,
       // which counts and drops such frees.
-      recordFree(record.address, device, time);
+      recordFree(record.address, device, time,
+                 static_cast<int>(record.isAsync != 0 ? AllocKind::Tensor : AllocKind::Segment));
       recorded_.fetch_add(1, std::memory_order_relaxed);
       break;
     default:

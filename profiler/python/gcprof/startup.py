@@ -68,4 +68,7 @@ def install_profiler(torch, recorder=None):
         steps.op_cost = ranges.ops.take_cost
     from .fsdp_gathers import FsdpGathers
     FsdpGathers(torch, recorder).install(steps)
+    if os.environ.get("GCPROF_BACKEND", "auto") != "host":
+        from . import allocator_trace
+        allocator_trace.install(torch, recorder)
     return recorder
