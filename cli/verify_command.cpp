@@ -129,9 +129,15 @@ void printVerification(const advisor::Verification& v) {
               mib(v.predicted_peak), mib(v.measured_peak), mib(v.budget));
   std::printf("  %-10s %12.1f ms %12.1f ms %12.1f ms\n", "step time", v.baseline_step_ns / 1e6,
               v.predicted_step_ns / 1e6, v.measured_step_ns / 1e6);
-  std::printf("  %-10s %14s %+13.1f%% %+13.1f%%%s\n", "slowdown", "", advisor::predictedSlowdown(v) * 100,
-              advisor::measuredSlowdown(v) * 100,
-              v.step_tolerance >= 0 ? "" : "   (not a gate; --step-tolerance 25% makes it one)");
+  if (advisor::slowdownMeasured(v))
+    std::printf("  %-10s %14s %+13.1f%% %+13.1f%%%s\n", "slowdown", "", advisor::predictedSlowdown(v) * 100,
+                advisor::measuredSlowdown(v) * 100,
+                v.step_tolerance >= 0 ? "" : "   (not a gate; --step-tolerance 25% makes it one)");
+  else
+    std::printf("  %-10s %14s %+13.1f%% %14s   (at %s: predicted against its predicted no-checkpoint step "
+                "%.1f ms; the baseline ran another size, so no measured slowdown)\n",
+                "slowdown", "", advisor::predictedSlowdown(v) * 100, "n/a", v.other_size.c_str(),
+                v.predicted_baseline_step_ns / 1e6);
   for (const advisor::Gate& g : v.gates)
     std::printf("  [%s] %-20s %s\n", g.passed ? "ok" : "FAIL", g.name.c_str(), g.detail.c_str());
   std::printf("verdict: %s\n", v.verdict.c_str());
@@ -278,8 +284,10 @@ int runVerify(const VerifyArgs& a) {
   Trace measured = store.load(run_id);
   advisor::Verification v =
       advisor::verify(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance);
-  if (size && size->differs())
+  if (size && size->differs()) {
     advisor::compareLossesAtSize(v, measured, size->value, lossCount(baseline_trace));
+    advisor::compareStepsAtSize(v, plan, size->name, size->value, size->recorded);
+  }
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
   printVerification(v);
   return v.verdict == "PASS" ? 0 : 1;

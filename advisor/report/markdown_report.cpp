@@ -64,7 +64,8 @@ std::string markdownReport(const ReportData& r) {
        << " |\n";
   md << "| step time | " << ms(v.baseline_step_ns) << " | " << ms(v.predicted_step_ns) << " | "
      << ms(v.measured_step_ns)
-     << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
+     << (slowdownMeasured(v) ? ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
+                             : std::string())
      << " | |\n\n";
   if (!r.sized_note.empty()) md << markdownCell(r.sized_note) << "\n\n";
   if (!r.ranks.empty()) {
@@ -83,10 +84,17 @@ std::string markdownReport(const ReportData& r) {
     md << "| " << markdownCell(g.name) << " | " << (g.passed ? "pass" : "**FAIL**") << " | "
        << markdownCell(g.detail) << " |\n";
   if (!v.hint.empty()) md << "\n**Hint:** " << markdownCell(v.hint) << "\n";
-  md << "\nPeak memory saved: " << mib(v.baseline_peak - v.measured_peak) << " of "
-     << mib(v.baseline_peak) << "; measured step time"
-     << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
-     << " against the baseline.\n";
+  if (slowdownMeasured(v))
+    md << "\nPeak memory saved: " << mib(v.baseline_peak - v.measured_peak) << " of "
+       << mib(v.baseline_peak) << "; measured step time"
+       << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
+       << " against the baseline.\n";
+  else
+    md << "\nRe-run at " << markdownCell(v.other_size) << ": peak and step time are not compared with the "
+       << "baseline, which ran another size; predicted slowdown there, against the predicted "
+       << "no-checkpoint step"
+       << ratio(static_cast<double>(v.predicted_step_ns), static_cast<double>(v.predicted_baseline_step_ns))
+       << ".\n";
   if (r.plan) md << whatIfMarkdown(r.plan->json);
   return md.str();
 }

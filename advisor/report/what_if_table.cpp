@@ -49,6 +49,38 @@ Table tableOf(const nlohmann::json& plan) {
   return t;
 }
 
+std::string msText(double ns) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);
+  return buf;
+}
+
+// How sure the step times are: the fit's residual, or why there is none.
+std::string stepTimeNote(const nlohmann::json& fit, const std::string& name) {
+  const nlohmann::json& recorded = fit.value("recorded", nlohmann::json::array());
+  size_t sizes = fit.value("sizes", size_t{0});
+  if (recorded.empty()) return "";
+  const nlohmann::json& last = recorded.back();
+  std::string largest = name + "=" + std::to_string(last.value("size", 0LL));
+  if (fit.value("proportional", false)) {
+    std::string steps;
+    for (const nlohmann::json& r : recorded)
+      steps += (steps.empty() ? "" : ", ") + name + "=" + std::to_string(r.value("size", 0LL)) + ": " +
+               msText(static_cast<double>(r.value("step_ns", 0LL)));
+    return "Step time: the recorded steps do not grow with " + name + " (" + steps +
+           "), so the runs were noisy (a busy machine?): step times are " + largest +
+           "'s in proportion to the size, a rough guide; record again on a quiet machine to fit them.";
+  }
+  if (sizes < 3)
+    return "Step time: a line through the " + std::to_string(sizes) +
+           " recorded sizes (exact there, so unchecked); record a third size to check it.";
+  char buf[256];
+  std::snprintf(buf, sizeof buf, "Step time: fitted over %zu sizes; it misses %s=%lld's recorded step by %.1f%% (%s).",
+                sizes, name.c_str(), fit.value("miss_size", 0LL), 100 * fit.value("fraction", 0.0),
+                msText(static_cast<double>(fit.value("miss_ns", 0LL))).c_str());
+  return buf;
+}
+
 }  // namespace
 
 std::vector<std::string> whatIfNotes(const nlohmann::json& w) {
@@ -67,6 +99,10 @@ std::vector<std::string> whatIfNotes(const nlohmann::json& w) {
     notes.push_back(buf);
   } else if (check.contains("miss_bytes")) {
     notes.push_back("Fit check: the model reproduces every recorded size exactly.");
+  }
+  if (w.contains("step_time_fit")) {
+    std::string note = stepTimeNote(w["step_time_fit"], name);
+    if (!note.empty()) notes.push_back(note);
   }
   if (w.contains("arguments_unmatched")) {
     std::string at;

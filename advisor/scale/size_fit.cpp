@@ -103,11 +103,29 @@ FitResidual fitResidual(const std::vector<SizePoint>& points, const SizeFit& fit
   return r;
 }
 
+TimeFit fitTime(const std::vector<SizePoint>& points, GrowthForm form) {
+  TimeFit t;
+  t.sizes = distinctSizes(points);
+  t.fit = fitGrowth(points, form);
+  // A parabola that bends down would fall past its vertex.
+  if (t.fit.c2 < 0) t.fit = fitGrowth(points, GrowthForm::Affine);
+  double largest = 0;
+  for (const SizePoint& p : points) largest = std::max(largest, p.size);
+  // The slope at the largest recorded size: where the sizes asked about are.
+  double slope = t.fit.c1 + 2 * t.fit.c2 * largest;
+  if (slope < 0 && largest > 0) {
+    double sum = 0, n = 0;
+    for (const SizePoint& p : points)
+      if (p.size == largest) sum += p.value, ++n;
+    t.fit = {0, sum / n / largest, 0};
+    t.proportional = true;
+  }
+  t.residual = fitResidual(points, t.fit);
+  return t;
+}
+
 double timeAt(const std::vector<SizePoint>& points, GrowthForm form, double size) {
-  double v = fitGrowth(points, form).at(size);
-  for (const SizePoint& p : points)
-    if (p.size <= size) v = std::max(v, p.value);
-  return std::max(v, 0.0);
+  return fitTime(points, form).at(size);
 }
 
 GrowthForm growthFormOf(const std::vector<SizePoint>& points, double tolerance) {

@@ -9,6 +9,7 @@
 // "What fits").
 #pragma once
 
+#include <algorithm>
 #include <string>
 #include <vector>
 
@@ -70,10 +71,26 @@ struct FitResidual {
 };
 FitResidual fitResidual(const std::vector<SizePoint>& points, const SizeFit& fit);
 
-// A time at `size`: the fit, but never below the time recorded at a smaller
-// size. Host timings on a busy machine are noisy enough to give a line
-// through two runs a negative slope; a step does not get faster with more
-// data.
+// How a time (a step, a unit's forward) grows with the size, and how sure
+// that is. Unlike bytes, a time recorded on a shared machine carries noise
+// of its own in every run, so the fit is least squares over every recorded
+// size (the bytes' line through the two largest would pass through that
+// noise exactly). A step does not get faster with more data: when the fit
+// falls with the size (a noisy recording at a small size, slower than one at
+// a larger size), the recordings say nothing about the growth, and the time
+// is the largest recorded size's in proportion to the size (a step at twice
+// the batch does twice the work; the fixed part makes that a little high).
+struct TimeFit {
+  SizeFit fit;
+  size_t sizes = 0;          // distinct recorded sizes it is from
+  bool proportional = false;  // the fit fell with the size: t = t_largest * size / largest
+  FitResidual residual;       // the largest miss over the recorded points
+  double residualFraction() const { return residual.value > 0 ? residual.miss / residual.value : 0; }
+  double at(double size) const { return std::max(0.0, fit.at(size)); }
+};
+TimeFit fitTime(const std::vector<SizePoint>& points, GrowthForm form);
+
+// fitTime(points, form).at(size).
 double timeAt(const std::vector<SizePoint>& points, GrowthForm form, double size);
 
 // The form the data supports: Quadratic when >= 3 sizes are given and the

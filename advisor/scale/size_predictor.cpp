@@ -30,6 +30,7 @@ SizePredictor::SizePredictor(const std::vector<SizedAdvice>& runs, std::optional
   for (const SizedAdvice& r : runs_)
     step_times_.push_back({fitVariable(static_cast<double>(r.size), measure),
                            static_cast<double>(r.advice.baseline.step_ns)});
+  step_fit_ = fitTime(step_times_, scaling_.form());
 }
 
 const UnitChain& SizePredictor::chainAt(int64_t size) {
@@ -76,7 +77,7 @@ SizePrediction SizePredictor::predict(const Segments& plan, int64_t size) {
   p.peak = std::max<Bytes>(0, cp.peak + std::llround(correction(plan, size, cp)));
   p.chain_peak = cp.peak;
   p.recompute_ns = cp.recompute_ns;
-  p.step_ns = std::llround(timeAt(step_times_, scaling_.form(), fitVariable(static_cast<double>(size), measure()))) +
+  p.step_ns = std::llround(step_fit_.at(fitVariable(static_cast<double>(size), measure()))) +
               cp.recompute_ns;
   return p;
 }

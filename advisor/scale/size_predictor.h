@@ -47,6 +47,8 @@ class SizePredictor {
   GrowthForm form() const { return scaling_.form(); }
   SizeMeasure measure() const { return scaling_.measure(); }
   const ChainScaling& scaling() const { return scaling_; }
+  // The baseline step time over the fit variable, and how sure it is.
+  const TimeFit& stepTimeFit() const { return step_fit_; }
   SegmentKind kind() const { return kind_; }
   int units() const { return runs_.front().advice.chain.size(); }
   const UnitChain& chainAt(int64_t size);
@@ -67,6 +69,7 @@ class SizePredictor {
   SegmentKind kind_;
   SolverOptions options_;
   std::vector<SizePoint> step_times_;  // over the fit variable
+  TimeFit step_fit_;
   std::map<int64_t, UnitChain> chains_;                      // by size
   std::map<std::pair<std::vector<std::pair<int, int>>, int64_t>, Bytes> corrections_;  // by plan, run size
 };

@@ -127,6 +127,19 @@ std::optional<Extrapolation> extrapolationOf(const WhatIf& w, std::optional<int6
   return e;
 }
 
+// How the step-time column was fitted, for whatIfNotes (report/what_if_table.h).
+nlohmann::json stepTimeJson(const WhatIf& w) {
+  const TimeFit& t = w.step_time;
+  nlohmann::json recorded = nlohmann::json::array();
+  for (const auto& [size, ns] : w.recorded_steps) recorded.push_back({{"size", size}, {"step_ns", ns}});
+  return {{"sizes", t.sizes},
+          {"proportional", t.proportional},
+          {"recorded", recorded},
+          {"miss_ns", std::llround(t.residual.miss)},
+          {"miss_size", std::llround(sizeOfVariable(t.residual.size, w.measure))},
+          {"fraction", t.residualFraction()}};
+}
+
 }  // namespace
 
 WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const WhatIfRequest& req) {
@@ -190,6 +203,8 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
     w.table.push_back(row);
   }
   w.fit_check = p.scaling().check();
+  w.step_time = p.stepTimeFit();
+  for (const SizedAdvice& r : sized) w.recorded_steps.push_back({r.size, r.advice.baseline.step_ns});
   for (double x : sizesWithoutArguments(p.scaling().runs()))
     w.arguments_unmatched.push_back(std::llround(sizeOfVariable(x, p.measure())));
   w.extrapolation = extrapolationOf(w, req.size);
@@ -223,6 +238,7 @@ nlohmann::json whatIfJson(const WhatIf& w) {
                         {"headroom_bytes", w.headroom.bytes},
                         {"budget", w.budget_text},  {"runs", runs},            {"largest", largest},
                         {"table", table},           {"fit_check", check}};
+  doc["step_time_fit"] = stepTimeJson(w);
   if (!w.arguments_unmatched.empty()) doc["arguments_unmatched"] = w.arguments_unmatched;
   if (w.extrapolation)
     doc["extrapolation"] = {{"size", w.extrapolation->size}, {"spans", w.extrapolation->spans},

@@ -69,6 +69,8 @@ struct WhatIf {
   std::vector<LargestSize> largest;              // none, every, uniform, optimal
   std::vector<WhatIfRow> table;                  // by size
   FitCheck fit_check;                            // the model at the recorded sizes
+  TimeFit step_time;                             // the baseline step time over the fit variable
+  std::vector<std::pair<int64_t, Ns>> recorded_steps;  // (size, baseline step time), by size
   std::optional<Extrapolation> extrapolation;    // set when beyond kMaxExtrapolationSpans
   std::vector<int64_t> arguments_unmatched;      // sizesWithoutArguments (chain_scaling.h)
   std::optional<Advice> plan;                    // for request.size (request.advice.strategy)

@@ -70,4 +70,13 @@ void compareLossesAtSize(Verification& v, const Trace& measured, int64_t size, s
   v.verdict = pass ? "PASS" : "FAIL";
 }
 
+void compareStepsAtSize(Verification& v, const PlanFile& plan, const std::string& size_name, int64_t size,
+                        int64_t recorded_size) {
+  v.other_size = size_name + "=" + std::to_string(size) + " (baseline " + size_name + "=" +
+                 std::to_string(recorded_size) + ")";
+  v.predicted_baseline_step_ns = plan.baseline_step_ns;
+  for (Gate& g : v.gates)
+    if (g.name == "step time prediction") g = stepTimeGate(v);
+}
+
 }  // namespace gcprof::advisor

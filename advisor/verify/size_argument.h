@@ -23,4 +23,12 @@ std::vector<std::string> withSize(const std::vector<std::string>& argv, const st
 // verify's own.
 void compareLossesAtSize(Verification& v, const Trace& measured, int64_t size, size_t baseline_steps);
 
+// The same for step times: the baseline's step is of another size, so the
+// predicted slowdown is against the plan's predicted no-checkpoint step at
+// `size` (the plan's "baseline", which a what-if plan predicts at its size),
+// and no measured slowdown is given. The step time gate, when there is one,
+// still compares measured with predicted, both at `size`.
+void compareStepsAtSize(Verification& v, const PlanFile& plan, const std::string& size_name, int64_t size,
+                        int64_t recorded_size);
+
 }  // namespace gcprof::advisor

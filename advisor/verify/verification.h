@@ -51,6 +51,13 @@ struct Verification {
   std::vector<LossPair> losses;
   std::vector<Gate> gates;
   std::string hint;  // what to check when a gate failed for a reason outside the plan; "" if none
+  // Set when the re-run ran another size than the baseline (a what-if plan):
+  // "batch=24 (baseline batch=8)". A step of one size against a step of
+  // another is no slowdown, so then the predicted slowdown is against the
+  // plan's predicted no-checkpoint step at that size, and there is no
+  // measured one (compareStepsAtSize, verify/size_argument.h).
+  std::string other_size;
+  Ns predicted_baseline_step_ns = 0;  // the plan's no-checkpoint step at other_size's size
 };
 
 // The prediction may be off by this fraction of the measured peak (the
@@ -84,9 +91,16 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
                     int64_t plan_id, int job_exit_code,
                     std::optional<double> step_tolerance = std::nullopt);
 
-// Slowdown against the baseline's step time (0.1 = 10% slower).
+// Slowdown against the baseline's step time (0.1 = 10% slower), at one
+// size: the predicted one against the predicted no-checkpoint step when the
+// re-run ran another size; the measured one only when slowdownMeasured (NaN
+// otherwise).
 double predictedSlowdown(const Verification& v);
 double measuredSlowdown(const Verification& v);
+bool slowdownMeasured(const Verification& v);
+
+// Measured against predicted step time within v.step_tolerance.
+Gate stepTimeGate(const Verification& v);
 
 // A stored verification row that is not what toJson writes; the message
 // names the field at fault (the caller adds the trace and row).

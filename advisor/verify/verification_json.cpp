@@ -107,7 +107,8 @@ nlohmann::json toJson(const Verification& v) {
           {"budget_memory", v.budget_memory},
           {"predicted",
            {{"peak_bytes", v.predicted_peak}, {"step_ns", v.predicted_step_ns},
-            {"recompute_ns", v.predicted_recompute_ns}, {"reserved_peak_bytes", v.predicted_reserved_peak}}},
+            {"recompute_ns", v.predicted_recompute_ns}, {"reserved_peak_bytes", v.predicted_reserved_peak},
+            {"baseline_step_ns", v.predicted_baseline_step_ns}}},
           {"measured",
            {{"run", v.run}, {"peak_bytes", v.measured_peak}, {"step_ns", v.measured_step_ns},
             {"exit_code", v.exit_code}, {"reserved_peak_bytes", v.measured_reserved_peak},
@@ -116,7 +117,8 @@ nlohmann::json toJson(const Verification& v) {
           {"step_tolerance", v.step_tolerance >= 0 ? nlohmann::json(v.step_tolerance) : nlohmann::json()},
           {"losses", losses},
           {"gates", gates},
-          {"hint", v.hint}};
+          {"hint", v.hint},
+          {"other_size", v.other_size}};
 }
 
 Verification fromJson(const json& j) {
@@ -143,6 +145,7 @@ Verification fromJson(const json& j) {
   v.predicted_step_ns = whole(pred, "predicted", "step_ns", false, true);
   v.predicted_recompute_ns = whole(pred, "predicted", "recompute_ns", false, true);
   v.predicted_reserved_peak = whole(pred, "predicted", "reserved_peak_bytes", false, false, -1);
+  v.predicted_baseline_step_ns = whole(pred, "predicted", "baseline_step_ns", false, true);
   if (v.predicted_reserved_peak < -1) bad("predicted.reserved_peak_bytes", "is negative");
   const json& meas = member(j, "", "measured", true);
   v.run = whole(meas, "measured", "run", false, true);
@@ -163,6 +166,7 @@ Verification fromJson(const json& j) {
                         real(losses[i], at, "measured", false, NAN)});  // JSON writes NaN as null
   }
   v.hint = text(j, "", "hint", false);
+  v.other_size = text(j, "", "other_size", false);
   const json& gates = list(j, "gates", true);
   for (size_t i = 0; i < gates.size(); ++i) {
     std::string at = "gates[" + std::to_string(i) + "]";

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "model/advice_error.h"
 
 namespace gcprof::advisor {
@@ -34,6 +36,43 @@ TEST(SizeArgument, LossesAtAnotherSizeAreCheckedForBeingFinite) {
   m.scalars[1].value = std::nan("");
   compareLossesAtSize(v, m, 16, 2);
   EXPECT_EQ(v.verdict, "FAIL");
+}
+
+TEST(SizeArgument, SlowdownsAtAnotherSizeAreOfOneSize) {
+  // A plan for batch 24 made on runs up to batch 8: the re-run's step is of
+  // batch 24 and the baseline's of batch 8 (175 vs 100 ms); that is no
+  // +75% slowdown. The plan predicts 110 ms with checkpoints and 100 ms
+  // without, both at batch 24.
+  Verification v;
+  v.verdict = "PASS";
+  v.baseline_step_ns = 10'000'000;
+  v.predicted_step_ns = 110'000'000;
+  v.measured_step_ns = 105'000'000;
+  v.step_tolerance = 0.25;
+  v.gates = {{"job completed", true, ""}, stepTimeGate(v)};
+  EXPECT_NE(v.gates[1].detail.find("+1000.0%"), std::string::npos) << v.gates[1].detail;
+  PlanFile plan;
+  plan.baseline_step_ns = 100'000'000;
+  compareStepsAtSize(v, plan, "batch", 24, 8);
+  EXPECT_NEAR(predictedSlowdown(v), 0.10, 1e-9);
+  EXPECT_FALSE(slowdownMeasured(v));
+  EXPECT_TRUE(std::isnan(measuredSlowdown(v)));
+  EXPECT_EQ(v.gates[1].name, "step time prediction");
+  EXPECT_TRUE(v.gates[1].passed);
+  EXPECT_NE(v.gates[1].detail.find("at batch=24 (baseline batch=8): predicted 110.0 ms (+10.0%"), std::string::npos)
+      << v.gates[1].detail;
+  EXPECT_EQ(v.gates[1].detail.find("+1000"), std::string::npos) << v.gates[1].detail;
+  // Stored and read back, the reports see the same.
+  Verification back = fromJson(toJson(v));
+  EXPECT_EQ(back.other_size, v.other_size);
+  EXPECT_NEAR(predictedSlowdown(back), 0.10, 1e-9);
+  // At the baseline's own size nothing changes.
+  Verification same;
+  same.baseline_step_ns = 100;
+  same.predicted_step_ns = 120;
+  same.measured_step_ns = 130;
+  EXPECT_TRUE(slowdownMeasured(same));
+  EXPECT_NEAR(measuredSlowdown(same), 0.30, 1e-9);
 }
 
 }  // namespace

@@ -66,10 +66,53 @@ TEST(SizeFit, BytesFollowTheTwoLargestOfThreeSizesAndTheSmallestChecksThem) {
   EXPECT_NEAR(fitResidual(curved, fitBytes(curved, GrowthForm::Quadratic)).miss, 0, 1e-6);
 }
 
-TEST(SizeFit, TimesNeverFallBelowASmallerRecordedSize) {
-  std::vector<SizePoint> noisy = {{2, 900}, {4, 700}};  // a busy machine
-  EXPECT_DOUBLE_EQ(timeAt(noisy, GrowthForm::Affine, 16), 900);
-  EXPECT_DOUBLE_EQ(timeAt({{2, 100}, {4, 200}}, GrowthForm::Affine, 16), 800);
+TEST(SizeFit, StepTimeGrowsPastANoisySmallRecording) {
+  // Batch 4 recorded on a busy machine, slower than batch 8: the step time
+  // at 8 is still 8's, and larger batches take longer (not batch 4's time
+  // at every size).
+  std::vector<SizePoint> noisy = {{4, 2000}, {8, 500}};
+  TimeFit t = fitTime(noisy, GrowthForm::Affine);
+  EXPECT_TRUE(t.proportional);
+  EXPECT_DOUBLE_EQ(t.at(8), 500);
+  EXPECT_DOUBLE_EQ(t.at(24), 1500);
+  EXPECT_LT(t.at(16), t.at(24));
+  EXPECT_DOUBLE_EQ(timeAt(noisy, GrowthForm::Affine, 24), 1500);
+  // Times that grow are fitted as they are.
+  TimeFit line = fitTime({{2, 100}, {4, 200}}, GrowthForm::Affine);
+  EXPECT_FALSE(line.proportional);
+  EXPECT_DOUBLE_EQ(line.at(16), 800);
+  EXPECT_EQ(line.sizes, 2u);
+  EXPECT_DOUBLE_EQ(line.residual.miss, 0);  // through both: unchecked
+}
+
+TEST(SizeFit, StepTimeFitSaysHowFarItIsFromTheRecordedSizes) {
+  // Least squares over every size: one run's noise is not passed through.
+  std::vector<SizePoint> points = {{2, 230}, {4, 400}, {8, 800}};
+  TimeFit t = fitTime(points, GrowthForm::Affine);
+  EXPECT_EQ(t.sizes, 3u);
+  EXPECT_FALSE(t.proportional);
+  EXPECT_GT(t.residual.miss, 0);
+  EXPECT_GT(t.residualFraction(), 0.01);
+  EXPECT_LT(t.residualFraction(), 0.2);
+  EXPECT_GT(t.at(16), t.at(8));
+  // A parabola bending down would fall at large sizes: a line instead.
+  TimeFit bent = fitTime({{2, 100}, {4, 300}, {8, 400}}, GrowthForm::Quadratic);
+  EXPECT_GE(bent.fit.c2, 0);
+  EXPECT_GT(bent.at(64), bent.at(8));
+}
+
+TEST(WhatIf, SaysWhenTheRecordedStepTimesDoNotGrow) {
+  nlohmann::json w = {{"size_name", "batch"},
+                      {"runs", {{{"run", 1}, {"size", 4}}, {{"run", 2}, {"size", 8}}}},
+                      {"step_time_fit",
+                       {{"sizes", 2},
+                        {"proportional", true},
+                        {"recorded", {{{"size", 4}, {"step_ns", 2000000000}}, {{"size", 8}, {"step_ns", 500000000}}}}}}};
+  std::vector<std::string> notes = whatIfNotes(w);
+  ASSERT_EQ(notes.size(), 2u);
+  EXPECT_NE(notes[1].find("do not grow with batch (batch=4: 2000.0 ms, batch=8: 500.0 ms)"), std::string::npos)
+      << notes[1];
+  EXPECT_NE(notes[1].find("batch=8's in proportion to the size"), std::string::npos) << notes[1];
 }
 
 TEST(SizeFit, RefusesTooFewSizes) {
@@ -357,12 +400,14 @@ TEST(WhatIf, SaysWhenTheAskedSizeIsTooFarPastTheRecordedOnes) {
   EXPECT_FALSE(whatIfJson(three).contains("extrapolation"));
   // The same sentences in the terminal and the reports.
   std::vector<std::string> notes = whatIfNotes(doc);
-  ASSERT_EQ(notes.size(), 2u);
+  ASSERT_EQ(notes.size(), 3u);
   EXPECT_NE(notes[0].find("Fit check: none"), std::string::npos) << notes[0];
-  EXPECT_NE(notes[1].find("also record batch=" + std::to_string(s)), std::string::npos) << notes[1];
+  EXPECT_NE(notes[1].find("Step time: a line through the 2 recorded sizes"), std::string::npos) << notes[1];
+  EXPECT_NE(notes[2].find("also record batch=" + std::to_string(s)), std::string::npos) << notes[2];
   std::vector<std::string> checked = whatIfNotes(whatIfJson(three));
-  ASSERT_EQ(checked.size(), 1u);
+  ASSERT_EQ(checked.size(), 2u);
   EXPECT_NE(checked[0].find("reproduces every recorded size exactly"), std::string::npos) << checked[0];
+  EXPECT_NE(checked[1].find("Step time: fitted over 3 sizes"), std::string::npos) << checked[1];
   WhatIfRequest sized = req;
   sized.size = 8;
   nlohmann::json plan = sizedPlanJson(whatIf({{2, &a}, {4, &b}}, sized));

@@ -72,6 +72,20 @@ Bytes simulatedAt(int64_t size, const Segments& plan) {
   return outcomeOf(t, a.advice, "truth", plan).peak;
 }
 
+TEST(SizePredictor, StepTimeGrowsWithTheSizePastANoisyRecording) {
+  // Batch 4 recorded on a busy machine took 4 times batch 8's step: the
+  // predicted step grows from batch 8's, it is not batch 4's at every size.
+  Trace t4 = jobAt(4), t8 = jobAt(8);
+  std::vector<SizedAdvice> runs{sizedAt(t4, 4), sizedAt(t8, 8)};
+  runs[0].advice.baseline.step_ns = 2000;
+  runs[1].advice.baseline.step_ns = 500;
+  SizePredictor p(runs, GrowthForm::Affine);
+  EXPECT_TRUE(p.stepTimeFit().proportional);
+  EXPECT_EQ(p.predict({}, 8).step_ns, 500);
+  EXPECT_EQ(p.predict({}, 16).step_ns, 1000);
+  EXPECT_EQ(p.predict({}, 24).step_ns, 1500);
+}
+
 TEST(SizePredictor, CorrectionComesFromTheRunWhosePeakIsSetByTheSameMoment) {
   Trace t2 = jobAt(2), t4 = jobAt(4), t12 = jobAt(12);
   std::vector<SizedAdvice> runs{sizedAt(t2, 2), sizedAt(t4, 4), sizedAt(t12, 12)};

@@ -96,6 +96,12 @@ class WhatIfPython(unittest.TestCase):
         self.assertTrue(any(r["name"].endswith(f"at batch={self.size}") for r in runs), runs)
         md = p.gcprof("report", self.db, "--format", "md").stdout
         self.assertIn("What fits", md)
+        # Step times of two sizes are no slowdown: only the predicted one, at
+        # the plan's size, against its predicted no-checkpoint step.
+        self.assertIn("no measured slowdown", self.verify.stdout)
+        self.assertIn(f"at batch={self.size} (baseline batch=4)", self.verify.stdout)
+        self.assertIn("not compared with the baseline, which ran another size", md)
+        self.assertIn("Step time:", md)
         self.assertIn(f"{self.size} |", md.replace(" (recorded)", ""))
 
     def test_report_chart_shows_the_prediction_at_the_plans_size(self):
