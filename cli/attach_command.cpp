@@ -10,17 +10,14 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
 #include <sqlite3.h>
 
 #include "attach_injection.h"
 #include "attach_target.h"
 #include "commands.h"
 #include "recorded_launch.h"
-#include "run_environment.h"
 #include "size_parse.h"
 #include "trace_store.h"
-#include "utf8_text.h"
 
 namespace gcprof::cli {
 namespace {
@@ -81,34 +78,19 @@ void makeSessionDir(const AttachTarget& t, const std::string& dir) {
       }
 }
 
-int envInt(const std::vector<std::string>& env, const char* name) {
-  std::string prefix = std::string(name) + "=";
-  for (const std::string& kv : env)
-    if (kv.rfind(prefix, 0) == 0) return std::atoi(kv.c_str() + prefix.size());
-  return -1;
-}
-
 // The run is made here, with what a re-run (`verify`) needs, read from /proc.
 long long createRun(const AttachTarget& t, const std::string& trace, const AttachArgs& a,
                     long long min_bytes) {
   TraceStore store(trace, TraceStore::Mode::ReadWrite);
-  RunInfo run;
-  std::vector<std::string> shown;
-  for (const std::string& arg : t.argv) shown.push_back(validUtf8(arg));
-  run.command = nlohmann::json(shown).dump();
-  run.cwd = t.cwd;
   std::vector<char*> env;
   for (const std::string& kv : t.env) env.push_back(const_cast<char*>(kv.c_str()));
   env.push_back(nullptr);
-  run.env = relevantEnvironmentJson(env.data());
+  RunInfo run = jobRunInfo(t.argv, t.cwd, env.data());
   run.name = a.name;
   run.backend = "host";
   run.pid = t.pid;
   run.started = monotonicNs();
   run.min_bytes = min_bytes;
-  run.rank = envInt(t.env, "RANK");
-  run.local_rank = envInt(t.env, "LOCAL_RANK");
-  run.world_size = envInt(t.env, "WORLD_SIZE");
   return store.createRun(run);
 }
 
