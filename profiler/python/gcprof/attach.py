@@ -25,12 +25,11 @@ from . import failsafe
 READY, BUSY, NO_TORCH = 0, 1, 2
 
 _attached = None  # the recorder while attached
-_baseline_reported = False
 
 
 def try_start(injector_path):
     """READY once the hooks are in; BUSY while a thread is inside a module call."""
-    global _attached, _baseline_reported
+    global _attached
     torch = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "nn"):
         return NO_TORCH
@@ -43,15 +42,13 @@ def try_start(injector_path):
     # thread could then open a step between the checks below and the last
     # hook, or in the middle of the baseline.
     lib = ctypes.PyDLL(injector_path)  # loaded already: the same handle
-    if not _baseline_reported:
-        # Before any hook: no step can begin before the baseline is in, so
-        # the blocks it reports all come before the first step. (The
-        # allocator hooks are in already: a reported block freed later is
-        # matched.)
-        _report_baseline(torch, lib)
-        _baseline_reported = True
     if _inside_module_call(torch):
         return BUSY
+    # Outside a forward (no activations of a half-done one), and before any
+    # hook: no step can begin before the baseline is in, so the blocks it
+    # reports all come before the first step. (The allocator hooks are in
+    # already: a reported block freed later is matched.)
+    _report_baseline(torch, lib)
     recorder = native.InjectorRecorder(lib)
     try:
         steps = startup.install_hooks(torch, recorder)
