@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <iterator>
 #include <stdexcept>
@@ -17,24 +18,47 @@ namespace gcprof::cli {
 namespace {
 
 constexpr int kGdbTimeoutS = 120;
+// How long the job may run without entering malloc or free before gdb is
+// interrupted and the attach given up: a training job allocates every step.
+// GCPROF_ATTACH_SAFE_POINT_S shortens it for tests.
+int safePointTimeoutS() {
+  const char* s = std::getenv("GCPROF_ATTACH_SAFE_POINT_S");
+  int v = s ? std::atoi(s) : 0;
+  return v > 0 && v < kGdbTimeoutS ? v : 30;
+}
 
 // Only libc's symbols are read (auto-solib-add off): reading LibTorch's
 // would take gdb many seconds and gigabytes. A signal inside a called
 // function unwinds it instead of leaving the job stopped in it.
+//
+// dlopen allocates, so it must not run in a thread that gdb stopped inside
+// malloc: that thread holds its arena's lock and would wait on itself for
+// ever. gdb lets the job run to the entry of malloc or free (no lock held
+// there), removes the breakpoints and calls dlopen in that thread. Signals
+// the job receives meanwhile pass to it unseen.
 std::string gdbScript(const std::string& library, const std::string& request) {
   return "set confirm off\n"
          "set pagination off\n"
          "set unwindonsignal on\n"
+         "handle all nostop noprint pass\n"
          "sharedlibrary libc\\.so\n"
-         "set $h = (void*)dlopen(\"" + library + "\", 0x102)\n"  // RTLD_NOW | RTLD_GLOBAL
-         "if $h == 0\n"
-         "  printf \"gcprof-error: %s\\n\", (char*)dlerror()\n"
+         "break *malloc\n"
+         "break *free\n"
+         "continue\n"
+         "delete\n"
+         "if (long)$pc != (long)&malloc && (long)$pc != (long)&free\n"
+         "  printf \"gcprof-error-safe-point\\n\"\n"
          "else\n"
-         "  set $f = (void*)dlsym($h, \"gcprof_attach_start\")\n"
-         "  if $f == 0\n"
+         "  set $h = (void*)dlopen(\"" + library + "\", 0x102)\n"  // RTLD_NOW | RTLD_GLOBAL
+         "  if $h == 0\n"
          "    printf \"gcprof-error: %s\\n\", (char*)dlerror()\n"
          "  else\n"
-         "    printf \"gcprof-start: %d\\n\", ((int(*)(const char*))$f)(\"" + request + "\")\n"
+         "    set $f = (void*)dlsym($h, \"gcprof_attach_start\")\n"
+         "    if $f == 0\n"
+         "      printf \"gcprof-error: %s\\n\", (char*)dlerror()\n"
+         "    else\n"
+         "      printf \"gcprof-start: %d\\n\", ((int(*)(const char*))$f)(\"" + request + "\")\n"
+         "    end\n"
          "  end\n"
          "end\n"
          "detach\n"
@@ -71,9 +95,18 @@ void injectAttachLibrary(const std::string& gdb, pid_t pid, const std::string& l
     _exit(127);
   }
   int status = 0;
-  Ns deadline = monotonicNs() + static_cast<Ns>(kGdbTimeoutS) * 1000000000;
+  const int safe_point_s = safePointTimeoutS();
+  Ns start = monotonicNs();
+  bool interrupted = false;
   while (waitpid(child, &status, WNOHANG) == 0) {
-    if (monotonicNs() > deadline) {
+    Ns waited = monotonicNs() - start;
+    if (!interrupted && waited > static_cast<Ns>(safe_point_s) * 1000000000) {
+      // gdb stops the job where it is; its script then sees no safe point,
+      // calls nothing and detaches.
+      interrupted = true;
+      kill(child, SIGINT);
+    }
+    if (waited > static_cast<Ns>(kGdbTimeoutS) * 1000000000) {
       // Killing gdb in the middle of a call could leave the job in it:
       // report and leave gdb to finish rather.
       throw std::runtime_error("gdb did not finish within " + std::to_string(kGdbTimeoutS) +
@@ -90,6 +123,11 @@ void injectAttachLibrary(const std::string& gdb, pid_t pid, const std::string& l
   if (e != std::string::npos)
     throw std::runtime_error("dlopen of " + library + " in the job failed: " +
                              out.substr(e + 14, out.find('\n', e) - e - 14));
+  if (interrupted || out.find("gcprof-error-safe-point") != std::string::npos)
+    throw AttachRefused("the job entered neither malloc nor free within " +
+                        std::to_string(safe_point_s) +
+                        " s, so gcprof found no moment safe to load itself (an idle or hung "
+                        "job); attach while it trains");
   if (out.find("gcprof-start: -1") != std::string::npos)
     throw AttachRefused("gcprof is attached to this process already");
   throw std::runtime_error("gdb could not load gcprof into the job (" + log + "): " +

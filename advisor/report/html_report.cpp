@@ -63,7 +63,9 @@ std::string htmlReport(const ReportData& r) {
   for (const Gate& g : v.gates)
     h << "<tr><td>" << xmlEscape(g.name) << "</td><td" << (g.passed ? ">pass" : " class=\"bad\">FAIL")
       << "</td><td class=\"detail\">" << xmlEscape(g.detail) << "</td></tr>\n";
-  h << "</table>\n<h2>Checkpointed segments</h2>\n<ol>\n";
+  h << "</table>\n";
+  if (!v.hint.empty()) h << "<p class=\"detail\">Hint: " << xmlEscape(v.hint) << "</p>\n";
+  h << "<h2>Checkpointed segments</h2>\n<ol>\n";
   std::vector<std::vector<std::string>> saves = saveLists(r);
   for (size_t s = 0; s < v.checkpoint.size(); ++s) {
     const auto& seg = v.checkpoint[s];

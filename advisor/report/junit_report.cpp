@@ -41,6 +41,9 @@ std::string junitReport(const ReportData& r) {
     x << ">\n      <failure message=\"" << xmlEscape(g.detail) << "\" type=\"gate\">"
       << xmlEscape(g.detail) << "</failure>\n    </testcase>\n";
   }
+  // The hint concerns the job, not one gate: the suite's output, where CI
+  // systems show it beside the failures.
+  if (!v.hint.empty()) x << "    <system-out>hint: " << xmlEscape(v.hint) << "</system-out>\n";
   x << "  </testsuite>\n</testsuites>\n";
   return x.str();
 }

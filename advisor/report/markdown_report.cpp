@@ -82,6 +82,7 @@ std::string markdownReport(const ReportData& r) {
   for (const Gate& g : v.gates)
     md << "| " << markdownCell(g.name) << " | " << (g.passed ? "pass" : "**FAIL**") << " | "
        << markdownCell(g.detail) << " |\n";
+  if (!v.hint.empty()) md << "\n**Hint:** " << markdownCell(v.hint) << "\n";
   md << "\nPeak memory saved: " << mib(v.baseline_peak - v.measured_peak) << " of "
      << mib(v.baseline_peak) << "; measured step time"
      << ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))

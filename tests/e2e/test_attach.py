@@ -280,5 +280,49 @@ class Refusals(unittest.TestCase):
             job.proc.communicate()
 
 
+IDLE_JOB = """
+import time, torch
+torch.ones(64).sum()
+print("ready", flush=True)
+time.sleep(120)
+"""
+
+
+class SafePoint(unittest.TestCase):
+    """gdb loads gcprof only where the stopped thread holds no allocator lock."""
+
+    def start(self, command):
+        job = subprocess.Popen(command, stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (job.kill(), job.communicate()))
+        self.assertEqual(job.stdout.readline(), "ready\n")
+        return job
+
+    def test_a_job_inside_malloc_is_attached_every_time(self):
+        # Its main thread is inside malloc or free nearly always: before the
+        # safe point, gdb's dlopen there waited on the arena lock for ever.
+        import torch
+        libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+        for i in range(3):
+            job = self.start([os.path.join(p.BUILD, "bin", "malloc_bound_job"), libtorch, "60"])
+            out = p.gcprof("attach", str(job.pid), "-o", p.tempdb("attach-malloc"),
+                           "--duration", "0.5", check=False, timeout=100)
+            self.assertEqual(out.returncode, 0, f"attach {i}: {out.stderr}")
+            self.assertIn("detached, the job continues", out.stderr)
+            self.assertIsNone(job.poll(), "the job still runs")
+
+    def test_an_idle_job_is_refused_and_left_running(self):
+        job = self.start([sys.executable, "-c", IDLE_JOB])
+        env = dict(os.environ, GCPROF_ATTACH_SAFE_POINT_S="3")
+        out = p.gcprof("attach", str(job.pid), "-o", p.tempdb("attach-idle"), check=False,
+                       env=env, timeout=100)
+        self.assertEqual(out.returncode, 2, out.stderr)
+        self.assertIn("entered neither malloc nor free within 3 s", out.stderr)
+        self.assertIsNone(job.poll(), "the job still runs")
+        with open(f"/proc/{job.pid}/status") as f:
+            self.assertIn("TracerPid:\t0", f.read(), "gdb has let the job go")
+        with open(f"/proc/{job.pid}/maps") as f:
+            self.assertNotIn("libgcprof_attach", f.read())
+
+
 if __name__ == "__main__":
     unittest.main()
