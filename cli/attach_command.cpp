@@ -10,16 +10,14 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
-#include <nlohmann/json.hpp>
+#include <sqlite3.h>
 
 #include "attach_injection.h"
 #include "attach_target.h"
 #include "commands.h"
 #include "recorded_launch.h"
-#include "run_environment.h"
 #include "size_parse.h"
 #include "trace_store.h"
-#include "utf8_text.h"
 
 namespace gcprof::cli {
 namespace {
@@ -80,34 +78,19 @@ void makeSessionDir(const AttachTarget& t, const std::string& dir) {
       }
 }
 
-int envInt(const std::vector<std::string>& env, const char* name) {
-  std::string prefix = std::string(name) + "=";
-  for (const std::string& kv : env)
-    if (kv.rfind(prefix, 0) == 0) return std::atoi(kv.c_str() + prefix.size());
-  return -1;
-}
-
 // The run is made here, with what a re-run (`verify`) needs, read from /proc.
 long long createRun(const AttachTarget& t, const std::string& trace, const AttachArgs& a,
                     long long min_bytes) {
   TraceStore store(trace, TraceStore::Mode::ReadWrite);
-  RunInfo run;
-  std::vector<std::string> shown;
-  for (const std::string& arg : t.argv) shown.push_back(validUtf8(arg));
-  run.command = nlohmann::json(shown).dump();
-  run.cwd = t.cwd;
   std::vector<char*> env;
   for (const std::string& kv : t.env) env.push_back(const_cast<char*>(kv.c_str()));
   env.push_back(nullptr);
-  run.env = relevantEnvironmentJson(env.data());
+  RunInfo run = jobRunInfo(t.argv, t.cwd, env.data());
   run.name = a.name;
   run.backend = "host";
   run.pid = t.pid;
   run.started = monotonicNs();
   run.min_bytes = min_bytes;
-  run.rank = envInt(t.env, "RANK");
-  run.local_rank = envInt(t.env, "LOCAL_RANK");
-  run.world_size = envInt(t.env, "WORLD_SIZE");
   return store.createRun(run);
 }
 
@@ -151,6 +134,18 @@ std::string waitForSession(const AttachArgs& a, const std::string& dir, bool& at
   }
 }
 
+long long recordedSteps(TraceStore& store, long long run) {
+  sqlite3_stmt* q = nullptr;
+  long long n = 0;
+  if (sqlite3_prepare_v2(store.handle(), "SELECT count(*) FROM steps WHERE run = ?", -1, &q,
+                         nullptr) == SQLITE_OK) {
+    sqlite3_bind_int64(q, 1, run);
+    if (sqlite3_step(q) == SQLITE_ROW) n = sqlite3_column_int64(q, 0);
+  }
+  sqlite3_finalize(q);
+  return n;
+}
+
 void finishRun(const std::string& trace, long long id, const AttachArgs& a,
                const std::string& outcome) {
   TraceStore store(trace, TraceStore::Mode::ReadWrite);
@@ -161,6 +156,13 @@ void finishRun(const std::string& trace, long long id, const AttachArgs& a,
   store.updateRun(run);
   std::fprintf(stderr, "gcprof: run %lld (%s, pid %d) recorded into %s; %s\n", id,
                run.status.c_str(), a.pid, a.output.c_str(), outcome.c_str());
+  // A job that ends (or is detached) before --steps N is reached leaves a
+  // "complete" run with fewer steps: say so, rather than let the count pass
+  // for the one asked.
+  long long steps = recordedSteps(store, id);
+  if (a.steps > 0 && steps < a.steps)
+    std::fprintf(stderr, "gcprof: only %lld of the %lld steps asked for were recorded (%s)\n",
+                 steps, a.steps, outcome.c_str());
 }
 
 int detachOther(pid_t pid) {
@@ -220,7 +222,10 @@ int runAttach(const AttachArgs& a) {
                  outcome.substr(0, outcome.find('\n')).c_str());
     rc = 2;
   }
-  std::string said = outcome == "ended" ? "the job ended while attached"
+  // The injector writes "detached status=exited" when the job exits while
+  // attached (session.cpp): it did not continue.
+  bool exited = outcome.find("status=exited") != std::string::npos;
+  std::string said = outcome == "ended" || exited ? "the job ended while attached"
                      : outcome == "abandoned" ? "left to detach by itself"
                      : outcome.rfind("detached", 0) == 0 ? "detached, the job continues"
                                                          : "nothing recorded";

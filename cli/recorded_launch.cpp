@@ -88,9 +88,12 @@ bool exists(const std::string& p) {
   _exit(errno == ENOENT ? 127 : 126);
 }
 
-int envInt(const char* name, int fallback) {
-  const char* v = getenv(name);
-  return v && *v ? atoi(v) : fallback;
+// NAME's value in `env` (NAME=VALUE, null-ended) as a number; -1 when unset.
+int envInt(char** env, const char* name) {
+  size_t n = strlen(name);
+  for (char** kv = env; *kv; ++kv)
+    if (strncmp(*kv, name, n) == 0 && (*kv)[n] == '=' && (*kv)[n + 1]) return atoi(*kv + n + 1);
+  return -1;
 }
 
 pid_t g_child = 0;
@@ -142,6 +145,23 @@ void requireFreeSpace(const std::string& trace) {
 static void finishRuns(const LaunchOptions& o, long long before, long long root_run, pid_t pid,
                        LaunchResult& r);
 
+RunInfo jobRunInfo(const std::vector<std::string>& argv, const std::string& cwd,
+                   char** env) {
+  RunInfo run;
+  // As text for show and verify; the job itself gets its argv byte for byte.
+  std::vector<std::string> shown;
+  for (const std::string& arg : argv) shown.push_back(validUtf8(arg));
+  run.command = nlohmann::json(shown).dump();
+  run.cwd = cwd;
+  run.env = relevantEnvironmentJson(env);
+  // A process started as one rank by hand (multi-node without torchrun on
+  // our side) says so in its environment, like torchrun's children do.
+  run.rank = envInt(env, "RANK");
+  run.local_rank = envInt(env, "LOCAL_RANK");
+  run.world_size = envInt(env, "WORLD_SIZE");
+  return run;
+}
+
 std::string absolutePath(const std::string& p) {
   if (!p.empty() && p[0] == '/') return p;
   char cwd[PATH_MAX];
@@ -186,25 +206,15 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
   {
     TraceStore store(o.trace, TraceStore::Mode::ReadWrite);  // creates and checks the schema
     before = store.maxRunId();
-    RunInfo run;
-    // As text for show and verify; the job itself gets its argv byte for byte.
-    std::vector<std::string> shown;
-    for (const std::string& arg : o.argv) shown.push_back(validUtf8(arg));
-    run.command = nlohmann::json(shown).dump();
     char cwd[PATH_MAX];
-    run.cwd = !o.cwd.empty() ? o.cwd : (getcwd(cwd, sizeof cwd) ? cwd : "");
-    run.env = relevantEnvironmentJson(environ);
+    RunInfo run = jobRunInfo(o.argv, !o.cwd.empty() ? o.cwd : (getcwd(cwd, sizeof cwd) ? cwd : ""),
+                             environ);
     run.name = o.name;
     run.backend = o.backend == "cuda" ? "cuda" : "host";
     run.started = monotonicNs();
     run.min_bytes = o.min_bytes;
     run.baseline_run = o.baseline_run;
     run.plan_id = o.plan_id;
-    // A process started as one rank by hand (multi-node without torchrun on
-    // our side) says so in its environment, like torchrun's children do.
-    run.rank = envInt("RANK", -1);
-    run.local_rank = envInt("LOCAL_RANK", -1);
-    run.world_size = envInt("WORLD_SIZE", -1);
     root_run = store.createRun(run);
   }
   // A .ctl left by an earlier recording's `gcprof ctl` would pause this one

@@ -7,6 +7,8 @@
 #include <string>
 #include <vector>
 
+#include "trace.h"
+
 namespace gcprof::cli {
 
 struct LaunchOptions {
@@ -40,6 +42,13 @@ constexpr unsigned long long kMinFreeBytes = 4ull << 20;
 // Throws std::runtime_error when the injector is missing, the trace cannot
 // be opened or its disk is full; the job's own failures are in the result.
 LaunchResult launchRecorded(const LaunchOptions& options);
+
+// The run row of a job to record (`record` before it starts it, `attach`
+// from /proc): its command line as text for show and verify, working
+// directory, the environment a re-run needs (`env`: NAME=VALUE, null-ended)
+// and the rank that environment gives it.
+RunInfo jobRunInfo(const std::vector<std::string>& argv, const std::string& cwd,
+                   char** env);
 
 // `p` made absolute against the current directory (the job may run elsewhere).
 std::string absolutePath(const std::string& p);

@@ -11,10 +11,7 @@
 #include <algorithm>
 #include <atomic>
 
-#include "config.h"
-#include "hook_guard.h"
-#include "recorder.h"
-#include "trace.h"
+#include "allocation_reports.h"
 
 namespace gcprof::inject {
 
@@ -22,19 +19,7 @@ namespace {
 
 using gcprof::AllocApi;
 
-struct Real {
-  void* (*malloc)(size_t);
-  void (*free)(void*);
-  void* (*calloc)(size_t, size_t);
-  void* (*realloc)(void*, size_t);
-  int (*posix_memalign)(void**, size_t, size_t);
-  void* (*aligned_alloc)(size_t, size_t);
-  void* (*memalign)(size_t, size_t);
-  void* (*valloc)(size_t);
-  void* (*pvalloc)(size_t);
-  size_t (*usable_size)(void*);
-};
-Real g_real;
+RealAllocator g_real;
 std::atomic<int> g_resolved{0};  // 0 no, 1 resolving, 2 done
 
 alignas(64) char g_pool[64 * 1024];
@@ -75,24 +60,6 @@ inline bool ready() {
   return g_resolved.load(std::memory_order_acquire) == 2;
 }
 
-inline void reportAlloc(void* p, size_t n, AllocApi api) {
-  if (!p || t_in_gcprof) return;
-  HookGuard g;
-  recordAlloc(reinterpret_cast<uint64_t>(p), static_cast<int64_t>(n), static_cast<int>(api));
-}
-
-// Reported before the real free so the address cannot be handed out again
-// (and reported by another thread) in between. Blocks smaller than
-// --min-bytes were never recorded: one header read skips them.
-inline void reportFree(void* p) {
-  if (!p || t_in_gcprof) return;
-  if (g_real.usable_size &&
-      static_cast<int64_t>(g_real.usable_size(p)) < config().min_bytes)
-    return;
-  HookGuard g;
-  recordFree(reinterpret_cast<uint64_t>(p));
-}
-
 }  // namespace
 }  // namespace gcprof::inject
 
@@ -110,7 +77,7 @@ __attribute__((visibility("default"))) void* malloc(size_t n) {
 __attribute__((visibility("default"))) void free(void* p) {
   if (!p || inPool(p)) return;
   if (!ready()) return;  // cannot happen: only the pool hands out memory before
-  reportFree(p);
+  reportFree(g_real, p);
   g_real.free(p);
 }
 
@@ -132,15 +99,7 @@ __attribute__((visibility("default"))) void* realloc(void* old, size_t n) {
     if (p && old) memcpy(p, old, std::min<size_t>(n, g_pool + sizeof g_pool - static_cast<char*>(old)));
     return p;
   }
-  // The free is reported first so that no other thread can be handed the
-  // address and report it before us; a call that fails leaves the old block
-  // live, so it is reported again (as a block of its usable size).
-  size_t old_size = g_real.usable_size ? g_real.usable_size(old) : 0;
-  reportFree(old);
-  void* p = g_real.realloc(old, n);
-  if (p) reportAlloc(p, n, AllocApi::Realloc);
-  else if (n > 0 && old_size >= static_cast<size_t>(config().min_bytes)) reportAlloc(old, old_size, AllocApi::Realloc);
-  return p;
+  return reportedRealloc(g_real, old, n);
 }
 
 __attribute__((visibility("default"))) int posix_memalign(void** out, size_t align, size_t n) {

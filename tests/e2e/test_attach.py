@@ -14,10 +14,15 @@ import pipeline as p
 # Long enough that the job is still training when the attach is done.
 STEPS = 14
 JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
+# Attached after step 3 and recorded for 4 steps: the attach itself (gdb,
+# then a moment outside a forward) took up to 8 steps of this small model on
+# a quiet machine, where 14 steps ended the job with 3 steps recorded.
+LONG_STEPS = 40
+LONG_JOB = [a if a != "3" else str(LONG_STEPS) for a in p.SMALL]
 
 
-def plain_losses():
-    out = subprocess.run(p.sample("py", flags=JOB), capture_output=True, text=True, check=True)
+def plain_losses(flags=JOB):
+    out = subprocess.run(p.sample("py", flags=flags), capture_output=True, text=True, check=True)
     return p.losses(out.stdout)
 
 
@@ -66,9 +71,9 @@ def wait_attached(gcprof_proc):
 class AttachPython(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        cls.plain = plain_losses()
+        cls.plain = plain_losses(LONG_JOB)
         cls.db = p.tempdb("attach")
-        job = Job()
+        job = Job(LONG_JOB)
         job.wait_for_step(3)
         cls.attach_out = p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "4",
                                   timeout=300)
@@ -81,7 +86,7 @@ class AttachPython(unittest.TestCase):
 
     def test_job_finishes_with_the_losses_of_a_plain_run(self):
         self.assertEqual(self.rc, 0, self.job_err)
-        self.assertEqual(len(self.losses), STEPS)
+        self.assertEqual(len(self.losses), LONG_STEPS)
         self.assertEqual(self.losses, self.plain)
         self.assertNotIn("gcprof: internal error", self.job_err)
 
@@ -89,9 +94,10 @@ class AttachPython(unittest.TestCase):
         run = self.summary["runs"][0]
         self.assertEqual(len(self.summary["runs"]), 1)
         self.assertEqual(run["status"], "complete", self.attach_out.stderr)
-        self.assertEqual(run["steps"], 4)
+        self.assertEqual(run["steps"], 4, self.attach_out.stderr)
         self.assertEqual(run["runtime"], "python")
         self.assertIn("detached, the job continues", self.attach_out.stderr)
+        self.assertNotIn("steps asked for were recorded", self.attach_out.stderr)
         rows = p.query(self.db, "SELECT command, cwd FROM runs")
         self.assertIn("train_gpt.py", rows[0][0], "verify re-runs the recorded command line")
 
@@ -106,7 +112,7 @@ class AttachPython(unittest.TestCase):
     def test_memory_from_before_attach_is_in_the_trace(self):
         # Parameters, their gradients and AdamW's two moments existed before
         # attach; the baseline records them (gradients only when attach came
-        # between a backward and the next zero_grad): 12-16 bytes a parameter.
+        # between a backward and the next zero_grad): at least 12 bytes a parameter.
         sys.path.insert(0, os.path.dirname(p.TRAIN_PY))
         import train_gpt
         model = train_gpt.build_model(train_gpt.parse_args(JOB))
@@ -115,7 +121,9 @@ class AttachPython(unittest.TestCase):
         before = p.query(self.db, "SELECT sum(bytes) FROM allocations WHERE alloc_ns < ?",
                          first_step)[0][0]
         self.assertGreaterEqual(before, 12 * params * 0.99, (before, params))
-        self.assertLessEqual(before, 16 * params * 1.05 + (1 << 20), (before, params))
+        # No upper bound per parameter: attach may land between a forward and
+        # its backward, or with the last step's logits still held by the
+        # loop's variables, and those tensors are the job's memory too.
         self.assertGreater(self.summary["runs"][0]["peak_bytes"], before)
 
     def test_trace_advises(self):
@@ -189,6 +197,19 @@ class DetachPaths(unittest.TestCase):
         self.assertEqual(g.returncode, 0, err)
         self.assert_job_unharmed(job)
         self.assertEqual(p.show(db)["runs"][0]["status"], "complete")
+
+    def test_job_ending_while_attached_is_said(self):
+        # More steps asked for than the job has left: the run is the job's
+        # (complete), and gcprof says the job ended and how many it got.
+        db = p.tempdb("attach-ended")
+        job = Job()
+        job.wait_for_step(STEPS - 4)
+        out = p.gcprof("attach", str(job.proc.pid), "-o", db, "--steps", "100", timeout=300)
+        self.assert_job_unharmed(job)
+        self.assertIn("the job ended while attached", out.stderr)
+        self.assertNotIn("the job continues", out.stderr)
+        steps = p.show(db)["runs"][0]["steps"]
+        self.assertIn(f"only {steps} of the 100 steps asked for were recorded", out.stderr)
 
     def test_sigkill_of_gcprof_leaves_the_job_running(self):
         job, g, db = self.attached_job("attach-sigkill")

@@ -1,50 +1,19 @@
-// Allocation hooks of an attached process (alloc_hooks.h). A block allocated
-// before attach and freed now is not in the live-address set: its free costs
-// one probe and is ignored, never reported.
+// Allocation hooks of an attached process (alloc_hooks.h); what each reports
+// is allocation_reports.h's, as under `record`.
 #include "attach/alloc_hooks.h"
 
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdint.h>
 
-#include "config.h"
-#include "hook_guard.h"
-#include "recorder.h"
-#include "trace.h"
+#include "allocation_reports.h"
 
 namespace gcprof::inject::attach {
 namespace {
 
 using gcprof::AllocApi;
 
-struct Real {
-  void* (*malloc)(size_t);
-  void (*free)(void*);
-  void* (*calloc)(size_t, size_t);
-  void* (*realloc)(void*, size_t);
-  int (*posix_memalign)(void**, size_t, size_t);
-  void* (*aligned_alloc)(size_t, size_t);
-  void* (*memalign)(size_t, size_t);
-  void* (*valloc)(size_t);
-  void* (*pvalloc)(size_t);
-  size_t (*usable_size)(void*);
-};
-Real g_real;
-
-inline void reportAlloc(void* p, size_t n, AllocApi api) {
-  if (!p || t_in_gcprof) return;
-  HookGuard g;
-  recordAlloc(reinterpret_cast<uint64_t>(p), static_cast<int64_t>(n), static_cast<int>(api));
-}
-
-// Before the real free, so that the address cannot be handed out (and
-// reported) by another thread in between; small blocks were never recorded.
-inline void reportFree(void* p) {
-  if (!p || t_in_gcprof) return;
-  if (static_cast<int64_t>(g_real.usable_size(p)) < config().min_bytes) return;
-  HookGuard g;
-  recordFree(reinterpret_cast<uint64_t>(p));
-}
+RealAllocator g_real;
 
 void* hookMalloc(size_t n) {
   void* p = g_real.malloc(n);
@@ -53,7 +22,7 @@ void* hookMalloc(size_t n) {
 }
 
 void hookFree(void* p) {
-  reportFree(p);
+  reportFree(g_real, p);
   g_real.free(p);
 }
 
@@ -69,15 +38,7 @@ void* hookRealloc(void* old, size_t n) {
     reportAlloc(p, n, AllocApi::Realloc);
     return p;
   }
-  size_t old_size = g_real.usable_size(old);
-  reportFree(old);
-  void* p = g_real.realloc(old, n);
-  if (p) reportAlloc(p, n, AllocApi::Realloc);
-  // A failed realloc leaves the old block live (it is recorded again as a
-  // block of its usable size, as malloc_hooks.cpp does).
-  else if (n > 0 && old_size >= static_cast<size_t>(config().min_bytes))
-    reportAlloc(old, old_size, AllocApi::Realloc);
-  return p;
+  return reportedRealloc(g_real, old, n);
 }
 
 int hookPosixMemalign(void** out, size_t align, size_t n) {

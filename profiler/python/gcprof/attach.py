@@ -4,7 +4,7 @@ The injector's attach thread (profiler/inject/attach/session.cpp) calls
 try_start() under the GIL until it returns READY, then detach() when the
 session ends. Nothing here runs at import time.
 
-The hooks are those `gcprof record` installs (startup.install_profiler), but
+The hooks are those `gcprof record` installs (startup.install_hooks), but
 only at a moment when no thread is inside a module call: installed in the
 middle of a forward, the first module to run would look like a root and take
 the model's names. The first step recorded begins at the next training
@@ -18,7 +18,6 @@ later free is matched), which keeps the trace's peaks absolute.
 """
 import ctypes
 import gc
-import os
 import sys
 
 from . import failsafe
@@ -34,17 +33,26 @@ def try_start(injector_path):
     torch = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "nn"):
         return NO_TORCH
-    if _inside_module_call(torch):
-        return BUSY
     if _attached is not None:
         return READY
-    from . import native
-    lib = ctypes.CDLL(injector_path)  # loaded already: the same handle
+    # Imported before the checks below: an import reads files, which lets
+    # the job's threads run.
+    from . import native, startup
+    # PyDLL, not CDLL: a CDLL call releases the GIL, and the job's training
+    # thread could then open a step between the checks below and the last
+    # hook, or in the middle of the baseline.
+    lib = ctypes.PyDLL(injector_path)  # loaded already: the same handle
+    if _inside_module_call(torch):
+        return BUSY
+    # Outside a forward (no activations of a half-done one), and before any
+    # hook: no step can begin before the baseline is in, so the blocks it
+    # reports all come before the first step. (The allocator hooks are in
+    # already: a reported block freed later is matched.)
+    _report_baseline(torch, lib)
     recorder = native.InjectorRecorder(lib)
     try:
-        steps = _install(torch, recorder)
+        steps = startup.install_hooks(torch, recorder)
         _adopt_optimizers(torch, steps)
-        _report_baseline(torch, lib)
     except Exception:
         failsafe.remove_all()
         raise
@@ -70,26 +78,6 @@ def _inside_module_call(torch):
                 return True
             frame = frame.f_back
     return False
-
-
-def _install(torch, recorder):
-    from .fsdp_gathers import FsdpGathers
-    from .module_ranges import ModuleRanges
-    from .steps import StepTracker
-
-    recorder.set_runtime("python")
-    steps = StepTracker(torch, recorder)
-    steps.install()
-    ranges = ModuleRanges(torch, recorder, steps)
-    ranges.install()
-    steps.model = ranges.primary
-    steps.hook_cost = ranges.take_hook_cost
-    if os.environ.get("GCPROF_OPS") == "1":
-        from .op_ranges import OpRanges
-        ranges.ops = OpRanges(torch, recorder)
-        steps.op_cost = ranges.ops.take_cost
-    FsdpGathers(torch, recorder).install(steps)
-    return steps
 
 
 def _adopt_optimizers(torch, steps):

@@ -49,12 +49,27 @@ def on_torch_loaded(torch):
 def install_profiler(torch, recorder=None):
     """Installs the recording hooks; returns the recorder, None when nothing records."""
     from . import native
-    from .module_ranges import ModuleRanges
-    from .steps import StepTracker
 
     recorder = recorder or native.load()
     if recorder is None:
         return None  # GCPROF_DB without the injector (e.g. LD_PRELOAD dropped): stay out
+    install_hooks(torch, recorder)
+    # PyTorch's CUDA allocator observed (allocator_trace.py); `record` only:
+    # attach records host memory.
+    if os.environ.get("GCPROF_BACKEND", "auto") != "host":
+        from . import allocator_trace
+        allocator_trace.install(torch, recorder)
+    return recorder
+
+
+def install_hooks(torch, recorder):
+    """The recording hooks (steps, module ranges, ops, FSDP gathers) into
+    `recorder`; returns the StepTracker. `record` calls it when torch is
+    imported, `attach` (attach.py) in a job that is already training."""
+    from .fsdp_gathers import FsdpGathers
+    from .module_ranges import ModuleRanges
+    from .steps import StepTracker
+
     recorder.set_runtime("python")
     steps = StepTracker(torch, recorder)
     steps.install()
@@ -66,9 +81,5 @@ def install_profiler(torch, recorder=None):
         from .op_ranges import OpRanges
         ranges.ops = OpRanges(torch, recorder)
         steps.op_cost = ranges.ops.take_cost
-    from .fsdp_gathers import FsdpGathers
     FsdpGathers(torch, recorder).install(steps)
-    if os.environ.get("GCPROF_BACKEND", "auto") != "host":
-        from . import allocator_trace
-        allocator_trace.install(torch, recorder)
-    return recorder
+    return steps

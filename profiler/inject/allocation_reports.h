@@ -1,0 +1,60 @@
+// The C allocator's real functions and what a hook reports around them: one
+// place for the interposed hooks of `record` (malloc_hooks.cpp, LD_PRELOAD)
+// and the GOT hooks of `attach` (attach/alloc_hooks.cpp).
+#pragma once
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "hook_guard.h"
+#include "recorder.h"
+#include "trace.h"
+
+namespace gcprof::inject {
+
+struct RealAllocator {
+  void* (*malloc)(size_t);
+  void (*free)(void*);
+  void* (*calloc)(size_t, size_t);
+  void* (*realloc)(void*, size_t);
+  int (*posix_memalign)(void**, size_t, size_t);
+  void* (*aligned_alloc)(size_t, size_t);
+  void* (*memalign)(size_t, size_t);
+  void* (*valloc)(size_t);
+  void* (*pvalloc)(size_t);
+  size_t (*usable_size)(void*);
+};
+
+inline void reportAlloc(void* p, size_t n, gcprof::AllocApi api) {
+  if (!p || t_in_gcprof) return;
+  HookGuard g;
+  recordAlloc(reinterpret_cast<uint64_t>(p), static_cast<int64_t>(n), static_cast<int>(api));
+}
+
+// Reported before the real free so the address cannot be handed out again
+// (and reported by another thread) in between. Blocks smaller than
+// --min-bytes were never recorded: one header read skips them. A block
+// allocated before recording began (or before attach) is not in the live
+// set: its free costs one probe and is ignored.
+inline void reportFree(const RealAllocator& real, void* p) {
+  if (!p || t_in_gcprof) return;
+  if (real.usable_size && static_cast<int64_t>(real.usable_size(p)) < config().min_bytes) return;
+  HookGuard g;
+  recordFree(reinterpret_cast<uint64_t>(p));
+}
+
+// realloc of a block (old != nullptr): the free is reported first (as
+// above); a call that fails leaves the old block live, so it is reported
+// again, as a block of its usable size.
+inline void* reportedRealloc(const RealAllocator& real, void* old, size_t n) {
+  size_t old_size = real.usable_size ? real.usable_size(old) : 0;
+  reportFree(real, old);
+  void* p = real.realloc(old, n);
+  if (p) reportAlloc(p, n, gcprof::AllocApi::Realloc);
+  else if (n > 0 && old_size >= static_cast<size_t>(config().min_bytes))
+    reportAlloc(old, old_size, gcprof::AllocApi::Realloc);
+  return p;
+}
+
+}  // namespace gcprof::inject

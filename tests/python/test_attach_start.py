@@ -1,0 +1,89 @@
+"""`gcprof attach`'s python side (attach.try_start) in a job that is already
+training: the baseline of live tensors is reported before any hook can open
+a step, even when the job's thread runs while the baseline is being reported
+(a ctypes call lets it: the test's fake injector runs a training step there)."""
+import ctypes
+import os
+import sys
+
+from harness import SHIM, run
+
+os.environ["GCPROF_NATIVE_HOOKS"] = "0"  # the python hooks call only the fake below
+sys.path.insert(0, SHIM)
+
+import torch  # noqa: E402
+
+FAKE = "fake-injector.so"
+
+
+class FakeInjector:
+    """The injector's C entry points as python callables, in call order."""
+
+    def __init__(self, train_step):
+        self.calls = []
+        self._train_step = train_step
+        self._next = 0
+        for name in ("range_end", "range_io", "range_end_io", "step_end", "scalar",
+                     "set_runtime"):
+            setattr(self, "gcprof_inject_" + name, self._noting(name))
+        self.gcprof_inject_step_begin = self._noting("step_begin")
+        self.gcprof_inject_active = lambda: 1
+        # Plain functions: ctypes' restype and argtypes are set on them.
+        self.gcprof_inject_range_start = lambda *args: self._range_start(*args)
+        self.gcprof_attach_baseline = lambda *args: self._baseline(*args)
+
+    def _noting(self, name):
+        def call(*args):
+            self.calls.append((name,) + args)
+        return call
+
+    def _range_start(self, *args):
+        self._next += 1
+        return self._next
+
+    def _baseline(self, address, size, device):
+        first = not any(c[0] == "baseline" for c in self.calls)
+        self.calls.append(("baseline", address, size))
+        if first:
+            self._train_step()  # the job's thread ran while this call was in C
+
+
+def _fake_dlls(fake):
+    real = {name: getattr(ctypes, name) for name in ("CDLL", "PyDLL")}
+    for name, cls in real.items():
+        setattr(ctypes, name, lambda path, *a, _cls=cls, **k: fake if path == FAKE else _cls(path, *a, **k))
+    return lambda: [setattr(ctypes, name, cls) for name, cls in real.items()]
+
+
+def test_baseline_comes_before_the_first_step():
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.ReLU(), torch.nn.Linear(64, 4))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        model(torch.randn(8, 64)).sum().backward()
+        opt.step()
+
+    train_step()  # the job trained before attach: AdamW's state exists
+    fake = FakeInjector(train_step)
+    restore = _fake_dlls(fake)
+    from gcprof import attach
+    try:
+        assert attach.try_start(FAKE) == attach.READY
+        train_step()  # the first step after attach
+    finally:
+        attach.detach()
+        restore()
+    names = [c[0] for c in fake.calls]
+    assert "baseline" in names and "step_begin" in names, names
+    last_baseline = max(i for i, n in enumerate(names) if n == "baseline")
+    first_step = names.index("step_begin")
+    assert last_baseline < first_step, names
+    # Parameters and AdamW's two moments: at least 3 blocks a parameter tensor.
+    reported = sum(c[2] for c in fake.calls if c[0] == "baseline")
+    params = sum(p.numel() * 4 for p in model.parameters())
+    assert reported >= 3 * params, (reported, params)
+
+
+run(globals())
