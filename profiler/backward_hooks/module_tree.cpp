@@ -9,26 +9,56 @@
 // about as much as everything else the shim does per module call.
 //
 // `same_tree(root)` walks the same tree here, as Module.named_modules does
-// (depth first, `_modules` in order, None skipped, a module met twice kept at
-// its first place), without building a name, and compares what it meets with
+// (depth first, `_modules` in order, None skipped), without building a name, and compares what it meets with
 // the walk of the call before: the module at each place, its key, its depth.
 // Equal walks give equal {id(module): name} maps, so python keeps the names
 // it has (and the C++ table, set_names) and walks nothing itself. Anything
 // this walk does not follow exactly (a class overriding named_modules or
-// __hash__, a `_modules` that is not a plain dict) answers False, and python
-// walks as before.
+// __hash__, a `_modules` that is not a plain dict, a module met twice) answers
+// False, and python walks as before.
+//
+// Its memory is mapped pages, not malloc's: the injector records the job's
+// host allocations of 1 KiB and more, and the shim's own bookkeeping must not
+// move a host run's peaks (advise's figures were byte-identical before it).
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <sys/mman.h>
 
-#include <cstring>
+#include <algorithm>
+#include <cstddef>
+#include <new>
 #include <string>
-#include <unordered_map>
 #include <unordered_set>
 #include <vector>
 
 #include "hooks.h"
 
 namespace {
+
+// Pages from mmap: unseen by the injector's malloc hooks.
+template <typename T>
+struct MappedAllocator {
+  using value_type = T;
+  MappedAllocator() = default;
+  template <typename U>
+  MappedAllocator(const MappedAllocator<U>&) {}
+  T* allocate(size_t n) {
+    void* p = mmap(nullptr, n * sizeof(T), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                   -1, 0);
+    if (p == MAP_FAILED) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, size_t n) { munmap(p, n * sizeof(T)); }
+  template <typename U>
+  bool operator==(const MappedAllocator<U>&) const { return true; }
+  template <typename U>
+  bool operator!=(const MappedAllocator<U>&) const { return false; }
+};
+template <typename T>
+using MappedVector = std::vector<T, MappedAllocator<T>>;
+
+// Deeper than any model: a `_modules` cycle ends the walk (python walks).
+constexpr int kMaxDepth = 256;
 
 struct Place {
   PyObject* module;  // compared by address only: never dereferenced later
@@ -39,7 +69,7 @@ struct Place {
   }
 };
 
-std::vector<Place> g_last;            // the previous walk (under the GIL)
+MappedVector<Place> g_last;          // the previous walk (under the GIL)
 PyObject* g_named_modules = nullptr;  // torch.nn.Module.named_modules
 PyObject* g_modules_attr = nullptr;   // "_modules"
 // Types whose named_modules and __hash__ are Module's (walked here exactly).
@@ -60,9 +90,10 @@ int plainType(PyTypeObject* type) {
 }
 
 // Appends the places of `module`'s subtree; 1 when walked, 0 when python must walk, -1 on error.
+// Every module is taken: one met twice is found afterwards (uniqueModules).
 int walk(PyObject* module, int depth, const char* key, Py_ssize_t key_len,
-         std::unordered_set<PyObject*>& seen, std::vector<Place>& out) {
-  if (!seen.insert(module).second) return 1;
+         MappedVector<Place>& out) {
+  if (depth > kMaxDepth) return 0;
   int plain = plainType(Py_TYPE(module));
   if (plain <= 0) return plain;
   out.push_back({module, depth, std::string(key, static_cast<size_t>(key_len))});
@@ -87,7 +118,7 @@ int walk(PyObject* module, int depth, const char* key, Py_ssize_t key_len,
         break;
       }
       Py_INCREF(child);  // the walk below runs python (a type's attribute lookup)
-      r = walk(child, depth + 1, utf8, len, seen, out);
+      r = walk(child, depth + 1, utf8, len, out);
       Py_DECREF(child);
     }
   }
@@ -95,18 +126,27 @@ int walk(PyObject* module, int depth, const char* key, Py_ssize_t key_len,
   return r;
 }
 
+// Whether no module is met twice: named_modules names a shared module at its
+// first place only, which this walk leaves to python (rare: weight tying
+// shares parameters, not modules).
+bool uniqueModules(const MappedVector<Place>& places) {
+  MappedVector<PyObject*> modules;
+  modules.reserve(places.size());
+  for (const Place& p : places) modules.push_back(p.module);
+  std::sort(modules.begin(), modules.end());
+  return std::adjacent_find(modules.begin(), modules.end()) == modules.end();
+}
+
 PyObject* py_same_tree(PyObject*, PyObject* root) {
   if (!g_named_modules) {
     PyErr_SetString(PyExc_RuntimeError, "same_tree: tree_install(Module.named_modules) first");
     return nullptr;
   }
-  static thread_local std::unordered_set<PyObject*> seen;
-  std::vector<Place> now;
-  now.reserve(g_last.size());
-  seen.clear();
-  int r = walk(root, 0, "", 0, seen, now);
-  seen.clear();
+  MappedVector<Place> now;
+  now.reserve(g_last.size() + 1);
+  int r = walk(root, 0, "", 0, now);
   if (r < 0) return nullptr;
+  if (r == 1 && !uniqueModules(now)) r = 0;
   bool same = r == 1 && now == g_last;
   if (r == 1)
     g_last.swap(now);
