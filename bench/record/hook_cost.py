@@ -48,7 +48,10 @@ the injector (ctypes), against a hooks-off step.
 Models: `linears` = 200 x Linear(8, 8) + ReLU at batch 1 (nothing but hooks:
 the worst case); `gpt` = samples/python/train_gpt.py's model, 4 layers, hidden
 128, batch 8 (the side-by-side job py-gpt); `gpt2`, `vit`, `resnet18`: the
-public-model jobs of side_by_side.py, same sizes.
+public-model jobs of side_by_side.py, same sizes; `gpt-short`: train_gpt.py's
+model at 8 layers, hidden 64, seq 32, batch 2 (side_by_side.py's py-gpt-short:
+a few ms a step, the launch-bound shape where the cost per module call is
+what a GPU user pays).
 """
 import argparse
 import cProfile
@@ -76,6 +79,11 @@ _PUBLIC = {
     "gpt2": ["--model", "gpt2", "--layers", "4", "--hidden", "128", "--seq", "256", "--batch", "8"],
     "vit": ["--model", "vit", "--layers", "4", "--image", "224", "--batch", "4", "--hidden", "128"],
     "resnet18": ["--model", "resnet18", "--image", "224", "--batch", "4"],
+}
+
+_GPT = {
+    "gpt": ["--layers", "4", "--hidden", "128", "--heads", "4", "--batch", "8"],
+    "gpt-short": ["--layers", "8", "--hidden", "64", "--heads", "4", "--seq", "32", "--batch", "2"],
 }
 
 
@@ -198,8 +206,7 @@ def build(name):
         x, y = train_public.make_batch(args, gen)
         return model, lambda: train_public.loss_of(args, model, x, y)
     import train_gpt
-    args = train_gpt.parse_args(["--layers", "4", "--hidden", "128", "--heads", "4",
-                                 "--batch", "8"])
+    args = train_gpt.parse_args(_GPT[name])
     model = train_gpt.build_model(args)
     gen = train_gpt.data_generator(args)
     inputs, targets = train_gpt.make_batch(args, gen)
@@ -297,7 +304,7 @@ def count(model, opt, loss_fn, hooks, calls):
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--model", choices=("linears", "gpt", "gpt2", "vit", "resnet18"), default="linears")
+    ap.add_argument("--model", choices=("linears", "gpt", "gpt-short", "gpt2", "vit", "resnet18"), default="linears")
     ap.add_argument("--pairs", type=int, default=15)
     ap.add_argument("--count", action="store_true")
     ap.add_argument("--split", action="store_true",

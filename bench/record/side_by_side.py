@@ -51,6 +51,10 @@ GPT = os.path.join(ROOT, "samples", "python", "train_gpt.py")
 JOBS = {
     "cpp-gpt": None,
     "py-gpt": [GPT, "--layers", "4", "--hidden", "128", "--heads", "4", "--batch", "8"],
+    # Short steps (a few ms): the cost per module call dominates, as on a GPU
+    # whose small models are launch-bound.
+    "py-gpt-short": [GPT, "--layers", "8", "--hidden", "64", "--heads", "4", "--seq", "32",
+                     "--batch", "2"],
     "resnet18": [PUBLIC, "--model", "resnet18", "--image", "224", "--batch", "4"],
     "resnet50": [PUBLIC, "--model", "resnet50", "--image", "224", "--batch", "2"],
     "vit": [PUBLIC, "--model", "vit", "--layers", "4", "--image", "224", "--batch", "4",
@@ -265,7 +269,7 @@ def command(job, mode, build, steps, tmp, n, shims=None):
 # Steps per run by default: about 5 s of steps on a quiet 2-core machine (py-gpt
 # 0.17 s a step, gpt2 0.31, vit 0.64, resnet18 0.79), so that a run's median is
 # taken over enough steps while start-up (a few s per run) stays a fair share.
-DEFAULT_STEPS = {"cpp-gpt": 24, "py-gpt": 30, "gpt2": 16, "vit": 10, "resnet18": 9, "resnet50": 8}
+DEFAULT_STEPS = {"cpp-gpt": 24, "py-gpt": 30, "py-gpt-short": 300, "gpt2": 16, "vit": 10, "resnet18": 9, "resnet50": 8}
 
 
 def main():

@@ -469,7 +469,15 @@ PyObject* py_forward_disable(PyObject*, PyObject*) {
 PyObject* py_set_names(PyObject*, PyObject* args) {
   PyObject* names;
   int recording = 1;
-  if (!PyArg_ParseTuple(args, "O!p", &PyDict_Type, &names, &recording)) return nullptr;
+  if (!PyArg_ParseTuple(args, "Op", &names, &recording)) return nullptr;
+  if (names == Py_None) {  // the names are those of the call before (module_tree.cpp)
+    g_recording = recording != 0;
+    Py_RETURN_NONE;
+  }
+  if (!PyDict_Check(names)) {
+    PyErr_SetString(PyExc_TypeError, "set_names(names: dict or None, recording)");
+    return nullptr;
+  }
   std::unordered_map<PyObject*, NamePtr> fresh;
   fresh.reserve(static_cast<size_t>(PyDict_GET_SIZE(names)));
   Py_ssize_t pos = 0;
@@ -517,7 +525,7 @@ PyMethodDef kForwardMethods[] = {
      "whether install() found an entry point ending a range with its io"},
     {"forward_disable", py_forward_disable, METH_NOARGS, "the forward hooks do nothing from now"},
     {"set_names", py_set_names, METH_VARARGS,
-     "set_names({id(module): name}, recording): after each root call"},
+     "set_names({id(module): name} or None (unchanged), recording): after each root call"},
     {"take_hook_cost", py_take_hook_cost, METH_NOARGS,
      "mean ns inside the forward hooks per module call since the last call, or None"},
     {"forward_depth", py_forward_depth, METH_NOARGS, "this thread's module calls in flight"},

@@ -33,4 +33,7 @@ void armBackward(const std::string& name, const std::vector<torch::autograd::Nod
 // Adds forward_hooks.cpp's functions to the module; false with a python error set.
 bool addForwardHooks(PyObject* module);
 
+// Adds module_tree.cpp's functions (same_tree) likewise.
+bool addTreeFunctions(PyObject* module);
+
 }  // namespace gcprof_hooks

@@ -91,6 +91,18 @@ def test_the_forward_hooks_are_the_cpp_ones_unless_switched_off():
         assert proc.stdout.strip() == want, (env, proc.stdout, proc.stderr)
 
 
+def test_a_tree_changed_between_steps_is_named_anew():
+    # The C++ hooks keep the model's names while its tree is unchanged
+    # (module_tree.cpp); every change that bypasses the registration hooks
+    # must still be seen at the next root call, on both paths.
+    _library()
+    for env in ({}, {"GCPROF_NATIVE_HOOKS": "0"}):
+        proc, _ = run_python([os.path.join(HERE, "tree_changes_job.py")], **env)
+        assert proc.returncode == 0, proc.stderr[-3000:]
+        lines = proc.stdout.splitlines()
+        assert len(lines) == 9 and all(l.startswith("ok ") for l in lines), (env, proc.stdout)
+
+
 def test_the_switch_and_a_foreign_torch_choose_the_python_hooks():
     library = _library()
     probe = ("import torch, fake_recorder; from gcprof import native_hooks;"

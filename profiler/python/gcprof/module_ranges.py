@@ -3,8 +3,10 @@
 Two global module hooks (forward pre-hook and forward hook) see every module
 call of the process. A call made while no other module forward is active on
 the thread is a *root* call: it may open a training step (steps.py), and its
-subtree is named by walking root.named_modules() (cheap, once per root call,
-so modules added later are named too). The first root called with grad enabled is the
+subtree is named by walking root.named_modules() (once per root call, so
+modules added later are named too; with the C++ extension, module_tree.cpp
+first checks that the model's tree is the one walked before, and the names
+are kept without a walk in python). The first root called with grad enabled is the
 model and its names carry no prefix ("", "layers.3.attn"); other roots (a
 loss module called at top level, a frozen teacher called under no_grad before
 the model) are prefixed with their class name
@@ -93,6 +95,7 @@ class ModuleRanges:
         self._native = getattr(self._backward, "forward_hooks", None)
         self._tls = threading.local()
         self._names = {}          # id(module) -> qualified name
+        self._model_names = None  # the model's own names, as its last walk gave them
         self._primary = None      # weakref to the first root module called with grad
         self._roots = RootNames()  # the names of the other roots
         self._inplace = set()     # names already reported as in-place
@@ -117,6 +120,7 @@ class ModuleRanges:
             native.forward_install(self, lambda v: tensor_bytes(v, tensor),
                                    lambda v: grad_nodes(v, tensor))
             failsafe.on_failure(native.forward_disable)
+            native.tree_install(self._torch.nn.Module.named_modules)
             self._native_pre_hook, self._native_post_hook = native.forward_pre, native.forward_post
             pre_hook, post_hook = self._pre_in_cpp, self._post_in_cpp
         try:
@@ -305,11 +309,11 @@ class ModuleRanges:
             self._rec.range_end(self._rec.range_start("%s%#x" % (INPLACE_OUTPUT, address), USER))
 
     def _root_call(self, module):
-        self._name_tree(module)
+        renamed = self._name_tree(module)
         self._steps.root_forward()
         self._recording = self._rec.active()
         if self._native is not None:
-            self._native.set_names(self._names, self._recording)
+            self._native.set_names(self._names if renamed else None, self._recording)
         inner = getattr(module, "_orig_mod", None)
         if inner is not None and self._recording and not self._compiled_marked:
             self._compiled_marked = True
@@ -317,6 +321,7 @@ class ModuleRanges:
             self._rec.range_end(mark)
 
     def _name_tree(self, root):
+        """Names root's tree into self._names; False when they are those of the call before."""
         primary = self._primary() if self._primary is not None else None
         # The model is the first root called with grad enabled, as a plan is
         # applied (env_plan.py): a distillation's teacher runs first, under
@@ -325,14 +330,23 @@ class ModuleRanges:
             self._primary = weakref.ref(root)
             primary = root
         if root is primary:
-            self._names = {id(m): n for n, m in root.named_modules()}
-            return
+            if self._native is not None and self._native.same_tree(root) and \
+                    self._model_names is not None:
+                if self._names is self._model_names:
+                    return False
+                self._names = self._model_names  # drops the other roots' names, as a walk does
+                return True
+            self._names = self._model_names = {id(m): n for n, m in root.named_modules()}
+            return True
         # A root named before keeps its name; a known sub-module called on its
         # own keeps its qualified name; a new root is named by its class, the
         # k-th live instance of one class as `Class[k]` (root_names.py).
         prefix = self._roots.name(root, assign=False) or self._names.get(id(root)) or \
             self._roots.name(root)
+        if self._names is self._model_names:
+            self._names = dict(self._names)  # the model's stay as walked (same_tree)
         self._names.update((id(m), n) for n, m in root.named_modules(prefix=prefix))
+        return True
 
     def _post(self, module, args, *rest):
         if self._compiling():
