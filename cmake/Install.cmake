@@ -33,9 +33,11 @@ if(GCPROF_PYTHON_SITE_DIR)
 endif()
 
 # What a wheel compiles (pyproject.toml's build.targets): what it installs.
-# The C++ backward hooks exist only when torch was importable at configure time.
+# The C++ backward hooks exist only when torch was importable at configure
+# time, the allocator trace tracker only with a LibTorch built with CUDA.
 add_custom_target(gcprof_wheel)
-foreach(_target gcprof gcprof-gui gcprof_inject gcprof_backward_hooks)
+foreach(_target gcprof gcprof-gui gcprof_inject gcprof_attach gcprof_backward_hooks
+                gcprof_allocator_trace)
   if(TARGET ${_target})
     add_dependencies(gcprof_wheel ${_target})
   endif()
