@@ -8,12 +8,13 @@ allocator.
 
 usage: allocator_trace_cpu_job_test.py GCPROF_BINARY
 """
-import ctypes
 import os
 import subprocess
 import sys
 import tempfile
 import unittest
+
+from cupti_cpu_job_test import driver_present  # this folder is sys.path[0]
 
 SKIP = 77  # CTest SKIP_RETURN_CODE
 
@@ -34,14 +35,6 @@ for c in queued:
 print("conf", os.environ.get("PYTORCH_CUDA_ALLOC_CONF"))
 print("cuda initialised", torch.cuda.is_initialized())
 """
-
-
-def driver_present():
-    try:
-        ctypes.CDLL("libcuda.so.1")
-        return True
-    except OSError:
-        return False
 
 
 def cuda_torch():
