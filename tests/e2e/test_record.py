@@ -121,8 +121,16 @@ class JobOutcome(unittest.TestCase):
                 time.sleep(0.3)
             p.gcprof("ctl", db, "pause")
             time.sleep(1.0)
-            paused_at = p.query(db, "SELECT count(*) FROM steps")[0][0]
-            time.sleep(2.0)
+            paused_at, last = p.query(db, "SELECT count(*), max(step) FROM steps")[0]
+            # Proof that pausing holds: the job prints three steps past the
+            # last one kept (read from its own output, not waited out on the
+            # clock) and none of them is kept.
+            printed = -1
+            while printed < last + 3:
+                line = rec.stdout.readline()
+                self.assertNotEqual(line, "", "the job ended while paused")
+                if line.startswith("step "):
+                    printed = int(line.split()[1])
             self.assertEqual(p.query(db, "SELECT count(*) FROM steps")[0][0], paused_at)
             job = int(subprocess.check_output(["pgrep", "-P", str(rec.pid)], text=True).split()[0])
         finally:
