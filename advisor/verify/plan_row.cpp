@@ -1,5 +1,7 @@
 #include "verify/plan_row.h"
 
+#include "plan/plan_store.h"
+
 namespace gcprof::advisor {
 
 int64_t planRow(TraceStore& store, const PlanFile& plan, Ns now) {
@@ -10,7 +12,7 @@ int64_t planRow(TraceStore& store, const PlanFile& plan, Ns now) {
     for (const PlanRecord& p : store.plans())
       if (p.id == id && nlohmann::json::parse(p.json, nullptr, false) == stored) return id;
   }
-  return store.savePlan({0, plan.trace_run, now, plan.strategy, plan.budget_bytes, stored.dump()});
+  return storePlan(store, stored, now);
 }
 
 }  // namespace gcprof::advisor
