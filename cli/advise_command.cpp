@@ -10,10 +10,10 @@
 #include "commands.h"
 #include "model/advice_error.h"
 #include "job.h"
-#include "plan_store.h"
 #include "plan/advice.h"
 #include "plan/job_advice.h"
 #include "plan/plan_file.h"
+#include "plan/plan_store.h"
 #include "report/output_file.h"
 #include "size_parse.h"
 #include "terminal_text.h"
@@ -202,14 +202,14 @@ void printHuman(const Advice& a, const std::string& trace) {
     std::printf("  headroom %s (%s): plans fit %s\n", formatBytes(a.headroom.bytes).c_str(),
                 a.headroom.rule.c_str(), formatBytes(a.limit()).c_str());
   if (a.max_slowdown) std::printf("  max slowdown %s\n", formatPercent(*a.max_slowdown).c_str());
-  if (a.hook_ns_per_call > 0)
+  if (a.recording_cost.hook_ns_per_call > 0)
     std::printf("  forward times less the recording's own hooks: %s per module call (measured)\n",
-                formatNs(a.hook_ns_per_call).c_str());
+                formatNs(a.recording_cost.hook_ns_per_call).c_str());
   if (!a.chain.selective.empty())
     std::printf("  selective checkpoints offered: operator ranges recorded (record --ops)%s\n",
-                a.op_ns_per_call > 0 ? (", forward times less " + formatNs(a.op_ns_per_call) +
-                                        " per operator call").c_str()
-                                     : "");
+                a.recording_cost.op_ns_per_call > 0
+                    ? (", forward times less " + formatNs(a.recording_cost.op_ns_per_call) + " per operator call").c_str()
+                    : "");
   for (const ExcludedUnit& u : a.excluded)
     std::printf("  left out: %s %s\n", printable(u.name).c_str(), printable(u.reason).c_str());
   if (a.tree_plan) {
@@ -286,7 +286,8 @@ int runAdvise(const AdviseArgs& args) {
   }
   if (write && !args.no_store) {
     try {
-      doc["plan_id"] = storePlan(args.trace, a, doc);
+      TraceStore store(args.trace, TraceStore::Mode::ReadWrite);
+      doc["plan_id"] = storePlan(store, doc, monotonicNs());
     } catch (const StoreError& e) {
       std::fprintf(stderr, "gcprof advise: warning: plan not stored in the trace (%s)\n", printable(e.what()).c_str());
     }
@@ -321,17 +322,6 @@ int runAdvise(const AdviseArgs& args) {
 }
 
 }  // namespace
-
-int64_t storePlan(const std::string& trace, const Advice& a, const nlohmann::json& doc) {
-  TraceStore store(trace, TraceStore::Mode::ReadWrite);
-  PlanRecord p;
-  p.run = a.run.id;
-  p.created = monotonicNs();  // the trace's one clock (docs/schema.md), as verify's rows
-  p.strategy = toString(a.strategy);
-  p.budget = a.budget;
-  p.json = doc.dump();
-  return store.savePlan(p);
-}
 
 void addAdvise(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<AdviseArgs>();
@@ -385,14 +375,7 @@ void addAdvise(CLI::App& app, int& exit_code) {
                   "With --what-if: the job takes only multiples of this size (16 for a patch-16 ViT's\n"
                   "side); the search answers only those")
       ->capture_default_str();
-  sub->callback([args, &exit_code] {
-    try {
-      exit_code = runAdvise(*args);
-    } catch (const AdviceError& e) {
-      std::fprintf(stderr, "gcprof advise: %s\n", printable(e.what()).c_str());
-      exit_code = 2;
-    }
-  });
+  sub->callback([args, &exit_code] { exit_code = runAdvise(*args); });
 }
 
 }  // namespace gcprof::cli

@@ -51,14 +51,7 @@ void addApply(CLI::App& app, int& exit_code) {
                "Exit code: the command's; 2 for a bad plan.");
   sub->add_option("plan", args->plan, "Plan file written by `gcprof advise -o`")->required();
   sub->add_option("command", args->command, "The training command (after --)");
-  sub->callback([args, &exit_code] {
-    try {
-      exit_code = runApply(*args);
-    } catch (const advisor::AdviceError& e) {
-      std::fprintf(stderr, "gcprof apply: %s\n", e.what());
-      exit_code = 2;
-    }
-  });
+  sub->callback([args, &exit_code] { exit_code = runApply(*args); });
 }
 
 }  // namespace gcprof::cli

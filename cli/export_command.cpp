@@ -3,7 +3,6 @@
 #include <memory>
 
 #include "commands.h"
-#include "model/advice_error.h"
 #include "report/chrome_trace.h"
 #include "report/output_file.h"
 #include "trace_input.h"
@@ -48,9 +47,6 @@ void addExport(CLI::App& app, int& exit_code) {
   sub->callback([args, &exit_code] {
     try {
       exit_code = runExport(*args);
-    } catch (const advisor::AdviceError& e) {
-      std::fprintf(stderr, "gcprof export: %s\n", e.what());
-      exit_code = 2;
     } catch (const advisor::OutputFileError& e) {
       std::fprintf(stderr, "gcprof export: %s; nothing written (free space or choose another -o)\n",
                    e.what());

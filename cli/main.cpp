@@ -3,7 +3,9 @@
 #include <cstdio>
 
 #include "commands.h"
+#include "model/advice_error.h"
 #include "schema.h"
+#include "terminal_text.h"
 
 int main(int argc, char** argv) {
   CLI::App app{
@@ -28,6 +30,12 @@ int main(int argc, char** argv) {
   } catch (const CLI::ParseError& e) {
     int rc = app.exit(e);
     return rc == 0 ? 0 : 2;
+  } catch (const gcprof::advisor::AdviceError& e) {
+    // A verb's refusal (a bad plan, budget or option), under the verb's name;
+    // it may quote module names from the job, which must not drive the terminal.
+    std::string verb = app.get_subcommands().empty() ? "" : " " + app.get_subcommands().front()->get_name();
+    std::fprintf(stderr, "gcprof%s: %s\n", verb.c_str(), gcprof::cli::printable(e.what()).c_str());
+    return 2;
   } catch (const gcprof::StoreError& e) {
     std::fprintf(stderr, "gcprof: %s\n", e.what());
     return 2;

@@ -4,7 +4,6 @@
 #include <memory>
 
 #include "commands.h"
-#include "model/advice_error.h"
 #include "report/output_file.h"
 #include "report/report_data.h"
 
@@ -54,9 +53,6 @@ void addReport(CLI::App& app, int& exit_code) {
   sub->callback([args, &exit_code] {
     try {
       exit_code = runReport(*args);
-    } catch (const advisor::AdviceError& e) {
-      std::fprintf(stderr, "gcprof report: %s\n", e.what());
-      exit_code = 2;
     } catch (const advisor::OutputFileError& e) {
       std::fprintf(stderr, "gcprof report: %s; no report written (free space or choose another -o)\n",
                    e.what());

@@ -22,7 +22,7 @@
 #include "trace_store.h"
 #include "verify/job_verification.h"
 #include "verify/plan_modules.h"
-#include "verify/plan_row.h"
+#include "plan/plan_store.h"
 #include "verify/size_argument.h"
 #include "verify/verification.h"
 #include "verify_launch.h"

@@ -5,7 +5,7 @@
 #include <optional>
 
 #include "model/advice_error.h"
-#include "plan_store.h"
+#include "plan/plan_store.h"
 #include "report/output_file.h"
 #include "report/what_if_table.h"
 #include "scale/run_size.h"
@@ -124,7 +124,8 @@ int runWhatIf(const WhatIfArgs& args, const std::string& trace, const AdviceRequ
   }
   if (write && !no_store) {
     try {
-      doc["plan_id"] = storePlan(trace, *w.plan, doc);
+      TraceStore store(trace, TraceStore::Mode::ReadWrite);
+      doc["plan_id"] = advisor::storePlan(store, doc, monotonicNs());
     } catch (const StoreError& e) {
       std::fprintf(stderr, "gcprof advise: warning: plan not stored in the trace (%s)\n", e.what());
     }

@@ -41,18 +41,15 @@ void subtractPerRange(RunLayout& layout, const Trace& trace, Ns per_call, Counte
 
 }  // namespace
 
-Ns hookCostPerCall(const Trace& trace) { return medianScalar(trace, "hook_ns_per_call"); }
-
-Ns opCostPerCall(const Trace& trace) { return medianScalar(trace, "op_hook_ns_per_call"); }
-
-void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call) {
-  subtractPerRange(layout, trace, per_call, [](const Range& r) {
-    return r.domain == RangeDomain::Module && r.phase == Phase::Forward;
-  });
+RecordingCost recordingCost(const Trace& trace) {
+  return {medianScalar(trace, "hook_ns_per_call"), medianScalar(trace, "op_hook_ns_per_call")};
 }
 
-void subtractOperatorCost(RunLayout& layout, const Trace& trace, Ns per_call) {
-  subtractPerRange(layout, trace, per_call, isOpRange);
+void subtractRecordingCost(RunLayout& layout, const Trace& trace, const RecordingCost& cost) {
+  subtractPerRange(layout, trace, cost.hook_ns_per_call, [](const Range& r) {
+    return r.domain == RangeDomain::Module && r.phase == Phase::Forward;
+  });
+  subtractPerRange(layout, trace, cost.op_ns_per_call, isOpRange);
 }
 
 }  // namespace gcprof::advisor

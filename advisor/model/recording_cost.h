@@ -11,20 +11,21 @@
 
 namespace gcprof::advisor {
 
-// The median over the run's steps of `hook_ns_per_call`; 0 when not recorded
-// (LibTorch programs: their C API ranges cost nanoseconds).
-Ns hookCostPerCall(const Trace& trace);
+// What the recording cost per call, each the median over the run's steps and
+// 0 when not recorded: the shim's hooks per module call (`hook_ns_per_call`;
+// LibTorch programs' C API ranges cost nanoseconds) and `record --ops`'s own
+// time per operator call (`op_hook_ns_per_call`).
+struct RecordingCost {
+  Ns hook_ns_per_call = 0;
+  Ns op_ns_per_call = 0;
+};
+RecordingCost recordingCost(const Trace& trace);
 
-// Subtracts `per_call` for every module forward range that starts inside a
-// unit's forward window (its own included) from that unit's host forward time,
-// in every step. Device times are left alone: hooks run on the host. A unit
-// keeps at least a tenth of its recorded time.
-void subtractRecordingCost(RunLayout& layout, const Trace& trace, Ns per_call);
-
-// The same for `record --ops`: the operator mode's own time per call (scalar
-// `op_hook_ns_per_call`, median over steps; 0 when not recorded), subtracted
-// for every operator range inside a unit's forward window.
-Ns opCostPerCall(const Trace& trace);
-void subtractOperatorCost(RunLayout& layout, const Trace& trace, Ns per_call);
+// Subtracts, from each unit's host forward time in every step, the hook cost
+// for every module forward range and the operator cost for every operator
+// range that starts inside the unit's forward window (its own included).
+// Device times are left alone: hooks run on the host. A unit keeps at least
+// a tenth of its recorded time.
+void subtractRecordingCost(RunLayout& layout, const Trace& trace, const RecordingCost& cost);
 
 }  // namespace gcprof::advisor

@@ -305,8 +305,7 @@ bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
     a.tree_note = "the steps of the blocks' sub-modules do not line up with the blocks'";
     return false;
   }
-  subtractRecordingCost(fine, trace, a.hook_ns_per_call);
-  subtractOperatorCost(fine, trace, a.op_ns_per_call);
+  subtractRecordingCost(fine, trace, a.recording_cost);
   UnitChain chain;
   try {
     chain = buildUnitChain(trace, a.filter, fine, tree.names, a.recorded.get());
@@ -391,10 +390,8 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   for (const std::string& name : forwardOnlyBlocks(a.modules, a.units.names))
     a.excluded.push_back({name, "runs no backward (frozen, and nothing trainable below it): it keeps "
                                 "no activations for a backward, so there is nothing to drop"});
-  a.hook_ns_per_call = hookCostPerCall(trace);
-  subtractRecordingCost(a.layout, trace, a.hook_ns_per_call);
-  a.op_ns_per_call = opCostPerCall(trace);
-  subtractOperatorCost(a.layout, trace, a.op_ns_per_call);
+  a.recording_cost = recordingCost(trace);
+  subtractRecordingCost(a.layout, trace, a.recording_cost);
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names, a.recorded.get());
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.tree = flatTree(a.units.names);

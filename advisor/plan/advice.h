@@ -92,8 +92,7 @@ struct Advice {
   std::string tree_note;          // why not, when a plan over the tree was tried and not made
   std::vector<ExcludedUnit> excluded;  // left out: unsafe to checkpoint, or frozen (no backward)
   RunLayout layout;               // forward times less the recording's own cost
-  Ns hook_ns_per_call = 0;        // that cost per module call, as measured (0: none recorded)
-  Ns op_ns_per_call = 0;          // the same per operator call (`record --ops`)
+  RecordingCost recording_cost;   // that cost per call, as measured (0: none recorded)
   UnitChain chain;
 
   Strategy strategy = Strategy::Optimal;

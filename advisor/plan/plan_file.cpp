@@ -151,8 +151,8 @@ nlohmann::json planJson(const Advice& a) {
       {"feasible", a.feasible},
       {"exact", a.exact},
       {"steady_step", c.steady_step},
-      {"recording_cost", {{"hook_ns_per_module_call", a.hook_ns_per_call},
-                          {"op_ns_per_call", a.op_ns_per_call}}},
+      {"recording_cost", {{"hook_ns_per_module_call", a.recording_cost.hook_ns_per_call},
+                          {"op_ns_per_call", a.recording_cost.op_ns_per_call}}},
       {"selective_units", [&] {
          int n = 0;
          for (const auto& options : c.selective) n += options.empty() ? 0 : 1;
@@ -175,7 +175,7 @@ nlohmann::json planJson(const Advice& a) {
   return doc;
 }
 
-PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
+PlanFile parsePlan(const nlohmann::json& doc, const std::string& where, PlanUse use) {
   if (!doc.is_object()) throw AdviceError(where + ": not a gcprof plan (expected a JSON object)");
   PlanFile p;
   p.format = field<std::string>(doc, "format", where);
@@ -192,12 +192,17 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
         doc["budget_bytes"].get<double>() < 9.2e18))
     throw AdviceError(where + ": plan field \"budget_bytes\" must be a whole number of bytes "
                       "from 0 to 2^63");
-  p.budget_bytes = field<Bytes>(doc, "budget_bytes", where);
+  p.budget_bytes = use == PlanUse::Show ? optionalField(doc, "budget_bytes", Bytes{0}, where)
+                                        : field<Bytes>(doc, "budget_bytes", where);
   p.headroom_bytes = optionalField(doc, "headroom_bytes", Bytes{0}, where);
   p.units = optionalField(doc, "units", std::vector<std::string>{}, where);
   p.checkpoint = field<std::vector<std::vector<std::string>>>(doc, "checkpoint", where);
+  p.blocks = optionalField(doc, "blocks", std::vector<std::string>{}, where);
   p.policy.assign(p.checkpoint.size(), "whole");
   p.save.assign(p.checkpoint.size(), {});
+  p.segment_units = p.checkpoint;
+  p.module.assign(p.checkpoint.size(), "");
+  p.kept.assign(p.checkpoint.size(), 0);
   if (doc.contains("segments")) {
     const nlohmann::json& segs = doc["segments"];
     if (!segs.is_array() || segs.size() != p.checkpoint.size())
@@ -212,6 +217,11 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where) {
         throw AdviceError(where + ": segment " + std::to_string(i) + " has policy '" + p.policy[i] +
                           "'; expected whole or selective");
       p.save[i] = optionalField(segs[i], "save", std::vector<std::string>{}, where, "segments[].");
+      std::vector<std::string> units = optionalField(segs[i], "units", std::vector<std::string>{}, where, "segments[].");
+      if (!units.empty()) p.segment_units[i] = std::move(units);
+      p.module[i] = optionalField(segs[i], "module", std::string(), where, "segments[].");
+      if (p.policy[i] == "selective")
+        p.kept[i] = optionalField(segs[i], "kept_bytes", Bytes{0}, where, "segments[].");
     }
   }
   for (const char* part : {"predicted", "baseline"})
@@ -254,7 +264,7 @@ PlanFile readPlanFile(const std::string& path) {
   return parsePlanText(ss.str(), path);
 }
 
-PlanFile parsePlanText(const std::string& text, const std::string& where) {
+PlanFile parsePlanText(const std::string& text, const std::string& where, PlanUse use) {
   bool too_deep = false;
   nlohmann::json doc = nlohmann::json::parse(
       text,
@@ -268,7 +278,7 @@ PlanFile parsePlanText(const std::string& text, const std::string& where) {
                       " levels; not a gcprof plan (write plans with `gcprof advise -o`)");
   if (doc.is_discarded())
     throw AdviceError(where + ": not valid JSON; write plans with `gcprof advise -o`");
-  return parsePlan(doc, where);
+  return parsePlan(doc, where, use);
 }
 
 }  // namespace gcprof::advisor

@@ -38,6 +38,14 @@ struct PlanFile {
   // (from `segments[]` of a v2 plan; "whole" and none otherwise).
   std::vector<std::string> policy;
   std::vector<std::vector<std::string>> save;
+  // Per `checkpoint` entry, from `segments[]` (v2): the chain units it spans
+  // (over the module tree a block is checkpointed by its sub-modules; the
+  // entry's own names otherwise), the module the python runtime wraps ("" when
+  // not named) and the bytes a selective segment keeps (0 when whole).
+  std::vector<std::vector<std::string>> segment_units;
+  std::vector<std::string> module;
+  std::vector<Bytes> kept;
+  std::vector<std::string> blocks;  // over the module tree: the level `units` were split from
   Bytes predicted_peak = 0;
   Ns predicted_recompute_ns = 0;
   Ns predicted_step_ns = 0;
@@ -52,11 +60,15 @@ struct PlanFile {
   nlohmann::json json;  // the whole document
 };
 
+// What the reader does with the plan: applying it (verify, apply) needs its
+// budget; showing it (the GUI) reads one without (budget_bytes 0).
+enum class PlanUse { Apply, Show };
+
 // Throws AdviceError naming `where` and the field at fault.
-PlanFile parsePlan(const nlohmann::json& doc, const std::string& where);
+PlanFile parsePlan(const nlohmann::json& doc, const std::string& where, PlanUse use = PlanUse::Apply);
 PlanFile readPlanFile(const std::string& path);
 // The text of a plan (a file's, a stored plan's); `where` names it in errors.
 // Rejects JSON nested deeper than any plan is before building it.
-PlanFile parsePlanText(const std::string& text, const std::string& where);
+PlanFile parsePlanText(const std::string& text, const std::string& where, PlanUse use = PlanUse::Apply);
 
 }  // namespace gcprof::advisor

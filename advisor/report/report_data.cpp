@@ -5,10 +5,8 @@
 
 #include "model/advice_error.h"
 #include "model/chain_peak.h"
-#include "model/module_tree.h"
-#include "model/step_layout.h"
+#include "plan/plan_simulation.h"
 #include "saturating.h"
-#include "simulate/replay_simulator.h"
 #include "utf8_text.h"
 
 namespace gcprof::advisor {
@@ -45,42 +43,6 @@ double StepAxis::operator()(Ns t) const {
   return static_cast<double>(steps_.size());
 }
 
-namespace {
-
-// The plan's segments as unit indexes; empty when a name is not a unit.
-std::optional<Segments> segmentsOf(const PlanFile& plan) {
-  Segments segs;
-  // A v2 plan over the module tree names a block in `checkpoint`; the chain
-  // units it spans are its segment's `units`.
-  std::vector<std::vector<std::string>> spans = plan.checkpoint;
-  const nlohmann::json& listed = plan.json.contains("segments") ? plan.json["segments"] : nlohmann::json();
-  if (listed.is_array() && listed.size() == spans.size()) {
-    for (size_t i = 0; i < spans.size(); ++i)
-      if (listed[i].is_object() && listed[i].contains("units") && listed[i]["units"].is_array()) {
-        std::vector<std::string> units;
-        for (const auto& u : listed[i]["units"])
-          if (u.is_string()) units.push_back(u.get<std::string>());
-        if (!units.empty()) spans[i] = units;
-      }
-  }
-  for (size_t i = 0; i < spans.size(); ++i) {
-    const auto& seg = spans[i];
-    if (seg.empty()) continue;
-    auto first = std::find(plan.units.begin(), plan.units.end(), seg.front());
-    auto last = std::find(plan.units.begin(), plan.units.end(), seg.back());
-    if (first == plan.units.end() || last == plan.units.end()) return std::nullopt;
-    // A selective segment: the simulator reads only its save-list (the
-    // option's index into a chain's candidates is the advisor's, not needed).
-    bool selective = i < plan.policy.size() && plan.policy[i] == "selective";
-    segs.push_back({static_cast<int>(first - plan.units.begin()),
-                    static_cast<int>(last - plan.units.begin()), selective ? 1 : 0,
-                    selective ? plan.save[i] : std::vector<std::string>{}});
-  }
-  return segs;
-}
-
-}  // namespace
-
 std::vector<std::vector<std::string>> saveLists(const ReportData& r) {
   std::vector<std::vector<std::string>> out(r.v.checkpoint.size());
   if (!r.plan || r.plan->checkpoint != r.v.checkpoint) return out;
@@ -89,20 +51,83 @@ std::vector<std::vector<std::string>> saveLists(const ReportData& r) {
   return out;
 }
 
+namespace {
+
+// The verification asked for by id; the newest when 0.
+const VerificationRecord& verificationOf(const std::vector<VerificationRecord>& all, const std::string& trace,
+                                         int64_t verification_id) {
+  if (all.empty())
+    throw AdviceError(trace + ": holds no verification; run `gcprof verify " + trace + " --plan plan.json` first");
+  if (verification_id <= 0) return all.back();
+  for (const VerificationRecord& v : all)
+    if (v.id == verification_id) return v;
+  throw AdviceError(trace + ": no verification " + std::to_string(verification_id) + " (it has " +
+                    std::to_string(all.size()) + ")");
+}
+
+// A sized plan (docs/plan.md "What fits"): the baseline is the largest
+// recorded run and the measured run is at the plan's size, where replaying
+// the plan on the baseline would show the recorded size's memory. The
+// prediction at the plan's size is its peak. False for any other plan.
+bool chartAtPlanSize(ReportData& r) {
+  const nlohmann::json size = r.plan ? r.plan->json.value("size", nlohmann::json::object()) : nlohmann::json::object();
+  const bool sized = size.is_object() && size.contains("value") && size.value("value", int64_t{0}) !=
+                                                                      size.value("recorded_size", int64_t{0});
+  if (!sized) return false;
+  std::string name = size.value("name", std::string("size"));
+  std::string at = name + "=" + std::to_string(size.value("value", int64_t{0}));
+  std::string recorded = name + "=" + std::to_string(size.value("recorded_size", int64_t{0}));
+  r.baseline_label = "baseline (recorded at " + recorded + ")";
+  r.predicted_label = "predicted peak at " + at + " (what-if)";
+  r.sized_note = "The plan is for " + at + " and the baseline was recorded at " + recorded +
+                 ": the predicted line is the what-if's peak at " + at +
+                 " (a prediction for another size is a peak, not a curve); the measured curve is the re-run at " + at + ".";
+  double end = r.steps > 0 ? static_cast<double>(r.steps) : 1.0;
+  r.predicted = {{0.0, r.plan->predicted_peak}, {end, r.plan->predicted_peak}};
+  return true;
+}
+
+// The plan replayed on the baseline: its predicted curve (unless `sized`)
+// and the units' forward and backward bands, checkpointed or not. A plan
+// that does not replay on this trace leaves the report without them.
+void chartPlanReplay(ReportData& r, const Trace& base, bool sized, size_t max_points) {
+  if (!r.plan || r.plan->units.empty()) return;
+  SimulationOptions o;
+  o.want_curve = true;
+  PlanSimulation run;
+  try {
+    run = simulatePlan(base, *r.plan, o);
+  } catch (const AdviceError&) {
+    return;
+  }
+  auto [b0, b1] = runSpan(base);
+  const std::vector<std::pair<Ns, Ns>> base_steps = stepsOf(base);
+  StepAxis base_axis(base_steps, b0, b1);
+  std::vector<std::pair<Ns, Ns>> bounds = run.sim.step_bounds;
+  std::sort(bounds.begin(), bounds.end());
+  // A run without step markers is one step: nothing to shift by.
+  Ns shift = bounds.empty() || base_steps.empty() ? 0 : sat::sub(bounds.back().second, base_steps.back().second);
+  StepAxis axis(bounds.size() == base_steps.size() ? bounds : base_steps, b0, sat::add(b1, shift));
+  if (!sized) r.predicted = onAxis(run.sim.curve, axis, max_points);
+  std::vector<bool> checkpointed(r.plan->units.size(), false);
+  for (const Segment& s : run.segments)
+    for (int k = s.first; k <= s.last; ++k) checkpointed[k] = true;
+  for (const StepLayout& st : run.layout.steps) {
+    if (!st.complete) continue;
+    for (size_t k = 0; k < st.units.size(); ++k) {
+      const UnitWindow& w = st.units[k];
+      const std::string& name = r.plan->units[k];
+      r.bands.push_back({name, base_axis(w.fwd_start), base_axis(w.fwd_end), true, checkpointed[k]});
+      r.bands.push_back({name, base_axis(w.bwd_start), base_axis(w.bwd_end), false, checkpointed[k]});
+    }
+  }
+}
+
+}  // namespace
+
 ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_points) {
   std::vector<VerificationRecord> all = store.verifications();
-  if (all.empty())
-    throw AdviceError(store.path() + ": holds no verification; run `gcprof verify " + store.path() +
-                      " --plan plan.json` first");
-  const VerificationRecord* rec = &all.back();
-  if (verification_id > 0) {
-    rec = nullptr;
-    for (const VerificationRecord& v : all)
-      if (v.id == verification_id) rec = &v;
-    if (!rec)
-      throw AdviceError(store.path() + ": no verification " + std::to_string(verification_id) +
-                        " (it has " + std::to_string(all.size()) + ")");
-  }
+  const VerificationRecord* rec = &verificationOf(all, store.path(), verification_id);
   ReportData r;
   r.trace = validUtf8(store.path());  // a path is bytes; every report format is UTF-8
   r.verification_id = rec->id;
@@ -155,56 +180,7 @@ ReportData loadReport(TraceStore& store, int64_t verification_id, size_t max_poi
     StepAxis axis(stepsOf(measured), m0, m1);
     r.measured = onAxis(memoryCurve(measured, primaryFilter(measured)).points, axis, max_points);
   }
-  // A sized plan (docs/plan.md "What fits"): the baseline is the largest
-  // recorded run and the measured run is at the plan's size, where replaying
-  // the plan on the baseline would show the recorded size's memory. The
-  // prediction at the plan's size is its peak.
-  const nlohmann::json size = r.plan ? r.plan->json.value("size", nlohmann::json::object()) : nlohmann::json::object();
-  const bool sized = size.is_object() && size.contains("value") && size.value("value", int64_t{0}) !=
-                                                                      size.value("recorded_size", int64_t{0});
-  if (sized) {
-    std::string name = size.value("name", std::string("size"));
-    std::string at = name + "=" + std::to_string(size.value("value", int64_t{0}));
-    std::string recorded = name + "=" + std::to_string(size.value("recorded_size", int64_t{0}));
-    r.baseline_label = "baseline (recorded at " + recorded + ")";
-    r.predicted_label = "predicted peak at " + at + " (what-if)";
-    r.sized_note = "The plan is for " + at + " and the baseline was recorded at " + recorded +
-                   ": the predicted line is the what-if's peak at " + at +
-                   " (a prediction for another size is a peak, not a curve); the measured curve is the re-run at " + at + ".";
-    double end = r.steps > 0 ? static_cast<double>(r.steps) : 1.0;
-    r.predicted = {{0.0, r.plan->predicted_peak}, {end, r.plan->predicted_peak}};
-  }
-  if (r.plan && !r.plan->units.empty()) {
-    if (std::optional<Segments> segs = segmentsOf(*r.plan)) {
-      std::vector<std::string> blocks;
-      const nlohmann::json& plan_doc = r.plan->json;
-      if (plan_doc.contains("blocks") && plan_doc["blocks"].is_array())
-        for (const auto& b : plan_doc["blocks"])
-          if (b.is_string()) blocks.push_back(b.get<std::string>());
-      RunLayout layout = treeLayout(base, treeOfPlan(r.plan->units, blocks));
-      SimulationOptions o;
-      o.want_curve = true;
-      Simulation sim = simulate(base, filter, layout, *segs, o);
-      std::vector<std::pair<Ns, Ns>> bounds = sim.step_bounds;
-      std::sort(bounds.begin(), bounds.end());
-      // A run without step markers is one step: nothing to shift by.
-      Ns shift = bounds.empty() || base_steps.empty() ? 0 : sat::sub(bounds.back().second, base_steps.back().second);
-      StepAxis axis(bounds.size() == base_steps.size() ? bounds : base_steps, b0, sat::add(b1, shift));
-      if (!sized) r.predicted = onAxis(sim.curve, axis, max_points);
-      std::vector<bool> checkpointed(r.plan->units.size(), false);
-      for (const Segment& s : *segs)
-        for (int k = s.first; k <= s.last; ++k) checkpointed[k] = true;
-      for (const StepLayout& st : layout.steps) {
-        if (!st.complete) continue;
-        for (size_t k = 0; k < st.units.size(); ++k) {
-          const UnitWindow& w = st.units[k];
-          const std::string& name = r.plan->units[k];
-          r.bands.push_back({name, base_axis(w.fwd_start), base_axis(w.fwd_end), true, checkpointed[k]});
-          r.bands.push_back({name, base_axis(w.bwd_start), base_axis(w.bwd_end), false, checkpointed[k]});
-        }
-      }
-    }
-  }
+  chartPlanReplay(r, base, chartAtPlanSize(r), max_points);
   return r;
 }
 

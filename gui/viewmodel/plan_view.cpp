@@ -1,9 +1,6 @@
 #include "plan_view.h"
-#include "byte_text.h"
 
-#include <cmath>
-#include <cstdio>
-#include <nlohmann/json.hpp>
+#include "plan/plan_file.h"
 
 namespace gcprof::view {
 
@@ -15,56 +12,33 @@ PlanView PlanView::fromRecord(const PlanRecord& record) {
   p.budget = record.budget;
   p.json = record.json;
   try {
-    auto j = nlohmann::json::parse(record.json);
-    std::string format = j.value("format", std::string());
-    if (format != "gcprof.plan/2" && format != "gcprof.plan/1") {
-      p.error = "not a gcprof.plan/2 (or /1) document";
-      return p;
-    }
-    p.budget = j.value("budget_bytes", record.budget);
-    p.strategy = j.value("strategy", record.strategy);
-    for (const auto& u : j.value("units", nlohmann::json::array())) p.units.push_back(u.get<std::string>());
-    for (const auto& seg : j.value("checkpoint", nlohmann::json::array())) {
-      std::vector<std::string> names;
-      for (const auto& u : seg) {
-        names.push_back(u.get<std::string>());
-        p.checkpointed_.insert(names.back());
-      }
-      p.checkpoint.push_back(std::move(names));
-    }
-    // v2: each segment's chain units (for a module-tree plan, the children
-    // of a checkpointed parent) and the module wrapped; v1 has neither.
-    for (const auto& seg : j.value("segments", nlohmann::json::array())) {
-      if (!seg.is_object()) continue;
-      std::vector<std::string> names;
-      for (const auto& u : seg.value("units", nlohmann::json::array())) {
-        names.push_back(u.get<std::string>());
-        p.checkpointed_.insert(names.back());
-      }
-      std::string module = seg.value("module", std::string());
-      if (!module.empty()) {
-        p.modules.push_back(module);
-        for (const std::string& n : names) p.wrapped_by_[n] = module;
-      }
-      p.segment_units.push_back(std::move(names));
-    }
-    for (const auto& b : j.value("blocks", nlohmann::json::array())) p.blocks.push_back(b.get<std::string>());
-    p.save.assign(p.checkpoint.size(), {});
-    p.kept.assign(p.checkpoint.size(), 0);
-    const nlohmann::json segments = j.value("segments", nlohmann::json::array());
-    for (size_t i = 0; i < segments.size() && i < p.save.size(); ++i)
-      if (segments[i].is_object() && segments[i].value("policy", std::string("whole")) == "selective") {
-        for (const auto& k : segments[i].value("save", nlohmann::json::array())) p.save[i].push_back(k.get<std::string>());
-        p.kept[i] = segments[i].value("kept_bytes", Bytes{0});
-      }
-    if (j.contains("predicted") && j["predicted"].is_object()) {
-      const auto& pr = j["predicted"];
-      p.predicted_peak = pr.value("peak_bytes", Bytes{-1});
-      p.predicted_recompute = pr.value("recompute_ns", Ns{-1});
-      p.predicted_step = pr.value("step_ns", Ns{-1});
-    }
+    p.file = std::make_shared<const advisor::PlanFile>(
+        advisor::parsePlanText(record.json, "plan " + std::to_string(record.id), advisor::PlanUse::Show));
   } catch (const std::exception& e) {
     p.error = std::string("unreadable plan: ") + e.what();
+    return p;
+  }
+  const advisor::PlanFile& f = *p.file;
+  if (f.json.contains("budget_bytes")) p.budget = f.budget_bytes;
+  if (!f.strategy.empty()) p.strategy = f.strategy;
+  p.units = f.units;
+  p.checkpoint = f.checkpoint;
+  p.blocks = f.blocks;
+  p.save.assign(f.checkpoint.size(), {});
+  p.kept = f.kept;
+  for (size_t i = 0; i < f.checkpoint.size(); ++i) {
+    p.checkpointed_.insert(f.checkpoint[i].begin(), f.checkpoint[i].end());
+    p.checkpointed_.insert(f.segment_units[i].begin(), f.segment_units[i].end());
+    if (f.policy[i] == "selective") p.save[i] = f.save[i];
+    if (f.module[i].empty()) continue;
+    p.modules.push_back(f.module[i]);
+    for (const std::string& n : f.segment_units[i]) p.wrapped_by_[n] = f.module[i];
+  }
+  if (f.json.contains("predicted")) {
+    const nlohmann::json& pr = f.json["predicted"];
+    p.predicted_peak = pr.contains("peak_bytes") ? f.predicted_peak : -1;
+    p.predicted_recompute = pr.contains("recompute_ns") ? f.predicted_recompute_ns : -1;
+    p.predicted_step = pr.contains("step_ns") ? f.predicted_step_ns : -1;
   }
   return p;
 }

@@ -1,9 +1,11 @@
 // A gcprof.plan/2 (or /1) document (docs/plan.md) as the GUI shows it: which units are
-// checkpointed, the budget line, the advisor's predictions. Parsing never
-// throws: a plan the GUI cannot read is listed with its error instead.
+// checkpointed, the budget line, the advisor's predictions. Read by the
+// advisor's plan reader (plan_file.h), but never throws: a plan the GUI
+// cannot read is listed with its error instead.
 #pragma once
 
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <vector>
@@ -11,6 +13,10 @@
 #include "byte_text.h"
 #include "trace.h"
 #include "trace_store.h"
+
+namespace gcprof::advisor {
+struct PlanFile;
+}
 
 namespace gcprof::view {
 
@@ -21,16 +27,14 @@ struct PlanView {
   Bytes budget = 0;
   std::vector<std::string> units;                    // forward order
   std::vector<std::vector<std::string>> checkpoint;  // segments of consecutive units
-  // v2 plans: per segment the chain units it spans (a module-tree plan
-  // checkpoints a parent by the span of its children) and the modules the
-  // python runtime wraps, at any depth. Empty for v1 plans.
-  std::vector<std::vector<std::string>> segment_units;
+  // v2 plans: the modules the python runtime wraps, at any depth. Empty for v1 plans.
   std::vector<std::string> modules;
   std::vector<std::string> blocks;  // v2 plans over the module tree: the level `units` were split from
   Bytes predicted_peak = -1;                         // -1 = not given
   Ns predicted_recompute = -1;
   Ns predicted_step = -1;
-  std::string json;   // the document itself, handed to the advisor's simulator
+  std::string json;   // the document itself
+  std::shared_ptr<const advisor::PlanFile> file;  // as read, for the advisor's simulator; null on error
   std::string error;  // non-empty: the document could not be read
 
   // Per `checkpoint` segment, the operator calls a selective segment keeps

@@ -1,7 +1,7 @@
 // A plan file's plan_id names a row of the trace it was advised on; verify
 // must not link a verification to another trace's plan that happens to carry
 // the same id.
-#include "verify/plan_row.h"
+#include "plan/plan_store.h"
 
 #include <gtest/gtest.h>
 
