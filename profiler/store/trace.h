@@ -35,8 +35,11 @@ struct Range {
   Bytes output_bytes = 0;  // tensors it returned
 };
 
-// Ten million of these are a big run: fields ordered so that no padding
-// is wasted (88 bytes; the ints last).
+// Ten million of these are a big run: 72 bytes a row. The fields whose
+// values are bounded are narrow: a range id and a step count the run's
+// ranges and steps, a device is a GPU ordinal, api and kind are the small
+// enums below. The loaders refuse a stored value that does not fit
+// (fitsAllocationFields). A thread stays 64-bit: readers keep any value.
 struct Allocation {
   int64_t id = 0;          // allocations.id: unique within its run, in the order written
   uint64_t addr = 0;
@@ -45,14 +48,22 @@ struct Allocation {
   int64_t thread = 0;
   Ns alloc = 0;
   Ns free = -1;            // -1 = still live when the run ended
-  int64_t range = 0;       // innermost open range at allocation, 0 = none
-  int64_t step = -1;
-  int device = -1;         // -1 = host memory
-  int api = 0;             // AllocApi
-  int kind = 0;            // AllocKind
+  int32_t range = 0;       // innermost open range at allocation, 0 = none
+  int32_t step = -1;
+  int16_t device = -1;     // -1 = host memory
+  uint8_t api = 0;         // AllocApi
+  uint8_t kind = 0;        // AllocKind
   bool freed() const { return free >= 0; }
 };
-static_assert(sizeof(Allocation) == 88, "an Allocation is kept per recorded block: keep it packed");
+static_assert(sizeof(Allocation) == 72, "an Allocation is kept per recorded block: keep it packed");
+
+// Whether a stored row's range, step, device, api and kind fit the
+// Allocation's fields (false: the row is damaged, no recorder writes such).
+inline bool fitsAllocationFields(int64_t range, int64_t step, int64_t device, int64_t api, int64_t kind) {
+  auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
+  return fits32(range) && fits32(step) && device >= INT16_MIN && device <= INT16_MAX && api >= 0 &&
+         api <= UINT8_MAX && kind >= 0 && kind <= UINT8_MAX;
+}
 
 enum class AllocApi : int {
   Malloc = 0, Calloc = 1, Realloc = 2, PosixMemalign = 3, AlignedAlloc = 4,

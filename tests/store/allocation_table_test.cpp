@@ -188,6 +188,58 @@ TEST(AllocationTable, ADamagedBatchIsAnErrorNamingTheFile) {
   }
 }
 
+// A row's range, step, device, api and kind are narrow in memory
+// (trace.h): a stored value past its field is a damaged row, refused with
+// where it is, never cut to another value; the widest that fit load as
+// stored.
+TEST(AllocationTable, AValuePastItsNarrowFieldIsAnErrorNotAnotherValue) {
+  const BatchBase base{0, 0};
+  std::vector<Allocation> out;
+  std::string problem;
+  for (const std::string& bad : std::vector<std::string>{
+           "[[0,0,0,0,0,0,0,0,-1,2147483648,0,0]]", "[[0,0,0,0,0,0,0,0,-1,0,-2147483649,0]]",
+           "[[0,0,0,32768,0,0,0,0,-1,0,0,0]]", "[[0,0,0,0,0,0,256,0,-1,0,0,0]]",
+           "[[0,0,0,0,0,0,-1,0,-1,0,0,0]]", "[[0,0,0,0,0,0,0,0,-1,0,0,256]]"}) {
+    problem.clear();
+    EXPECT_FALSE(parseBatch(bad, base, out, problem)) << bad;
+    EXPECT_NE(problem.find("out of range"), std::string::npos) << bad << ": " << problem;
+  }
+  EXPECT_TRUE(out.empty());
+  ASSERT_TRUE(parseBatch("[[0,0,0,-32768,0,0,255,0,-1,2147483647,-2147483648,255]]", base, out, problem))
+      << problem;
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].device, -32768);
+  EXPECT_EQ(out[0].api, 255);
+  EXPECT_EQ(out[0].range, 2147483647);
+  EXPECT_EQ(out[0].step, -2147483648LL);
+  EXPECT_EQ(out[0].kind, 255);
+
+  // A row of its own (allocation_rows), as the writer keeps a live block.
+  std::string path = tempPath("narrow");
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    w.addLive(block(0x1000, 10, -1));
+    w.finish(RunInfo{});
+  }
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    run(db, "UPDATE allocation_rows SET step = 4294967296");
+    sqlite3_close(db);
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  try {
+    s.load(1);
+    FAIL() << "a step past 32 bits loaded";
+  } catch (const StoreError& e) {
+    std::string what = e.what();
+    EXPECT_NE(what.find(path), std::string::npos) << what;
+    EXPECT_NE(what.find("run 1"), std::string::npos) << what;
+    EXPECT_NE(what.find("out of range"), std::string::npos) << what;
+  }
+}
+
 TEST(AllocationBatch, ParsesWhatItWritesAndRefusesAnythingElse) {
   std::string text;
   beginBatch(text);
