@@ -116,20 +116,15 @@ bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Alloca
       return false;
     }
     if (v[8] < 0) a.free = -1;
-    if (!fitsAllocationFields(v[9], v[10], v[3], v[6], v[11])) {
+    if (!setNarrowFields(a, v[9], v[10], v[3], v[6], v[11])) {
       problem = "a range, step, device, api or kind out of range before byte " +
                 std::to_string(p - text.data());
       return false;
     }
     a.addr = static_cast<uint64_t>(v[1]);
     a.bytes = v[2];
-    a.device = static_cast<int16_t>(v[3]);
     a.stream = v[4];
     a.thread = v[5];
-    a.api = static_cast<uint8_t>(v[6]);
-    a.range = static_cast<int32_t>(v[9]);
-    a.step = static_cast<int32_t>(v[10]);
-    a.kind = static_cast<uint8_t>(v[11]);
     out.push_back(a);
     if (p < end && *p == ',') {
       ++p;

@@ -39,7 +39,7 @@ struct Range {
 // values are bounded are narrow: a range id and a step count the run's
 // ranges and steps, a device is a GPU ordinal, api and kind are the small
 // enums below. The loaders refuse a stored value that does not fit
-// (fitsAllocationFields). A thread stays 64-bit: readers keep any value.
+// (setNarrowFields). A thread stays 64-bit: readers keep any value.
 struct Allocation {
   int64_t id = 0;          // allocations.id: unique within its run, in the order written
   uint64_t addr = 0;
@@ -57,12 +57,21 @@ struct Allocation {
 };
 static_assert(sizeof(Allocation) == 72, "an Allocation is kept per recorded block: keep it packed");
 
-// Whether a stored row's range, step, device, api and kind fit the
-// Allocation's fields (false: the row is damaged, no recorder writes such).
-inline bool fitsAllocationFields(int64_t range, int64_t step, int64_t device, int64_t api, int64_t kind) {
+// Sets a stored row's range, step, device, api and kind on `a`; false
+// (and `a` unchanged) when one does not fit its field: the row is damaged,
+// no recorder writes such.
+inline bool setNarrowFields(Allocation& a, int64_t range, int64_t step, int64_t device, int64_t api,
+                            int64_t kind) {
   auto fits32 = [](int64_t v) { return v >= INT32_MIN && v <= INT32_MAX; };
-  return fits32(range) && fits32(step) && device >= INT16_MIN && device <= INT16_MAX && api >= 0 &&
-         api <= UINT8_MAX && kind >= 0 && kind <= UINT8_MAX;
+  if (!(fits32(range) && fits32(step) && device >= INT16_MIN && device <= INT16_MAX && api >= 0 &&
+        api <= UINT8_MAX && kind >= 0 && kind <= UINT8_MAX))
+    return false;
+  a.range = static_cast<int32_t>(range);
+  a.step = static_cast<int32_t>(step);
+  a.device = static_cast<int16_t>(device);
+  a.api = static_cast<uint8_t>(api);
+  a.kind = static_cast<uint8_t>(kind);
+  return true;
 }
 
 enum class AllocApi : int {

@@ -280,20 +280,15 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
     while (s.step()) {
       Allocation a;
       a.id = s.i64(0);
-      if (!fitsAllocationFields(s.i64(9), s.i64(10), s.i64(3), s.i64(6), s.i64(11)))
+      if (!setNarrowFields(a, s.i64(9), s.i64(10), s.i64(3), s.i64(6), s.i64(11)))
         throw StoreError(path_ + ": run " + std::to_string(id) + ": allocation " + std::to_string(a.id) +
                          " is damaged (a range, step, device, api or kind out of range)");
       a.addr = static_cast<uint64_t>(s.i64(1));
       a.bytes = s.i64(2);
-      a.device = static_cast<int16_t>(s.i64(3));
       a.stream = s.i64(4);
       a.thread = s.i64(5);
-      a.api = static_cast<uint8_t>(s.i64(6));
       a.alloc = s.i64(7);
       a.free = s.i64(8);
-      a.range = static_cast<int32_t>(s.i64(9));
-      a.step = static_cast<int32_t>(s.i64(10));
-      a.kind = static_cast<uint8_t>(s.i64(11));
       t.allocations.push_back(a);
       row();
     }
