@@ -53,7 +53,6 @@ def try_start(injector_path):
     try:
         steps = startup.install_hooks(torch, recorder)
         _adopt_optimizers(torch, steps)
-        steps.at_first_step(lambda: _number_steps_as_the_job(steps, recorder))
     except Exception:
         failsafe.remove_all()
         raise
@@ -88,33 +87,6 @@ def _adopt_optimizers(torch, steps):
     for obj in gc.get_objects():
         if issubclass(type(obj), optimizer):
             steps._optimizer_created(obj)
-
-
-def _job_step(optimizers):
-    """The optimizer steps the job has taken, from its optimizers' own
-    counters (state["step"] of Adam, AdamW, RMSprop, ...); None when no
-    optimizer keeps one (SGD)."""
-    counts = []
-    for opt in optimizers:
-        for state in getattr(opt, "state", {}).values():
-            step = state.get("step") if isinstance(state, dict) else None
-            if step is not None:
-                counts.append(int(step.item() if hasattr(step, "item") else step))
-                break
-    return max(counts) if counts else None
-
-
-def _number_steps_as_the_job(steps, recorder):
-    """Steps are stored under the job's own step numbers, as a LibTorch job's
-    C API steps are: `verify` pairs an attached run's losses with those of
-    the job re-run from its start by that number (the injector records it
-    as the scalar `attach_step`). When the job keeps no count, steps count
-    from attach and the scalar `attach_step_unknown` says so."""
-    job_step = _job_step(steps.optimizers())
-    if job_step is None:
-        steps.at_first_step(lambda: recorder.scalar("attach_step_unknown", 1.0), begun=True)
-    else:
-        steps.number_from(job_step)
 
 
 def _live_tensors(torch):
