@@ -3,12 +3,12 @@
 
     skips_are_not_passes.py REPO_ROOT [RUNNER...]
 
-Runs the two runners of the python tests on fabricated test modules:
-tests/run_unittest.py (e2e, install) and tests/python/harness.py (shim). Each
-must exit 77 (CTest's SKIP_RETURN_CODE) when every test skipped, 0 with a
-"SKIP <test> - <reason>" line when only some did, and 1 when one failed.
-RUNNER replaces the unittest runner's command (`python3 -m unittest` exits 0
-when all skipped, which this check exists to catch).
+Runs the runner of the python tests, tests/run_pytest.py, on fabricated test
+modules of both kinds it runs: unittest classes (e2e, install) and plain pytest
+functions (the shim's tests). It must exit 77 (CTest's SKIP_RETURN_CODE) when
+every test skipped, 0 with a "SKIP <test> - <reason>" line when only some did,
+and 1 when one failed. RUNNER replaces the runner's command (`python3 -m
+pytest` exits 0 when all skipped, which this check exists to catch).
 """
 import os
 import subprocess
@@ -34,14 +34,11 @@ class OneFails(unittest.TestCase):
         self.fail("on purpose")
 '''
 
-HARNESS_FIXTURE = '''import sys
-sys.path.insert(0, {python_tests!r})
-from harness import Skip, run
+FUNCTIONS_FIXTURE = '''import pytest
 def test_a():
     {first}
 def test_b():
-    raise Skip("needs a GPU")
-run(globals())
+    pytest.skip("needs a GPU")
 '''
 
 
@@ -58,23 +55,22 @@ def check(what, argv, cwd, want_rc, want_line):
 
 def main():
     root = os.path.abspath(sys.argv[1])
-    runner = sys.argv[2:] or [sys.executable, os.path.join(root, "tests", "run_unittest.py")]
+    runner = sys.argv[2:] or [sys.executable, os.path.join(root, "tests", "run_pytest.py")]
     problems = []
     with tempfile.TemporaryDirectory(prefix="gcprof-skips-") as d:
         with open(os.path.join(d, "fixture.py"), "w") as f:
             f.write(FIXTURE)
         problems += check("all skipped", runner + ["fixture.AllSkipped"], d, 77,
-                          "SKIP setUpClass (fixture.AllSkipped) - no such package")
+                          "SKIP fixture.py::AllSkipped::test_a - no such package")
         problems += check("some skipped", runner + ["fixture.SomeSkipped"], d, 0,
-                          "SKIP fixture.SomeSkipped.test_b - needs a GPU")
+                          "SKIP fixture.py::SomeSkipped::test_b - needs a GPU")
         problems += check("one failed", runner + ["fixture.OneFails"], d, 1, None)
-        python_tests = os.path.join(root, "tests", "python")
-        for name, first, rc in (("harness_all", 'raise Skip("no torch")', 77),
-                                ("harness_some", "pass", 0)):
-            path = os.path.join(d, name + ".py")
-            with open(path, "w") as f:
-                f.write(HARNESS_FIXTURE.format(python_tests=python_tests, first=first))
-            problems += check(name, [sys.executable, path], d, rc, "SKIP test_b - needs a GPU")
+        for name, first, rc in (("functions_all", 'pytest.skip("no torch")', 77),
+                                ("functions_some", "pass", 0)):
+            with open(os.path.join(d, name + ".py"), "w") as f:
+                f.write(FUNCTIONS_FIXTURE.format(first=first))
+            problems += check(name, runner + [name + ".py"], d, rc,
+                              f"SKIP {name}.py::test_b - needs a GPU")
     for p in problems:
         print("FAIL", p)
     print("ok" if not problems else f"{len(problems)} problem(s)")

@@ -1,22 +1,13 @@
-"""Plain-script test harness for the python shim (no pytest on the machines).
+"""What the python shim's tests share: paths, the jobs' environment, running a job.
 
-Each test_*.py in tests/python ends with `run(globals())`: it runs every
-function named test_*, prints one line per test, and exits 1 when any failed,
-77 (CTest SKIP_RETURN_CODE) when all that ran were skipped. A test that skips
-prints "SKIP <name> - <reason>", also when others passed: scripts/skipped-tests
-lists those lines at the end of `make test` (tests/skips_are_not_passes.py).
+The tests are pytest functions (test_*.py), run by tests/run_pytest.py, which
+makes a run where every test skipped exit 77 (CTest's SKIP_RETURN_CODE) and
+prints "SKIP <test> - <reason>" lines for scripts/skipped-tests.
 """
 import os
 import subprocess
 import sys
 import tempfile
-import traceback
-
-# The tests check with `assert`, which `python -O` (or PYTHONOPTIMIZE) strips:
-# every test would pass without checking anything. Start again without it.
-if not __debug__:
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONOPTIMIZE"}
-    os.execve(sys.executable, [sys.executable, *sys.argv], env)
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
@@ -53,10 +44,6 @@ if ("GCPROF_NATIVE_HOOKS_LIB" not in os.environ and os.path.exists(_NATIVE_HOOKS
         and _built_for_this_python()):
     os.environ["GCPROF_NATIVE_HOOKS_LIB"] = _NATIVE_HOOKS
 _TEST_CONFIGURATION = ("GCPROF_NATIVE_HOOKS", "GCPROF_NATIVE_HOOKS_LIB")
-
-
-class Skip(Exception):
-    pass
 
 
 def clean_env(**extra):
@@ -97,25 +84,3 @@ def loss_lines(proc):
     lines = [l for l in proc.stdout.splitlines() if l.startswith("loss ")]
     assert lines, "no loss lines in:\n" + proc.stdout
     return lines
-
-
-def run(namespace):
-    sys.path.insert(0, HERE)
-    tests = [(n, f) for n, f in namespace.items() if n.startswith("test_") and callable(f)]
-    failed = skipped = 0
-    for name, fn in tests:
-        try:
-            fn()
-            print("PASS", name)
-        except Skip as why:
-            skipped += 1
-            print("SKIP", name, "-", why)
-        except Exception:
-            failed += 1
-            print("FAIL", name)
-            traceback.print_exc()
-        sys.stdout.flush()
-    if failed:
-        sys.exit(1)
-    if tests and skipped == len(tests):
-        sys.exit(77)

@@ -1,4 +1,5 @@
-"""Run with `python -O`: the harness must bring `assert` back, so this fails."""
-import harness  # noqa: F401  (re-executes without -O)
+"""Run with `python -O`: tests/run_pytest.py must bring `assert` back, so this fails."""
 
-assert False, "assert is checked even when started with python -O"
+
+def test_assert_survives_optimize():
+    assert False, "assert is checked even when started with python -O"

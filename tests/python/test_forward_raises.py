@@ -7,7 +7,7 @@ import sys
 import torch
 import torch.nn as nn
 
-from harness import SHIM, run
+from harness import SHIM
 
 sys.path.insert(0, SHIM)
 from fake_recorder import FakeRecorder, ranges  # noqa: E402
@@ -96,7 +96,3 @@ def test_ranges_close_and_nest_after_a_forward_that_raised():
     # The steps go on: the two training steps after the failure are steps of their own.
     steps = [r["step"] for r in roots]
     assert steps[-1] == steps[-2] + 1, steps
-
-
-if __name__ == "__main__":
-    run(globals())

@@ -10,7 +10,9 @@ import os
 import shutil
 import tempfile
 
-from harness import HERE, Skip, loss_lines, run, run_python
+import pytest
+
+from harness import HERE, loss_lines, run_python
 
 TMP = tempfile.mkdtemp(prefix="gcprof-job-ckpt-test-")
 atexit.register(shutil.rmtree, TMP, ignore_errors=True)
@@ -39,7 +41,7 @@ def refused(proc, *names):
 
 def test_hugging_face_gradient_checkpointing_is_refused_by_name():
     if importlib.util.find_spec("transformers") is None:
-        raise Skip("transformers not installed")
+        pytest.skip("transformers not installed")
     proc, _ = run_python([JOB, "hf"], GCPROF_PLAN=plan_file([["transformer.h.0"]], "hf-layer.json"))
     refused(proc, "transformer.h.0")
     assert "Hugging Face" in proc.stderr and "gradient_checkpointing_disable()" in proc.stderr, proc.stderr
@@ -56,7 +58,7 @@ def test_timm_grad_checkpointing_is_refused_by_name():
 
 def test_apply_plan_from_code_raises_and_leaves_the_model_alone():
     if importlib.util.find_spec("transformers") is None:
-        raise Skip("transformers not installed")
+        pytest.skip("transformers not installed")
     code = ("import sys, gcprof, job_checkpointed as j\n"
             "m = j.build('hf')\n"
             "try:\n"
@@ -108,7 +110,3 @@ def test_a_module_the_job_checkpoints_itself_is_recomputed_once_with_a_warning()
     # A job without checkpoints of its own: the plan's recomputation, no warning.
     plain, _ = run_python(["-c", COUNT, "plain", plan])
     assert calls(plain) == 4 and "job's own" not in plain.stderr, plain.stdout + plain.stderr
-
-
-if __name__ == "__main__":
-    run(globals())

@@ -1,5 +1,5 @@
 """Results are bit-identical with and without the shim recording the job."""
-from harness import TINY, loss_lines, run, run_python
+from harness import TINY, loss_lines, run_python
 
 
 def test_losses_bit_identical_with_and_without_shim():
@@ -10,7 +10,3 @@ def test_losses_bit_identical_with_and_without_shim():
         assert loss_lines(recorded) == plain, (dropout, loss_lines(recorded), plain)
         assert recorded.stderr == "", recorded.stderr
         assert sum(1 for e in events if e[0] == "step_end") == 3
-
-
-if __name__ == "__main__":
-    run(globals())

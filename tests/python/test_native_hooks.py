@@ -16,7 +16,9 @@ import subprocess
 import sys
 import tempfile
 
-from harness import BUILD, HERE, ROOT, Skip, clean_env, run, run_python
+import pytest
+
+from harness import BUILD, HERE, ROOT, clean_env, run_python
 
 JOB = os.path.join(HERE, "backward_ranges_job.py")
 
@@ -24,7 +26,7 @@ JOB = os.path.join(HERE, "backward_ranges_job.py")
 def _library():
     path = os.environ.get("GCPROF_NATIVE_HOOKS_LIB")
     if os.environ.get("GCPROF_NATIVE_HOOKS") == "0" or not path or not os.path.exists(path):
-        raise Skip("the C++ backward hooks are not built or switched off")
+        pytest.skip("the C++ backward hooks are not built or switched off")
     return path
 
 
@@ -180,7 +182,7 @@ def test_gcprof_record_finds_them_beside_the_injector():
     _library()
     gcprof = os.path.join(BUILD, "bin", "gcprof")
     if not os.access(gcprof, os.X_OK):
-        raise Skip("gcprof is not built in " + BUILD)
+        pytest.skip("gcprof is not built in " + BUILD)
     job = ("import sys, torch; m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.Tanh());"
            "m(torch.randn(2, 4)).sum().backward();"
            "print('native' if 'gcprof_backward_hooks' in sys.modules else 'python')")
@@ -198,6 +200,3 @@ def test_gcprof_record_finds_them_beside_the_injector():
             with sqlite3.connect(db) as c:
                 rows = c.execute("select name from ranges where phase=2 order by start_ns").fetchall()
             assert [n for n, in rows] == ["", "1", "0"], rows
-
-
-run(globals())

@@ -7,7 +7,9 @@ import shutil
 import sys
 import tempfile
 
-from harness import SHIM, TINY, loss_lines, run, run_python
+import pytest
+
+from harness import SHIM, TINY, loss_lines, run_python
 
 sys.path.insert(0, SHIM)
 from fake_recorder import ranges  # noqa: E402
@@ -274,8 +276,7 @@ def test_a_job_stopped_by_a_signal_before_training_does_not_warn():
 def _selective_available():
     import torch.utils.checkpoint as cp
     if not hasattr(cp, "create_selective_checkpoint_contexts"):
-        from harness import Skip
-        raise Skip("selective checkpointing needs PyTorch 2.4 or newer")
+        pytest.skip("selective checkpointing needs PyTorch 2.4 or newer")
 
 
 def test_operator_ranges_nest_in_module_forwards_and_are_numbered_like_the_policy():
@@ -340,7 +341,3 @@ def test_bad_selective_segments_are_refused():
             assert message in str(error), (name, error)
         else:
             raise AssertionError("no PlanError for " + name)
-
-
-if __name__ == "__main__":
-    run(globals())

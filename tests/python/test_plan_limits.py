@@ -7,7 +7,7 @@ import shutil
 import sys
 import tempfile
 
-from harness import SHIM, TINY, run, run_python
+from harness import SHIM, TINY, run_python
 
 sys.path.insert(0, SHIM)
 
@@ -55,7 +55,3 @@ def test_a_refused_plan_is_not_followed_by_the_unapplied_warning():
     assert proc.returncode == 2, proc.stderr
     assert "layers.99" in proc.stderr, proc.stderr
     assert "ran no training forward" not in proc.stderr, proc.stderr
-
-
-if __name__ == "__main__":
-    run(globals())

@@ -12,7 +12,9 @@ import subprocess
 import sys
 import tempfile
 
-from harness import ROOT, TINY, Skip, clean_env, loss_lines, run, run_python
+import pytest
+
+from harness import ROOT, TINY, clean_env, loss_lines, run_python
 
 BUILD = os.environ.get("GCPROF_BUILD", os.path.join(ROOT, "build"))
 GCPROF = os.path.join(BUILD, "bin", "gcprof")
@@ -23,7 +25,7 @@ atexit.register(shutil.rmtree, TMP, ignore_errors=True)
 def record(db, args, **env):
     if not (os.access(GCPROF, os.X_OK) and
             os.path.exists(os.path.join(BUILD, "lib", "libgcprof_inject.so"))):
-        raise Skip("gcprof is not built in " + BUILD)
+        pytest.skip("gcprof is not built in " + BUILD)
     # The interpreter itself, not a wrapper script (pyenv's shim forks shells).
     cmd = [GCPROF, "record", "-o", db, "--", sys.executable] + list(args)
     return subprocess.run(cmd, env=clean_env(**env), cwd=ROOT, capture_output=True, text=True,
@@ -90,7 +92,3 @@ def test_bad_plan_under_record_exits_2_and_leaves_a_readable_trace():
     (exit_code, runtime), = query(db, "select exit_code, runtime from runs")
     assert exit_code == 2 and runtime == "python", (exit_code, runtime)
     assert query(db, "select count(*) from steps")[0][0] == 0
-
-
-if __name__ == "__main__":
-    run(globals())

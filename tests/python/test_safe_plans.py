@@ -6,7 +6,9 @@ the in-place modules the recording reports, and the fingerprints that `verify` c
 import copy
 import sys
 
-from harness import SHIM, Skip, run, run_python
+import pytest
+
+from harness import SHIM, run_python
 
 sys.path.insert(0, SHIM)
 
@@ -15,7 +17,7 @@ def _torch():
     try:
         import torch
     except ImportError:
-        raise Skip("no torch")
+        pytest.skip("no torch")
     return torch
 
 
@@ -130,7 +132,7 @@ def test_hf_use_cache_is_off_in_training_and_kept_for_evaluation():
     try:
         from transformers import GPT2Config, GPT2LMHeadModel
     except ImportError:
-        raise Skip("no transformers")
+        pytest.skip("no transformers")
     import gcprof
     torch.manual_seed(0)
     model = GPT2LMHeadModel(GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64, n_positions=16))
@@ -264,7 +266,3 @@ def test_recording_fingerprints_the_scheduled_steps_and_verify_sees_a_changed_st
     assert planned["grad_norm"] == plain["grad_norm"]
     assert broken["buffer_norm"][0] != plain["buffer_norm"][0], "the first fingerprint misses it"
     assert broken["loss"][0] == plain["loss"][0]  # which the loss of that step does not show
-
-
-if __name__ == "__main__":
-    run(globals())

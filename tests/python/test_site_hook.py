@@ -13,7 +13,9 @@ import subprocess
 import sys
 import tempfile
 
-from harness import SHIM, TINY, Skip, clean_env, loss_lines, run, run_python
+import pytest
+
+from harness import SHIM, TINY, clean_env, loss_lines, run_python
 from test_plan import plan_file as plan_file_with
 
 TMP = tempfile.mkdtemp(prefix="gcprof-site-hook-test-")
@@ -32,7 +34,7 @@ def user_base():
         shutil.copy(os.path.join(SHIM, "gcprof.pth"), site_dir)
         shutil.copytree(os.path.join(SHIM, "gcprof"), os.path.join(site_dir, "gcprof"))
     if not site.ENABLE_USER_SITE:
-        raise Skip("this python does not read a user site-packages")
+        pytest.skip("this python does not read a user site-packages")
     return base
 
 
@@ -75,7 +77,3 @@ def test_hook_and_record_shim_together_apply_the_plan_once():
     loss_lines(proc)
     applied = [l for l in proc.stderr.splitlines() if "checkpointing" in l]
     assert len(applied) == 1, proc.stderr
-
-
-if __name__ == "__main__":
-    run(globals())

@@ -2,7 +2,7 @@
 import os
 import tempfile
 
-from harness import TINY, loss_lines, run, run_python
+from harness import TINY, loss_lines, run_python
 
 PROBE = """
 import sys
@@ -88,7 +88,3 @@ def test_internal_error_warns_once_and_job_continues():
         warnings = [l for l in broken.stderr.splitlines() if l.startswith("gcprof:")]
         assert len(warnings) == 1 and "recorder exploded" in warnings[0], broken.stderr
         assert "Traceback" not in broken.stderr, broken.stderr
-
-
-if __name__ == "__main__":
-    run(globals())

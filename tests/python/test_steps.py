@@ -3,7 +3,7 @@ and how often each steps (steps.py): a GAN's generator forward and backward
 lie in one step, a WGAN's five critic steps lie in the generator's."""
 import os
 
-from harness import HERE, loss_lines, run, run_python
+from harness import HERE, loss_lines, run_python
 
 JOB = os.path.join(HERE, "loops_job.py")
 
@@ -97,7 +97,3 @@ def test_an_optimizer_that_never_steps_holds_only_the_first_step():
     ends, _ = _steps("unused")
     # 20 iterations: the first step waits for it through 16 of them.
     assert ends == list(range(5)), ends
-
-
-if __name__ == "__main__":
-    run(globals())
