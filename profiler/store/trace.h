@@ -8,10 +8,9 @@
 #include <string>
 #include <vector>
 
-namespace gcprof {
+#include "units.h"
 
-using Ns = int64_t;     // nanoseconds
-using Bytes = int64_t;  // bytes
+namespace gcprof {
 
 enum class Phase : int { User = 0, Forward = 1, Backward = 2 };
 

@@ -4,7 +4,7 @@
 
 #include <string>
 
-#include "trace.h"
+#include "units.h"
 
 namespace gcprof {
 
