@@ -183,8 +183,12 @@ std::string injectorPath() {
   return "";
 }
 
-LaunchResult launchRecorded(const LaunchOptions& o) {
-  if (o.argv.empty()) throw std::runtime_error("no command to record (give it after --)");
+namespace {
+
+// The injector this gcprof preloads; throws, naming where it looked, when
+// there is none. A missing python shim only warns: a broken install still
+// records, allocations only.
+std::string requireInjector() {
   std::string inject = injectorPath();
   if (inject.empty()) {
     std::string looked;
@@ -192,31 +196,93 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
     throw std::runtime_error("libgcprof_inject.so not found (looked in " + looked +
                              "); build it (cmake --build build) or reinstall gcprof");
   }
-  // A broken install still records, allocations only; say why python
-  // module names will be missing.
   if (pythonShimDir().empty())
     std::fprintf(stderr,
                  "gcprof: python shim not found (looked in %s); python jobs are recorded without "
                  "module ranges and GCPROF_PLAN is not applied\n",
                  shimCandidates().front().c_str());
-  requireFreeSpace(o.trace);
-  // The root process's run is made here, before the job starts, so that it
-  // exists whatever happens to the job; the injector fills it in.
-  long long before = 0, root_run = 0;
-  {
-    TraceStore store(o.trace, TraceStore::Mode::ReadWrite);  // creates and checks the schema
-    before = store.maxRunId();
-    char cwd[PATH_MAX];
-    RunInfo run = jobRunInfo(o.argv, !o.cwd.empty() ? o.cwd : (getcwd(cwd, sizeof cwd) ? cwd : ""),
-                             environ);
-    run.name = o.name;
-    run.backend = o.backend == "cuda" ? "cuda" : "host";
-    run.started = monotonicNs();
-    run.min_bytes = o.min_bytes;
-    run.baseline_run = o.baseline_run;
-    run.plan_id = o.plan_id;
-    root_run = store.createRun(run);
+  return inject;
+}
+
+// The root process's run, made before the job starts so that it exists
+// whatever happens to the job; the injector fills it in. `before`: the
+// newest run already in the trace.
+long long createRootRun(const LaunchOptions& o, long long* before) {
+  TraceStore store(o.trace, TraceStore::Mode::ReadWrite);  // creates and checks the schema
+  *before = store.maxRunId();
+  char cwd[PATH_MAX];
+  RunInfo run = jobRunInfo(o.argv, !o.cwd.empty() ? o.cwd : (getcwd(cwd, sizeof cwd) ? cwd : ""), environ);
+  run.name = o.name;
+  run.backend = o.backend == "cuda" ? "cuda" : "host";
+  run.started = monotonicNs();
+  run.min_bytes = o.min_bytes;
+  run.baseline_run = o.baseline_run;
+  run.plan_id = o.plan_id;
+  return store.createRun(run);
+}
+
+void waitUntilEnded(pid_t pid, int* status) {
+  while (waitpid(pid, status, 0) < 0 && errno == EINTR) {
   }
+}
+
+// Waits for the job, ending it and its processes once it runs past
+// --timeout (a rank waiting for a peer that died never ends by itself).
+// True when it was ended so.
+bool waitForJob(const LaunchOptions& o, pid_t pid, int* status) {
+  if (o.timeout_s <= 0) {
+    waitUntilEnded(pid, status);
+    return false;
+  }
+  Ns deadline = monotonicNs() + static_cast<Ns>(o.timeout_s) * 1000000000;
+  for (;;) {
+    pid_t done = waitpid(pid, status, WNOHANG);
+    if (done == pid || (done < 0 && errno != EINTR)) return false;
+    if (monotonicNs() > deadline) break;
+    usleep(100000);
+  }
+  std::fprintf(stderr, "gcprof: the job ran past %d s; ending it and its processes\n", o.timeout_s);
+  // SIGKILL only after the processes had their --flush-wait to write
+  // what they recorded, and a little more.
+  terminateTree(pid, std::max(10000, o.flush_wait_ms + 5000));
+  waitUntilEnded(pid, status);
+  return true;
+}
+
+// Like a shell while the job runs: the terminal's SIGINT reaches the job
+// directly (same process group); we only pass on what is sent to us alone.
+class ForwardedSignals {
+ public:
+  explicit ForwardedSignals(pid_t child) {
+    g_child = child;
+    struct sigaction ign{}, fwd{};
+    ign.sa_handler = SIG_IGN;
+    fwd.sa_handler = forward;
+    sigaction(SIGINT, &ign, &old_int_);
+    sigaction(SIGQUIT, &ign, &old_quit_);
+    sigaction(SIGTERM, &fwd, &old_term_);
+  }
+  ~ForwardedSignals() {
+    sigaction(SIGINT, &old_int_, nullptr);
+    sigaction(SIGQUIT, &old_quit_, nullptr);
+    sigaction(SIGTERM, &old_term_, nullptr);
+    g_child = 0;
+  }
+  ForwardedSignals(const ForwardedSignals&) = delete;
+  ForwardedSignals& operator=(const ForwardedSignals&) = delete;
+
+ private:
+  struct sigaction old_int_{}, old_term_{}, old_quit_{};
+};
+
+}  // namespace
+
+LaunchResult launchRecorded(const LaunchOptions& o) {
+  if (o.argv.empty()) throw std::runtime_error("no command to record (give it after --)");
+  std::string inject = requireInjector();
+  requireFreeSpace(o.trace);
+  long long before = 0;
+  long long root_run = createRootRun(o, &before);
   // A .ctl left by an earlier recording's `gcprof ctl` would pause this one
   // from its first poll; this recording starts as --paused says.
   unlink((o.trace + ".ctl").c_str());
@@ -226,47 +292,12 @@ LaunchResult launchRecorded(const LaunchOptions& o) {
   if (pid < 0) throw std::runtime_error(std::string("fork failed: ") + strerror(errno));
   if (pid == 0) execJob(o, inject, root_run, parent);
 
-  // Like a shell: the terminal's SIGINT reaches the job directly (same process
-  // group); we only pass on what is sent to us alone.
-  g_child = pid;
-  struct sigaction ign{}, fwd{}, old_int{}, old_term{}, old_quit{};
-  ign.sa_handler = SIG_IGN;
-  fwd.sa_handler = forward;
-  sigaction(SIGINT, &ign, &old_int);
-  sigaction(SIGQUIT, &ign, &old_quit);
-  sigaction(SIGTERM, &fwd, &old_term);
-  int status = 0;
-  bool timed_out = false;
-  if (o.timeout_s > 0) {
-    // Poll, so that a hung job (a rank waiting for a peer that died) ends.
-    Ns deadline = monotonicNs() + static_cast<Ns>(o.timeout_s) * 1000000000;
-    for (;;) {
-      pid_t done = waitpid(pid, &status, WNOHANG);
-      if (done == pid || (done < 0 && errno != EINTR)) break;
-      if (monotonicNs() > deadline) {
-        std::fprintf(stderr, "gcprof: the job ran past %d s; ending it and its processes\n",
-                     o.timeout_s);
-        timed_out = true;
-        // SIGKILL only after the processes had their --flush-wait to write
-        // what they recorded, and a little more.
-        terminateTree(pid, std::max(10000, o.flush_wait_ms + 5000));
-        while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-        }
-        break;
-      }
-      usleep(100000);
-    }
-  } else {
-    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-  }
-  sigaction(SIGINT, &old_int, nullptr);
-  sigaction(SIGQUIT, &old_quit, nullptr);
-  sigaction(SIGTERM, &old_term, nullptr);
-  g_child = 0;
-
   LaunchResult r;
-  r.timed_out = timed_out;
+  int status = 0;
+  {
+    ForwardedSignals forwarded(pid);
+    r.timed_out = waitForJob(o, pid, &status);
+  }
   if (WIFSIGNALED(status)) {
     r.signal = WTERMSIG(status);
     r.exit_code = 128 + r.signal;

@@ -68,48 +68,39 @@ T optionalField(const nlohmann::json& doc, const char* key, T fallback, const st
 // deep would overflow the stack in nlohmann's recursive copy.
 constexpr int kMaxPlanDepth = 64;
 
-}  // namespace
-
-nlohmann::json planJson(const Advice& a) {
+// One `segments[]` entry: its units, policy and effect.
+nlohmann::json segmentJson(const Advice& a, const Segment& s) {
   const UnitChain& c = a.chain;
-  nlohmann::json checkpoint = nlohmann::json::array();
-  nlohmann::json segments = nlohmann::json::array();
-  for (const Segment& s : a.chosen.segments) {
-    nlohmann::json names = nlohmann::json::array();
-    for (int k = s.first; k <= s.last; ++k) names.push_back(c.names[k]);
-    SegmentEffect e{c.droppedBytes(s.first, s.last), 0, c.recomputeNs(s.first, s.last)};
-    nlohmann::json segment = {{"kind", toString(a.kind)}, {"units", names}};
-    if (a.kind == SegmentKind::Module) {
-      // The module torch.utils.checkpoint wraps: over the module tree, a
-      // block spanning its sub-modules is the block itself.
-      std::string module = a.tree_plan ? a.tree.moduleOf(s) : c.names[s.first];
-      segment["module"] = module;
-      checkpoint.push_back(nlohmann::json::array({module}));
-    } else {
-      checkpoint.push_back(names);
-    }
-    segment["policy"] = s.selective() ? "selective" : "whole";
-    if (s.selective()) {
-      const SelectiveOption& opt = c.selective.at(s.first).at(s.option - 1);
-      e = selectiveEffect(c, s.first, e, opt);
-      segment["save"] = s.save;
-      segment["save_rule"] = opt.label;
-      segment["kept_bytes"] = opt.kept;
-      if (opt.lingers()) segment["held_bytes"] = opt.lingering;  // outputs autograd does not keep
-    }
-    segment["recompute_ns"] = e.recompute_ns;
-    segment["dropped_bytes"] = e.dropped;
-    segments.push_back(segment);
+  nlohmann::json names = nlohmann::json::array();
+  for (int k = s.first; k <= s.last; ++k) names.push_back(c.names[k]);
+  SegmentEffect e{c.droppedBytes(s.first, s.last), 0, c.recomputeNs(s.first, s.last)};
+  nlohmann::json segment = {{"kind", toString(a.kind)}, {"units", names}};
+  // The module torch.utils.checkpoint wraps: over the module tree, a
+  // block spanning its sub-modules is the block itself.
+  if (a.kind == SegmentKind::Module) segment["module"] = a.tree_plan ? a.tree.moduleOf(s) : c.names[s.first];
+  segment["policy"] = s.selective() ? "selective" : "whole";
+  if (s.selective()) {
+    const SelectiveOption& opt = c.selective.at(s.first).at(s.option - 1);
+    e = selectiveEffect(c, s.first, e, opt);
+    segment["save"] = s.save;
+    segment["save_rule"] = opt.label;
+    segment["kept_bytes"] = opt.kept;
+    if (opt.lingers()) segment["held_bytes"] = opt.lingering;  // outputs autograd does not keep
   }
-  nlohmann::json units = nlohmann::json::array();
-  nlohmann::json unit_stats = nlohmann::json::array();
+  segment["recompute_ns"] = e.recompute_ns;
+  segment["dropped_bytes"] = e.dropped;
+  return segment;
+}
+
+// Per chain unit what the trace measured; a unit that is a recorded module
+// adds the module's bytes in and out and its backward time.
+nlohmann::json unitStatsJson(const Advice& a) {
+  const UnitChain& c = a.chain;
   std::unordered_map<std::string, const ModuleStats*> by_name;
   for (const ModuleStats& m : a.modules) by_name[m.name] = &m;
+  nlohmann::json unit_stats = nlohmann::json::array();
   for (int k = 0; k < c.size(); ++k) {
-    units.push_back(c.names[k]);
-    nlohmann::json u = {{"name", c.names[k]},
-                        {"forward_ns", c.forward_ns[k]},
-                        {"saved_bytes", c.saved[k]}};
+    nlohmann::json u = {{"name", c.names[k]}, {"forward_ns", c.forward_ns[k]}, {"saved_bytes", c.saved[k]}};
     auto m = by_name.find(c.names[k]);
     if (m != by_name.end()) {
       u["input_bytes"] = m->second->input_bytes;
@@ -118,8 +109,32 @@ nlohmann::json planJson(const Advice& a) {
     }
     unit_stats.push_back(u);
   }
+  return unit_stats;
+}
+
+int selectiveUnits(const UnitChain& c) {
+  int n = 0;
+  for (const auto& options : c.selective) n += options.empty() ? 0 : 1;
+  return n;
+}
+
+}  // namespace
+
+nlohmann::json planJson(const Advice& a) {
+  const UnitChain& c = a.chain;
+  // `checkpoint` holds what the runtime wraps: the module, else the units.
+  nlohmann::json checkpoint = nlohmann::json::array();
+  nlohmann::json segments = nlohmann::json::array();
+  for (const Segment& s : a.chosen.segments) {
+    nlohmann::json segment = segmentJson(a, s);
+    checkpoint.push_back(segment.contains("module") ? nlohmann::json::array({segment["module"]})
+                                                    : segment["units"]);
+    segments.push_back(std::move(segment));
+  }
   nlohmann::json excluded = nlohmann::json::array();
   for (const ExcludedUnit& u : a.excluded) excluded.push_back({{"name", u.name}, {"reason", u.reason}});
+  nlohmann::json baseline = {{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns}};
+  if (a.baseline.reserved_peak >= 0) baseline["reserved_peak_bytes"] = a.baseline.reserved_peak;
   nlohmann::json doc = {
       {"format", kPlanFormat},
       {"trace_run", a.run.id},
@@ -137,15 +152,12 @@ nlohmann::json planJson(const Advice& a) {
       {"budget_memory", toString(a.memory.measure)},
       {"budget_memory_rule", a.memory.why},
       {"units_rule", a.units.rule},
-      {"units", units},
+      {"units", c.names},
       {"excluded_units", excluded},
       {"checkpoint", checkpoint},
       {"segments", segments},
       {"predicted", outcomeJson(a.chosen, a)},
-      {"baseline", a.baseline.reserved_peak >= 0
-                       ? nlohmann::json{{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns},
-                                        {"reserved_peak_bytes", a.baseline.reserved_peak}}
-                       : nlohmann::json{{"peak_bytes", a.baseline.peak}, {"step_ns", a.baseline.step_ns}}},
+      {"baseline", baseline},
       {"compare", {{"every", outcomeJson(a.every, a)}, {"uniform", outcomeJson(a.uniform, a)}}},
       {"plan_level", a.tree_plan ? "tree" : "units"},
       {"feasible", a.feasible},
@@ -153,13 +165,9 @@ nlohmann::json planJson(const Advice& a) {
       {"steady_step", c.steady_step},
       {"recording_cost", {{"hook_ns_per_module_call", a.recording_cost.hook_ns_per_call},
                           {"op_ns_per_call", a.recording_cost.op_ns_per_call}}},
-      {"selective_units", [&] {
-         int n = 0;
-         for (const auto& options : c.selective) n += options.empty() ? 0 : 1;
-         return n;
-       }()},
+      {"selective_units", selectiveUnits(c)},
       {"complete_steps", c.complete_steps},
-      {"unit_stats", unit_stats}};
+      {"unit_stats", unitStatsJson(a)}};
   if (a.max_slowdown) doc["max_slowdown"] = *a.max_slowdown;
   if (a.tree_plan) {
     // The level the units were chosen at; `units` are then their sub-modules

@@ -246,34 +246,77 @@ Ns earliestEvent(const StepLayout& step) {
   return t;
 }
 
+// With the caching allocator model each event needs its allocation, which
+// the shared recorded events do not carry: the recorded events are then
+// made here, with their allocations, and sorted in with the plan's.
+std::vector<SimEvent> recordedWithAllocations(const Trace& trace, const AllocationFilter& filter) {
+  std::vector<SimEvent> ev;
+  for (const Allocation& a : trace.allocations) {
+    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    ev.push_back({a.alloc, 0, a.bytes, 0, 1, &a});
+    if (a.freed()) ev.push_back({a.free, 0, -a.bytes, 0, 1, &a});
+  }
+  return ev;
+}
+
+// earliest[si]: no event of step si or of a later one is before it.
+std::vector<Ns> earliestFromStep(const RunLayout& layout) {
+  std::vector<Ns> earliest(layout.steps.size() + 1, LLONG_MAX);
+  for (size_t si = layout.steps.size(); si-- > 0;)
+    earliest[si] = std::min(earliest[si + 1], layout.steps[si].complete ? earliestEvent(layout.steps[si]) : Ns{LLONG_MAX});
+  return earliest;
+}
+
+// Each step's bounds once the recompute of the steps before it (steps are
+// in time order) and its own is inserted.
+std::vector<std::pair<Ns, Ns>> shiftedStepBounds(const RunLayout& layout, const std::vector<Ns>& step_cost) {
+  std::vector<std::pair<Ns, Ns>> bounds;
+  Ns before = 0;
+  for (size_t si = 0; si < layout.steps.size(); ++si) {
+    const StepLayout& st = layout.steps[si];
+    bounds.push_back({sat::add(st.start, before), sat::add(sat::add(st.end, before), step_cost[si])});
+    sat::addTo(before, step_cost[si]);
+  }
+  return bounds;
+}
+
+// The steady steps' times with their recompute, per training step: the
+// micro-steps of one step (gradient accumulation) add up, so recompute
+// compares with the optimizer step's time.
+std::vector<Ns> trainingStepTimes(const RunLayout& layout, const std::vector<Ns>& step_cost) {
+  std::vector<Ns> step_time;
+  int64_t current = 0;
+  for (size_t k = 0; k < layout.steady.size(); ++k) {
+    const StepLayout& st = layout.steps[layout.steady[k]];
+    Ns time = sat::add(sat::sub(st.end, st.start), step_cost[layout.steady[k]]);
+    if (k > 0 && st.step == current && st.step >= 0) {
+      sat::addTo(step_time.back(), time);
+      continue;
+    }
+    current = st.step;
+    step_time.push_back(time);
+  }
+  return step_time;
+}
+
 // simulate() of one attempt; false when streaming and a step made an event
 // before what was already walked.
 bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
                  const Segments& plan, const SimulationOptions& options, bool streaming, Simulation& sim) {
-  // The caching allocator model needs each event's allocation, which the
-  // shared recorded events do not carry: with it, the recorded events go
-  // into `ev` with their allocations instead.
+  // With the allocator model the recorded events go into `ev` instead.
   const bool with_sources = options.allocator != nullptr;
   std::vector<MemoryEvent> own;
   if (!options.recorded && !with_sources) own = memoryEvents(trace.allocations, filter);
   const std::vector<MemoryEvent>& recorded = options.recorded && !with_sources ? *options.recorded : own;
-  std::vector<SimEvent> ev;  // the plan's events not walked yet
-  if (with_sources)
-    for (const Allocation& a : trace.allocations) {
-      if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
-      ev.push_back({a.alloc, 0, a.bytes, 0, 1, &a});
-      if (a.freed()) ev.push_back({a.free, 0, -a.bytes, 0, 1, &a});
-    }
+  // The plan's events not walked yet.
+  std::vector<SimEvent> ev = with_sources ? recordedWithAllocations(trace, filter) : std::vector<SimEvent>{};
   std::vector<Ns> step_cost(layout.steps.size(), 0);
   std::unordered_set<int64_t> gathers = parameterGathers(trace);
   OpIndex ops(trace);
   InPlaceOutputs inplace(trace, filter);
   CheckpointedForward forward(trace, filter);
   const bool reentrant = reentrantCheckpoint(trace);
-  // earliest[si]: no event of step si or of a later one is before it.
-  std::vector<Ns> earliest(layout.steps.size() + 1, LLONG_MAX);
-  for (size_t si = layout.steps.size(); si-- > 0;)
-    earliest[si] = std::min(earliest[si + 1], layout.steps[si].complete ? earliestEvent(layout.steps[si]) : Ns{LLONG_MAX});
+  const std::vector<Ns> earliest = earliestFromStep(layout);
   Walk walk(sim, options);
   size_t r = 0, p = 0;
   Ns walked = LLONG_MIN;  // every event before it is walked
@@ -308,26 +351,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   if (options.want_curve && options.max_curve_points > 0)
     sim.curve = downsample(sim.curve, options.max_curve_points);
 
-  Ns before = 0;  // recompute inserted by earlier steps (steps are in time order)
-  for (size_t si = 0; si < layout.steps.size(); ++si) {
-    const StepLayout& st = layout.steps[si];
-    sim.step_bounds.push_back({sat::add(st.start, before), sat::add(sat::add(st.end, before), step_cost[si])});
-    sat::addTo(before, step_cost[si]);
-  }
-  // Per training step: the micro-steps of one step (gradient accumulation)
-  // add up, so recompute compares with the optimizer step's time.
-  std::vector<Ns> step_time;
-  int64_t current = 0;
-  for (size_t k = 0; k < layout.steady.size(); ++k) {
-    const StepLayout& st = layout.steps[layout.steady[k]];
-    Ns cost = step_cost[layout.steady[k]];
-    if (k > 0 && st.step == current && st.step >= 0) {
-      sat::addTo(step_time.back(), sat::add(sat::sub(st.end, st.start), cost));
-      continue;
-    }
-    current = st.step;
-    step_time.push_back(sat::add(sat::sub(st.end, st.start), cost));
-  }
+  sim.step_bounds = shiftedStepBounds(layout, step_cost);
   // The plan's recompute as the solvers price it: per segment the median
   // over the steady steps of each unit's (and inner gap's) cost, summed
   // (model/recompute_cost.h), not the median of each step's total.
@@ -335,7 +359,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     for (const Segment& seg : plan)
       sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ops, seg.first, seg.last,
                                                       seg.selective() ? seg.save : std::vector<std::string>{}));
-  sim.step_ns = median(step_time);
+  sim.step_ns = median(trainingStepTimes(layout, step_cost));
   return true;
 }
 

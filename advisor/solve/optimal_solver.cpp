@@ -142,92 +142,128 @@ struct RemainingCost {
   }
 };
 
-// The shared dynamic program; `feasibility_only` keeps one state (largest D).
+// The shared dynamic program over chain positions: fronts[k] holds the
+// states reaching position k (recompute cost, bytes dropped D), each state
+// extended by leaving unit k alone or by a segment starting at k.
+// `feasibility_only` keeps one state (largest D) per position.
+class ChainSearch {
+ public:
+  // `remaining`: the bound that prunes hopeless states; null for none.
+  ChainSearch(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feasibility_only,
+              const RemainingCost* remaining)
+      : c_(c), budget_(budget), o_(o), feasibility_only_(feasibility_only), remaining_(remaining),
+        fronts_(c.size() + 1) {}
+
+  Solution run() {
+    Solution sol;
+    int n = c_.size();
+    fronts_[0].push_back({0, 0, -1, -1, false});
+    for (int k = 0; k < n; ++k) {
+      if (!keepFront(k)) sol.exact = false;
+      sol.states += fronts_[k].size();
+      SweepCache cache(c_, k);
+      for (int idx = 0; idx < static_cast<int>(fronts_[k].size()); ++idx) {
+        const State st = fronts_[k][idx];
+        // Unit k's own moments: nothing to do here, even checkpointed.
+        if (sat::sub(c_.checkpointedUnitPeak(k, k, k, 0), st.dropped) > budget_) continue;
+        if (hopeless(st.cost, k, st.dropped)) continue;
+        extendBySegments(k, idx, st, cache);
+        if (!feasibility_only_) extendBySelective(k, idx, st, cache);
+      }
+    }
+    std::vector<State>& end = fronts_[n];
+    if (end.empty()) return sol;
+    if (!feasibility_only_) prune(end, o_.max_front);
+    int best = 0;
+    for (int i = 1; i < static_cast<int>(end.size()); ++i)
+      if (end[i].cost < end[best].cost) best = i;
+    sol.feasible = true;
+    sol.segments = reconstruct(c_, fronts_, n, best);
+    ChainPeak p = evaluateChain(c_, sol.segments);
+    sol.recompute_ns = p.recompute_ns;
+    sol.peak = p.peak;
+    return sol;
+  }
+
+ private:
+  // A state that cannot beat the best plan known (RemainingCost).
+  bool hopeless(Ns cost, int pos, Bytes dropped) const {
+    return remaining_ && cost > sat::sub(o_.cost_limit, remaining_->atLeast(pos, dropped));
+  }
+
+  // Thins position k's front; false when that loses exactness.
+  bool keepFront(int k) {
+    std::vector<State>& here = fronts_[k];
+    if (!feasibility_only_) return !prune(here, o_.max_front);
+    if (here.size() > 1) {
+      State keep = *std::max_element(here.begin(), here.end(), [](const State& a, const State& b) {
+        return a.dropped < b.dropped;
+      });
+      here.assign(1, keep);
+    }
+    return true;
+  }
+
+  // Unit k left alone, then whole segments [k..j] while they can fit.
+  void extendBySegments(int k, int idx, const State& st, SweepCache& cache) {
+    Bytes D = st.dropped;
+    if (sat::sub(c_.unit_peak[k], D) <= budget_ && sat::sub(c_.gap_peak[k], D) <= budget_ &&
+        !hopeless(st.cost, k + 1, D))
+      fronts_[k + 1].push_back({st.cost, D, k, idx, false});
+    int last_max = maxLast(c_, k, o_);
+    for (int j = k; j <= last_max; ++j) {
+      if (j > k && (sat::sub(c_.checkpointedUnitPeak(j, k, j, 0), D) > budget_ ||
+                    sat::sub(c_.gap_peak[j - 1], D) > budget_))
+        break;
+      cache.upTo(static_cast<size_t>(j - k + 1));
+      size_t q = static_cast<size_t>(j - k);
+      Ns cost = sat::add(st.cost, cache.cost[q]);
+      if (cost > o_.cost_limit) break;  // recompute only grows with j
+      if (!o_.allows(k, j)) continue;
+      Bytes d = cache.dropped[q];
+      if (sat::sub(cache.recompute_peak[q], D) > budget_) continue;
+      if (sat::sub(c_.gap_peak[j], sat::add(D, d)) > budget_) continue;
+      if (hopeless(cost, j + 1, sat::add(D, d))) continue;
+      fronts_[j + 1].push_back({cost, sat::add(D, d), k, idx, true});
+    }
+  }
+
+  // Selective checkpoints of unit k alone (model/selective_options.h): they
+  // never drop more than the whole unit, so a feasibility search skips them.
+  void extendBySelective(int k, int idx, const State& st, SweepCache& cache) {
+    if (k >= static_cast<int>(c_.selective.size()) || !o_.allows(k, k)) return;
+    Bytes D = st.dropped;
+    cache.upTo(1);
+    SegmentEffect whole{cache.dropped[0], cache.recompute_peak[0], cache.cost[0]};
+    for (size_t opt = 0; opt < c_.selective[k].size(); ++opt) {
+      if (c_.selective[k][opt].lingers()) continue;  // priced by the simulator only
+      SegmentEffect e = selectiveEffect(c_, k, whole, c_.selective[k][opt]);
+      Ns cost = st.cost + e.recompute_ns;
+      if (cost > o_.cost_limit || e.recompute_peak - D > budget_ ||
+          sat::sub(c_.checkpointedUnitPeak(k, k, k, static_cast<int>(opt) + 1), D) > budget_ ||
+          c_.gap_peak[k] - (D + e.dropped) > budget_ || hopeless(cost, k + 1, D + e.dropped))
+        continue;
+      fronts_[k + 1].push_back({cost, D + e.dropped, k, idx, true, static_cast<int>(opt) + 1});
+    }
+  }
+
+  const UnitChain& c_;
+  const Bytes budget_;
+  const SolverOptions& o_;
+  const bool feasibility_only_;
+  const RemainingCost* remaining_;
+  std::vector<std::vector<State>> fronts_;
+};
+
 Solution run(const UnitChain& c, Bytes budget, const SolverOptions& o, bool feasibility_only) {
-  Solution sol;
-  int n = c.size();
-  if (c.outside > budget || n == 0) {
-    if (n == 0 && c.outside <= budget) sol.feasible = true;
+  if (c.outside > budget || c.size() == 0) {
+    Solution sol;
+    sol.feasible = c.size() == 0 && c.outside <= budget;
     return sol;
   }
   std::optional<RemainingCost> remaining;
-  if (!feasibility_only && o.cost_limit < std::numeric_limits<Ns>::max())
-    remaining.emplace(c, budget, o);
-  auto hopeless = [&](Ns cost, int pos, Bytes dropped) {
-    return remaining && cost > sat::sub(o.cost_limit, remaining->atLeast(pos, dropped));
-  };
-  std::vector<std::vector<State>> fronts(n + 1);
-  fronts[0].push_back({0, 0, -1, -1, false});
-  for (int k = 0; k < n; ++k) {
-    std::vector<State>& here = fronts[k];
-    if (feasibility_only) {
-      if (here.size() > 1) {
-        auto best = std::max_element(here.begin(), here.end(), [](const State& a, const State& b) {
-          return a.dropped < b.dropped;
-        });
-        State keep = *best;
-        here.assign(1, keep);
-      }
-    } else if (prune(here, o.max_front)) {
-      sol.exact = false;
-    }
-    sol.states += here.size();
-    SweepCache cache(c, k);
-    int last_max = maxLast(c, k, o);
-    for (int idx = 0; idx < static_cast<int>(here.size()); ++idx) {
-      const State st = here[idx];
-      Bytes D = st.dropped;
-      // Unit k's own moments: nothing to do here, even checkpointed.
-      if (sat::sub(c.checkpointedUnitPeak(k, k, k, 0), D) > budget) continue;
-      if (hopeless(st.cost, k, D)) continue;
-      if (sat::sub(c.unit_peak[k], D) <= budget && sat::sub(c.gap_peak[k], D) <= budget &&
-          !hopeless(st.cost, k + 1, D))
-        fronts[k + 1].push_back({st.cost, D, k, idx, false});
-      for (int j = k; j <= last_max; ++j) {
-        if (j > k && (sat::sub(c.checkpointedUnitPeak(j, k, j, 0), D) > budget ||
-                      sat::sub(c.gap_peak[j - 1], D) > budget))
-          break;
-        cache.upTo(static_cast<size_t>(j - k + 1));
-        size_t q = static_cast<size_t>(j - k);
-        Ns cost = sat::add(st.cost, cache.cost[q]);
-        if (cost > o.cost_limit) break;  // recompute only grows with j
-        if (!o.allows(k, j)) continue;
-        Bytes d = cache.dropped[q];
-        if (sat::sub(cache.recompute_peak[q], D) > budget) continue;
-        if (sat::sub(c.gap_peak[j], sat::add(D, d)) > budget) continue;
-        if (hopeless(cost, j + 1, sat::add(D, d))) continue;
-        fronts[j + 1].push_back({cost, sat::add(D, d), k, idx, true});
-      }
-      // Selective checkpoints of unit k alone (model/selective_options.h):
-      // they never drop more than the whole unit, so feasibility skips them.
-      if (!feasibility_only && k < static_cast<int>(c.selective.size()) && o.allows(k, k)) {
-        cache.upTo(1);
-        SegmentEffect whole{cache.dropped[0], cache.recompute_peak[0], cache.cost[0]};
-        for (size_t opt = 0; opt < c.selective[k].size(); ++opt) {
-          if (c.selective[k][opt].lingers()) continue;  // priced by the simulator only
-          SegmentEffect e = selectiveEffect(c, k, whole, c.selective[k][opt]);
-          Ns cost = st.cost + e.recompute_ns;
-          if (cost > o.cost_limit || e.recompute_peak - D > budget ||
-              sat::sub(c.checkpointedUnitPeak(k, k, k, static_cast<int>(opt) + 1), D) > budget ||
-              c.gap_peak[k] - (D + e.dropped) > budget || hopeless(cost, k + 1, D + e.dropped))
-            continue;
-          fronts[k + 1].push_back({cost, D + e.dropped, k, idx, true, static_cast<int>(opt) + 1});
-        }
-      }
-    }
-  }
-  std::vector<State>& end = fronts[n];
-  if (end.empty()) return sol;
-  if (!feasibility_only) prune(end, o.max_front);
-  int best = 0;
-  for (int i = 1; i < static_cast<int>(end.size()); ++i)
-    if (end[i].cost < end[best].cost) best = i;
-  sol.feasible = true;
-  sol.segments = reconstruct(c, fronts, n, best);
-  ChainPeak p = evaluateChain(c, sol.segments);
-  sol.recompute_ns = p.recompute_ns;
-  sol.peak = p.peak;
-  return sol;
+  if (!feasibility_only && o.cost_limit < std::numeric_limits<Ns>::max()) remaining.emplace(c, budget, o);
+  return ChainSearch(c, budget, o, feasibility_only, remaining ? &*remaining : nullptr).run();
 }
 
 template <typename Feasible>
@@ -300,9 +336,7 @@ Solution solveOptimal(const UnitChain& chain, Bytes budget, const SolverOptions&
     s.recompute_ns = p.recompute_ns;
     offer(s);
   }
-  SolverOptions unlimited = options;  // feasibility alone: recompute does not matter
-  unlimited.cost_limit = std::numeric_limits<Ns>::max();
-  Solution any = run(chain, budget, unlimited, true);
+  Solution any = anyFeasible(chain, budget, options);
   if (any.recompute_ns <= options.cost_limit) offer(any);
   if (!any.feasible) return any;  // no plan fits: exactly infeasible
   SolverOptions o = options;
@@ -322,7 +356,7 @@ Solution solveOptimal(const UnitChain& chain, Bytes budget, const SolverOptions&
 }
 
 Solution anyFeasible(const UnitChain& chain, Bytes budget, const SolverOptions& options) {
-  SolverOptions unlimited = options;
+  SolverOptions unlimited = options;  // feasibility alone: recompute does not matter
   unlimited.cost_limit = std::numeric_limits<Ns>::max();
   return run(chain, budget, unlimited, true);
 }

@@ -1,4 +1,8 @@
 #include "tables_view.h"
+
+#include <initializer_list>
+#include <utility>
+
 #include "byte_text.h"
 
 #include "live_set.h"
@@ -13,22 +17,30 @@ void swatch(view::Rgba c) {
   ImGui::SameLine();
 }
 
+// A scrolling table filling `size` below one line of text, its header row
+// kept in view; false when ImGui skips it (then there is nothing to end).
+bool beginScrollingTable(const char* id, std::initializer_list<std::pair<const char*, float>> columns,
+                         ImVec2 size) {
+  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
+                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
+  if (!ImGui::BeginTable(id, static_cast<int>(columns.size()), flags,
+                         ImVec2(size.x, size.y - ImGui::GetFrameHeightWithSpacing())))
+    return false;
+  ImGui::TableSetupScrollFreeze(0, 1);
+  for (const auto& [name, weight] : columns) ImGui::TableSetupColumn(name, ImGuiTableColumnFlags_WidthStretch, weight);
+  ImGui::TableHeadersRow();
+  return true;
+}
+
 }  // namespace
 
 void TablesView::drawUnits(const view::TraceDocument& doc, TimelineView& timeline, ImVec2 size) {
   const auto& units = doc.run().units;
   ImGui::Text("Units (%zu)", units.size());
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
-  if (!ImGui::BeginTable("units", 5, flags, ImVec2(size.x, size.y - ImGui::GetFrameHeightWithSpacing())))
+  if (!beginScrollingTable(
+          "units", {{"unit", 2.0f}, {"forward", 1.0f}, {"saved", 1.0f}, {"checkpoint", 1.0f}, {"pred. saving", 1.0f}},
+          size))
     return;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("unit", ImGuiTableColumnFlags_WidthStretch, 2.0f);
-  ImGui::TableSetupColumn("forward", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableSetupColumn("saved", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableSetupColumn("checkpoint", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableSetupColumn("pred. saving", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableHeadersRow();
   for (size_t i = 0; i < units.size(); ++i) {
     const view::UnitStats& u = units[i];
     ImGui::TableNextRow();
@@ -71,16 +83,8 @@ void TablesView::drawLive(const view::TraceDocument& doc, TimelineView& timeline
     return;
   }
   ImGui::Text("Live at cursor: %zu allocations, %s", live_.size(), gcprof::formatBytes(live_bytes_).c_str());
-  const ImGuiTableFlags flags = ImGuiTableFlags_RowBg | ImGuiTableFlags_BordersInnerV |
-                                ImGuiTableFlags_ScrollY | ImGuiTableFlags_Resizable;
-  if (!ImGui::BeginTable("live", 4, flags, ImVec2(size.x, size.y - ImGui::GetFrameHeightWithSpacing())))
+  if (!beginScrollingTable("live", {{"bytes", 1.0f}, {"series", 2.0f}, {"range", 2.0f}, {"age", 1.0f}}, size))
     return;
-  ImGui::TableSetupScrollFreeze(0, 1);
-  ImGui::TableSetupColumn("bytes", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableSetupColumn("series", ImGuiTableColumnFlags_WidthStretch, 2.0f);
-  ImGui::TableSetupColumn("range", ImGuiTableColumnFlags_WidthStretch, 2.0f);
-  ImGui::TableSetupColumn("age", ImGuiTableColumnFlags_WidthStretch, 1.0f);
-  ImGui::TableHeadersRow();
   if (!range_by_id_ready_) {
     range_by_id_.clear();
     for (const Range& r : run.trace.ranges) range_by_id_.emplace(r.id, &r);

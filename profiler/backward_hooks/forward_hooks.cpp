@@ -5,9 +5,10 @@
 // graph task id, a _Frame, tensor sizes, two ctypes calls, arm, ...). Here
 // `forward_pre(module, args)` and `forward_post(module, args, kwargs,
 // output)` do the common call in one C function each: the module's name comes
-// from a table python fills once per root call (set_names), the range goes
-// to the injector directly, and the backward range is armed without a python
-// list or a grad_fn object.
+// from a table python fills once per root call (module_names.cpp), the
+// arguments' tensors are walked as tensors.py walks them
+// (argument_tensors.cpp), the range goes to the injector directly, and the
+// backward range is armed without a python list or a grad_fn object.
 //
 // What is recorded is module_ranges.py's, event for event (the test
 // python.shim.native_hooks compares both paths): the same range start, the
@@ -40,48 +41,29 @@
 #include <deque>
 #include <memory>
 #include <string>
-#include <unordered_map>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "argument_tensors.h"
 #include "hooks.h"
+#include "module_names.h"
 
 namespace {
 
 using gcprof_hooks::g_range_end;
 using gcprof_hooks::g_range_end_io;
 using gcprof_hooks::g_range_start;
+using gcprof_hooks::NamePtr;
+using gcprof_hooks::NodePtr;
+using gcprof_hooks::gradNodes;
+using gcprof_hooks::tensorBytes;
 using torch::autograd::Node;
-
-// What a tensor's grad_fn() holds its node with (an intrusive_ptr in this torch).
-using NodePtr = std::decay_t<decltype(std::declval<at::Tensor>().grad_fn())>;
 
 constexpr int kUserPhase = 0;     // GCPROF_USER
 constexpr int kForwardPhase = 1;  // GCPROF_FORWARD
-constexpr int kMaxDepth = 4;      // tensors.py's _MAX_DEPTH
 
-// A module's qualified name: UTF-8 for the injector, the str for python.
-struct Name {
-  Name(std::string u, PyObject* p) : utf8(std::move(u)), py(p) { Py_INCREF(py); }
-  ~Name() {
-    if (Py_IsInitialized() && PyGILState_Check()) Py_DECREF(py);  // else left: exit
-  }
-  Name(const Name&) = delete;
-  Name& operator=(const Name&) = delete;
-  std::string utf8;
-  PyObject* py;
-  mutable bool inplace_noted = false;  // python's _note_inplace has seen this module
-};
-using NamePtr = std::shared_ptr<const Name>;
-
-// module object -> name; replaced by set_names at each root call (python's
-// _names dict, keyed by id(module) the same way). Read and written under the GIL.
-std::unordered_map<PyObject*, NamePtr> g_names;
-bool g_recording = true;    // python's _recording, refreshed at each root call
-PyObject* g_shim = nullptr; // ModuleRanges: the slow paths
-PyObject* g_tensor_bytes = nullptr;  // tensors.tensor_bytes(value) for what C++ leaves
-PyObject* g_grad_nodes = nullptr;    // tensors.grad_nodes(value) likewise
+PyObject* g_shim = nullptr;  // ModuleRanges: the slow paths
 uint64_t g_hook_ns = 0;
 uint64_t g_hook_calls = 0;
 
@@ -137,112 +119,13 @@ struct HookTimer {
   }
 };
 
-bool exactContainer(PyObject* v) {
-  return PyTuple_CheckExact(v) || PyList_CheckExact(v) || PyDict_CheckExact(v);
-}
-
-// A value python's walk would enter that this one does not follow exactly:
-// a tensor subclass, a tuple/list/dict subclass. -1: a python error.
-int needsPython(PyObject* v) {
-  if (THPVariable_CheckExact(v) || exactContainer(v)) return 0;
-  if (PyTuple_Check(v) || PyList_Check(v) || PyDict_Check(v)) return 1;
-  int is_tensor = PyObject_IsInstance(v, reinterpret_cast<PyObject*>(THPVariableClass));
-  return is_tensor;
-}
-
-// Calls f(tensor) for the tensors in v as tensors.iter_tensors walks them;
-// 1 when it met something python must walk (nothing more is visited), -1 on error.
-template <typename F>
-int walk(PyObject* v, int depth, F& f) {
-  if (THPVariable_CheckExact(v)) {
-    f(THPVariable_Unpack(v));
-    return 0;
-  }
-  if (depth < kMaxDepth && exactContainer(v)) {
-    if (PyDict_CheckExact(v)) {
-      Py_ssize_t pos = 0;
-      PyObject *key, *item;
-      while (PyDict_Next(v, &pos, &key, &item)) {
-        int r = walk(item, depth + 1, f);
-        if (r) return r;
-      }
-      return 0;
-    }
-    Py_ssize_t n = PySequence_Fast_GET_SIZE(v);
-    PyObject** items = PySequence_Fast_ITEMS(v);
-    for (Py_ssize_t i = 0; i < n; ++i) {
-      int r = walk(items[i], depth + 1, f);
-      if (r) return r;
-    }
-    return 0;
-  }
-  return needsPython(v);
-}
-
-int64_t bytesOf(const at::Tensor& t) {
-  try {
-    return static_cast<int64_t>(t.numel()) * static_cast<int64_t>(t.element_size());
-  } catch (...) {  // nested / sparse layouts without a flat size (tensors.py skips them)
-    return 0;
-  }
-}
-
-// tensors.tensor_bytes(v), each tensor once (`seen` carries over calls:
-// attn(h, h, h) passes h's bytes once); -1 on a python error.
-int64_t tensorBytes(PyObject* v, std::vector<const void*>& seen) {
-  int64_t total = 0;
-  auto add = [&](const at::Tensor& t) {
-    const void* impl = t.unsafeGetTensorImpl();
-    if (std::find(seen.begin(), seen.end(), impl) != seen.end()) return;
-    seen.push_back(impl);
-    total += bytesOf(t);
-  };
-  int r = walk(v, 0, add);
-  if (r == 0) return total;
-  if (r < 0) return -1;
-  PyObject* py = PyObject_CallOneArg(g_tensor_bytes, v);
-  if (!py) return -1;
-  int64_t bytes = PyLong_AsLongLong(py);
-  Py_DECREF(py);
-  return bytes == -1 && PyErr_Occurred() ? -1 : bytes;
-}
-
-// tensors.grad_nodes(v): distinct nodes in walk order; false on a python error.
-bool gradNodes(PyObject* v, std::vector<NodePtr>& out) {
-  size_t first = out.size();
-  auto add = [&](const at::Tensor& t) {
-    NodePtr node = t.grad_fn();
-    if (!node) return;
-    for (size_t i = first; i < out.size(); ++i)
-      if (out[i] == node) return;
-    out.push_back(std::move(node));
-  };
-  int r = walk(v, 0, add);
-  if (r == 0) return true;
-  out.resize(first);
-  if (r < 0) return false;
-  PyObject* list = PyObject_CallOneArg(g_grad_nodes, v);
-  if (!list) return false;
-  PyObject* fast = PySequence_Fast(list, "tensors.grad_nodes: not a list");
-  Py_DECREF(list);
-  if (!fast) return false;
-  Py_ssize_t n = PySequence_Fast_GET_SIZE(fast);
-  for (Py_ssize_t i = 0; i < n; ++i) {
-    Node* node = gcprof_hooks::nodeOf(PySequence_Fast_GET_ITEM(fast, i));
-    // A node behind a grad_fn object is owned (refcounted) elsewhere: share it.
-    if (node) out.push_back(NodePtr::unsafe_reclaim_from_nonowning(node));
-  }
-  Py_DECREF(fast);
-  return true;
-}
-
 // The common call: a known module, not root, not in backward, plain arguments.
 // False (nothing pushed, no python error) when python must take it.
 bool fastPre(Stack& s, PyObject* module, PyObject* args) {
   Entry& e = s.push();
-  if (!g_recording) return true;  // Skip
-  auto it = g_names.find(module);
-  if (it == g_names.end()) return true;  // Skip: outside every named tree
+  if (!gcprof_hooks::recordingModules()) return true;  // Skip
+  const NamePtr* name = gcprof_hooks::moduleName(module);
+  if (!name) return true;  // Skip: outside every named tree
   e.grad = torch::autograd::GradMode::is_enabled();
   if (e.grad) {
     Py_ssize_t n = PyTuple_GET_SIZE(args);
@@ -253,14 +136,7 @@ bool fastPre(Stack& s, PyObject* module, PyObject* args) {
         e.versions.emplace_back(t, t._version());
       }
     }
-    auto add = [&](const at::Tensor& t) {
-      NodePtr node = t.grad_fn();
-      if (!node) return;
-      for (const auto& known : e.inputs)
-        if (known == node) return;
-      e.inputs.push_back(std::move(node));
-    };
-    int r = walk(args, 0, add);
+    int r = gcprof_hooks::argumentGradNodes(args, e.inputs);
     if (r != 0) {
       s.depth--;
       e.clear();
@@ -270,7 +146,7 @@ bool fastPre(Stack& s, PyObject* module, PyObject* args) {
   }
   e.kind = Kind::Native;
   e.scope = true;
-  e.name = it->second;
+  e.name = *name;
   e.range_id = g_range_start(e.name->utf8.c_str(), kForwardPhase);
   s.scopes++;
   return true;
@@ -445,11 +321,8 @@ PyObject* py_forward_install(PyObject*, PyObject* args) {
     return nullptr;
   }
   Py_INCREF(shim);
-  Py_INCREF(tensor_bytes);
-  Py_INCREF(grad_nodes);
   Py_XSETREF(g_shim, shim);
-  Py_XSETREF(g_tensor_bytes, tensor_bytes);
-  Py_XSETREF(g_grad_nodes, grad_nodes);
+  gcprof_hooks::usePythonWalks(tensor_bytes, grad_nodes);
   Py_RETURN_NONE;
 }
 
@@ -459,47 +332,10 @@ PyObject* py_forward_supported(PyObject*, PyObject*) {
 
 PyObject* py_forward_disable(PyObject*, PyObject*) {
   Py_CLEAR(g_shim);  // the hooks return at once from now on
-  g_names.clear();
+  gcprof_hooks::forgetModuleNames();
   // Calls in flight when it failed never reach the post-hook: let their tensors go.
   for (size_t i = 0; i < t_stack.depth; ++i) t_stack.entries[i].clear();
   t_stack.depth = t_stack.scopes = 0;
-  Py_RETURN_NONE;
-}
-
-PyObject* py_set_names(PyObject*, PyObject* args) {
-  PyObject* names;
-  int recording = 1;
-  if (!PyArg_ParseTuple(args, "Op", &names, &recording)) return nullptr;
-  if (names == Py_None) {  // the names are those of the call before (module_tree.cpp)
-    g_recording = recording != 0;
-    Py_RETURN_NONE;
-  }
-  if (!PyDict_Check(names)) {
-    PyErr_SetString(PyExc_TypeError, "set_names(names: dict or None, recording)");
-    return nullptr;
-  }
-  std::unordered_map<PyObject*, NamePtr> fresh;
-  fresh.reserve(static_cast<size_t>(PyDict_GET_SIZE(names)));
-  Py_ssize_t pos = 0;
-  PyObject *key, *value;
-  // Names repeat root call after root call: keep the entry when unchanged.
-  while (PyDict_Next(names, &pos, &key, &value)) {
-    void* id = PyLong_AsVoidPtr(key);
-    if (!id && PyErr_Occurred()) return nullptr;
-    auto* module = static_cast<PyObject*>(id);
-    auto old = g_names.find(module);
-    if (old != g_names.end() && PyUnicode_Compare(old->second->py, value) == 0) {
-      fresh.emplace(module, old->second);
-      continue;
-    }
-    if (PyErr_Occurred()) return nullptr;
-    Py_ssize_t len = 0;
-    const char* utf8 = PyUnicode_AsUTF8AndSize(value, &len);
-    if (!utf8) return nullptr;
-    fresh.emplace(module, std::make_shared<const Name>(std::string(utf8, len), value));
-  }
-  g_names.swap(fresh);
-  g_recording = recording != 0;
   Py_RETURN_NONE;
 }
 
@@ -524,8 +360,6 @@ PyMethodDef kForwardMethods[] = {
     {"forward_supported", py_forward_supported, METH_NOARGS,
      "whether install() found an entry point ending a range with its io"},
     {"forward_disable", py_forward_disable, METH_NOARGS, "the forward hooks do nothing from now"},
-    {"set_names", py_set_names, METH_VARARGS,
-     "set_names({id(module): name} or None (unchanged), recording): after each root call"},
     {"take_hook_cost", py_take_hook_cost, METH_NOARGS,
      "mean ns inside the forward hooks per module call since the last call, or None"},
     {"forward_depth", py_forward_depth, METH_NOARGS, "this thread's module calls in flight"},
@@ -534,5 +368,7 @@ PyMethodDef kForwardMethods[] = {
 }  // namespace
 
 namespace gcprof_hooks {
-bool addForwardHooks(PyObject* module) { return PyModule_AddFunctions(module, kForwardMethods) == 0; }
+bool addForwardHooks(PyObject* module) {
+  return PyModule_AddFunctions(module, kForwardMethods) == 0 && addNameFunctions(module);
+}
 }  // namespace gcprof_hooks

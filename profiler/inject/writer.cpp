@@ -63,6 +63,12 @@ std::atomic<uint32_t> g_wake{0};
 enum ExecState { kNoExec, kExecRequested, kExecFlushed };
 std::atomic<int> g_exec{kNoExec};
 
+// The writer is gone (done, failed, or not this process's: a fork's child).
+void markWriterGone() {
+  g_running.store(false);
+  g_finished.store(true);
+}
+
 // The kernel counts a thread-group leader that called pthread_exit() as a
 // zombie thread until the whole group ends: the writer is the last thread of
 // the job when the leader is a zombie and only two threads are counted (or
@@ -100,8 +106,7 @@ int pendingTermination() {
 // finished; do the same here, on the writer thread.
 [[noreturn]] void endProcessAsItsLastThread() {
   recordingState().disabled.store(true);
-  g_running.store(false);
-  g_finished.store(true);
+  markWriterGone();
   sigset_t none;
   sigemptyset(&none);
   pthread_sigmask(SIG_SETMASK, &none, nullptr);  // a pending signal acts now
@@ -207,7 +212,7 @@ void flushImage(EventProcessor& proc, std::vector<Stamped>& staged, std::vector<
   while (g_exec.load() == kExecFlushed && !g_stop.load()) sleepMs(10);
 }
 
-void* writerMain(void*) {
+void becomeWriterThread() {
   t_in_gcprof = true;  // nothing this thread allocates is the job's
   markWriterThread();
   // Not niced: at nice +10 a loaded machine gave the writer a tenth of a
@@ -222,14 +227,55 @@ void* writerMain(void*) {
   sigset_t all;
   sigfillset(&all);
   pthread_sigmask(SIG_BLOCK, &all, nullptr);
-  std::unique_ptr<EventProcessor> proc;
+}
+
+// Null when the trace cannot be opened: the job then runs unrecorded.
+std::unique_ptr<EventProcessor> openTrace() {
   try {
-    proc = std::make_unique<EventProcessor>(config().db, config().root);
+    return std::make_unique<EventProcessor>(config().db, config().root);
   } catch (const std::exception& e) {
     std::fprintf(stderr, "gcprof: %s; not recording, the job continues\n", e.what());
     recordingState().disabled.store(true);
-    g_running.store(false);
-    g_finished.store(true);
+    return nullptr;
+  }
+}
+
+// One round's writing: the events older than the watermark (all of them
+// when stopping) leave the rings and are processed in time order. Returns
+// how long the next round waits.
+int writeRound(EventProcessor& proc, std::vector<Stamped>& staged, std::vector<Stamped>& scratch,
+               bool stopping) {
+  // A thread may have taken its timestamp but not yet published the
+  // event: the youngest events wait for the next round. They wait in
+  // their rings, not here: drained, they freed room for a storm's
+  // producers, and what this vector held grew with the allocation rate
+  // (up to 118,000 events, 14 MiB of capacity and as much again in the
+  // merge: 41-82 MB peak RSS for the 4-thread storm).
+  Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;
+  drainAll(staged, watermark);
+  drainWriterOverflow(staged);
+  // A round that reached the cap left young events in the rings, and
+  // their threads may wait for room: come back when those events are
+  // old enough to take, not a whole round later.
+  int next_round_ms = staged.size() >= kStagedEvents ? static_cast<int>(kWatermarkNs / 1000000) : kRoundMs;
+  sortByTime(staged, scratch);
+  // A storm's round is megabytes: give that back rather than keep a
+  // second copy for the rest of the job (docs/recording.md, "Cost").
+  if (scratch.capacity() > kKeptScratch) std::vector<Stamped>().swap(scratch);
+  auto cut = std::partition_point(staged.begin(), staged.end(),
+                                  [&](const Stamped& s) { return s.e.time < watermark; });
+  proc.process(staged.begin(), cut);
+  staged.erase(staged.begin(), cut);
+  if (staged.capacity() > kKeptScratch && staged.size() <= kKeptScratch / 2)
+    std::vector<Stamped>(staged.begin(), staged.end()).swap(staged);
+  return next_round_ms;
+}
+
+void* writerMain(void*) {
+  becomeWriterThread();
+  std::unique_ptr<EventProcessor> proc = openTrace();
+  if (!proc) {
+    markWriterGone();
     return nullptr;
   }
   ControlFile ctl;
@@ -261,29 +307,7 @@ void* writerMain(void*) {
     try {
       if (stopping && flushCudaBackend) flushCudaBackend();
       ctl.poll();
-      // A thread may have taken its timestamp but not yet published the
-      // event: the youngest events wait for the next round. They wait in
-      // their rings, not here: drained, they freed room for a storm's
-      // producers, and what this vector held grew with the allocation rate
-      // (up to 118,000 events, 14 MiB of capacity and as much again in the
-      // merge: 41-82 MB peak RSS for the 4-thread storm).
-      Ns watermark = stopping ? INT64_MAX : nowNs() - kWatermarkNs;
-      drainAll(staged, watermark);
-      drainWriterOverflow(staged);
-      // A round that reached the cap left young events in the rings, and
-      // their threads may wait for room: come back when those events are
-      // old enough to take, not a whole round later.
-      round_ms = staged.size() >= kStagedEvents ? static_cast<int>(kWatermarkNs / 1000000) : kRoundMs;
-      sortByTime(staged, scratch);
-      // A storm's round is megabytes: give that back rather than keep a
-      // second copy for the rest of the job (docs/recording.md, "Cost").
-      if (scratch.capacity() > kKeptScratch) std::vector<Stamped>().swap(scratch);
-      auto cut = std::partition_point(staged.begin(), staged.end(),
-                                      [&](const Stamped& s) { return s.e.time < watermark; });
-      proc->process(staged.begin(), cut);
-      staged.erase(staged.begin(), cut);
-      if (staged.capacity() > kKeptScratch && staged.size() <= kKeptScratch / 2)
-        std::vector<Stamped>(staged.begin(), staged.end()).swap(staged);
+      round_ms = writeRound(*proc, staged, scratch, stopping);
       if (stopping) {
         Counters c = sumCounters();
         proc->finish(g_final_status, g_exit_code, c, recordingState().backend,
@@ -303,8 +327,7 @@ void* writerMain(void*) {
     proc.reset();  // closes the trace
     endProcessAsItsLastThread();
   }
-  g_running.store(false);
-  g_finished.store(true);
+  markWriterGone();
   return nullptr;
 }
 
@@ -320,10 +343,7 @@ bool startWriter() {
   return true;
 }
 
-void forgetWriterInChild() {
-  g_running.store(false);
-  g_finished.store(true);
-}
+void forgetWriterInChild() { markWriterGone(); }
 
 void wakeWriter() {
   // One syscall only when the writer may be asleep on the word: a storm's

@@ -3,16 +3,8 @@
 Two global module hooks (forward pre-hook and forward hook) see every module
 call of the process. A call made while no other module forward is active on
 the thread is a *root* call: it may open a training step (steps.py), and its
-subtree is named by walking root.named_modules() (once per root call, so
-modules added later are named too; with the C++ extension, module_tree.cpp
-first checks that the model's tree is the one walked before, and the names
-are kept without a walk in python). The first root called with grad enabled is the
-model and its names carry no prefix ("", "layers.3.attn"); other roots (a
-loss module called at top level, a frozen teacher called under no_grad before
-the model) are prefixed with their class name
-("CrossEntropyLoss"), a second live instance of one class with "[1]"
-("Encoder[1].layers.0", root_names.py); a known submodule called on its own
-keeps its name.
+subtree is named (tree_names.py: the model's names carry no prefix, other
+roots' start with their class name).
 Modules outside any walked tree are not recorded.
 
 A root that is a torch.compile wrapper (it has `_orig_mod`) runs its
@@ -51,13 +43,12 @@ and a module's first in-place call (its later ones it marks itself). Both paths 
 """
 import contextlib
 import threading
-import weakref
 from time import perf_counter_ns as _clock
 
 from . import checkpointing, failsafe, native_hooks
 from .backward_ranges import BackwardRanges
 from .native import FORWARD, USER
-from .root_names import RootNames
+from .tree_names import TreeNames
 from .tensors import grad_nodes, storage_address, tensor_bytes
 
 _SKIP = None  # stack entry of a call that is not recorded
@@ -94,10 +85,8 @@ class ModuleRanges:
         # The C++ forward hooks (forward_hooks.cpp) when the extension has them; install().
         self._native = getattr(self._backward, "forward_hooks", None)
         self._tls = threading.local()
-        self._names = {}          # id(module) -> qualified name
-        self._model_names = None  # the model's own names, as its last walk gave them
-        self._primary = None      # weakref to the first root module called with grad
-        self._roots = RootNames()  # the names of the other roots
+        self._tree = TreeNames(self._grad_enabled, getattr(self._native, "same_tree", None))
+        self._names = self._tree.names  # id(module) -> qualified name, as of the last root call
         self._inplace = set()     # names already reported as in-place
         self._hook_ns = 0         # time inside _pre and _post since take_hook_cost()
         self._hook_calls = 0
@@ -129,7 +118,7 @@ class ModuleRanges:
         except TypeError:  # PyTorch 1.13: no kwargs, not called when forward raises
             if native is not None:  # never built for it (native_hooks.py); stays correct anyway
                 native.forward_disable()
-                self._native = None
+                self._native = self._tree.same_tree = None
             post = hooks.register_module_forward_hook(self._post)
             pre = hooks.register_module_forward_pre_hook(self._pre_without_always_call)
         failsafe.on_failure(pre.remove)
@@ -208,7 +197,7 @@ class ModuleRanges:
         # would nest inside them (no root call, no step). The model is never
         # called inside itself, so frames left when it is called are stale.
         stack = getattr(self._tls, "stack", None)
-        if stack and self._primary is not None and module is self._primary():
+        if stack and module is self._tree.primary():
             try:
                 self._close_stale(stack)
             except Exception as exc:
@@ -294,7 +283,7 @@ class ModuleRanges:
 
     def primary(self):
         """The model: the first root module called (None before, or once it is gone)."""
-        return self._primary() if self._primary is not None else None
+        return self._tree.primary()
 
     def _note_inplace(self, name, output):
         if name not in self._inplace:
@@ -309,7 +298,8 @@ class ModuleRanges:
             self._rec.range_end(self._rec.range_start("%s%#x" % (INPLACE_OUTPUT, address), USER))
 
     def _root_call(self, module):
-        renamed = self._name_tree(module)
+        renamed = self._tree.name_tree(module)
+        self._names = self._tree.names
         self._steps.root_forward()
         self._recording = self._rec.active()
         if self._native is not None:
@@ -319,34 +309,6 @@ class ModuleRanges:
             self._compiled_marked = True
             mark = self._rec.range_start(f"{COMPILED_MARK} {type(inner).__name__}", USER)
             self._rec.range_end(mark)
-
-    def _name_tree(self, root):
-        """Names root's tree into self._names; False when they are those of the call before."""
-        primary = self._primary() if self._primary is not None else None
-        # The model is the first root called with grad enabled, as a plan is
-        # applied (env_plan.py): a distillation's teacher runs first, under
-        # no_grad, and must not take the student's unprefixed names.
-        if primary is None and self._grad_enabled():
-            self._primary = weakref.ref(root)
-            primary = root
-        if root is primary:
-            if self._native is not None and self._native.same_tree(root) and \
-                    self._model_names is not None:
-                if self._names is self._model_names:
-                    return False
-                self._names = self._model_names  # drops the other roots' names, as a walk does
-                return True
-            self._names = self._model_names = {id(m): n for n, m in root.named_modules()}
-            return True
-        # A root named before keeps its name; a known sub-module called on its
-        # own keeps its qualified name; a new root is named by its class, the
-        # k-th live instance of one class as `Class[k]` (root_names.py).
-        prefix = self._roots.name(root, assign=False) or self._names.get(id(root)) or \
-            self._roots.name(root)
-        if self._names is self._model_names:
-            self._names = dict(self._names)  # the model's stay as walked (same_tree)
-        self._names.update((id(m), n) for n, m in root.named_modules(prefix=prefix))
-        return True
 
     def _post(self, module, args, *rest):
         if self._compiling():
