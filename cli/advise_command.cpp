@@ -8,7 +8,7 @@
 #include <optional>
 
 #include "commands.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "job.h"
 #include "plan/advice.h"
 #include "plan/job_advice.h"

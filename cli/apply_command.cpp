@@ -11,7 +11,7 @@
 #include <memory>
 
 #include "commands.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/plan_file.h"
 #include "recorded_launch.h"
 

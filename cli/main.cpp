@@ -3,7 +3,7 @@
 #include <cstdio>
 
 #include "commands.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "schema.h"
 #include "terminal_text.h"
 

@@ -4,7 +4,7 @@
 #include <memory>
 #include <optional>
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/plan_store.h"
 #include "report/output_file.h"
 #include "report/what_if_table.h"

@@ -6,10 +6,10 @@
 #include <cstdio>
 
 #include "byte_text.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "saturating.h"
-#include "model/outside_units.h"
-#include "model/resident_memory.h"
+#include "units/outside_units.h"
+#include "units/resident_memory.h"
 #include "simulate/peak_moment.h"
 #include "solve/fixed_plans.h"
 #include "verify/verification.h"

@@ -8,8 +8,8 @@
 #include <optional>
 #include <string>
 
-#include "model/memory_curve.h"
-#include "model/memory_events.h"
+#include "memory/memory_curve.h"
+#include "memory/memory_events.h"
 #include "trace.h"
 
 namespace gcprof::advisor {

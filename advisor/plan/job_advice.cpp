@@ -4,7 +4,7 @@
 
 #include "byte_text.h"
 #include "job.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/plan_file.h"
 
 namespace gcprof::advisor {

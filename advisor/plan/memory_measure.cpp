@@ -2,7 +2,7 @@
 
 #include <stdexcept>
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 
 namespace gcprof::advisor {
 

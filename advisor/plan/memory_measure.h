@@ -9,7 +9,7 @@
 #include <optional>
 #include <string>
 
-#include "model/memory_curve.h"
+#include "memory/memory_curve.h"
 #include "simulate/allocator_settings.h"
 
 namespace gcprof::advisor {

@@ -10,7 +10,7 @@
 #include <type_traits>
 #include <unordered_map>
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 
 namespace gcprof::advisor {
 namespace {

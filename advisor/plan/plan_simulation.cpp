@@ -2,10 +2,10 @@
 
 #include <map>
 
-#include "model/advice_error.h"
-#include "model/memory_curve.h"
-#include "model/module_tree.h"
-#include "model/recording_cost.h"
+#include "advice_error.h"
+#include "memory/memory_curve.h"
+#include "chain/module_tree.h"
+#include "chain/recording_cost.h"
 
 namespace gcprof::advisor {
 namespace {

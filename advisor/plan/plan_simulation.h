@@ -6,7 +6,7 @@
 // numbers came from.
 #pragma once
 
-#include "model/step_layout.h"
+#include "units/step_layout.h"
 #include "plan/plan_file.h"
 #include "simulate/replay_simulator.h"
 #include "trace.h"

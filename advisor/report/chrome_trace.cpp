@@ -5,8 +5,8 @@
 #include <map>
 #include <utility>
 
-#include "model/live_sweep.h"
-#include "model/memory_curve.h"
+#include "memory/live_sweep.h"
+#include "memory/memory_curve.h"
 #include "saturating.h"
 
 namespace gcprof::advisor {

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <climits>
 
-#include "model/advice_error.h"
-#include "model/chain_peak.h"
+#include "advice_error.h"
+#include "chain/chain_peak.h"
 #include "plan/plan_simulation.h"
 #include "saturating.h"
 #include "utf8_text.h"

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "model/memory_curve.h"
+#include "memory/memory_curve.h"
 #include "plan/plan_file.h"
 #include "trace_store.h"
 #include "verify/verification.h"

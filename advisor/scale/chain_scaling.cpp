@@ -7,7 +7,7 @@
 #include <set>
 
 #include "byte_text.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 
 namespace gcprof::advisor {
 namespace {

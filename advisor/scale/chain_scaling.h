@@ -1,4 +1,4 @@
-// The unit chain (model/unit_chain.h) as a function of the job's size: every
+// The unit chain (chain/unit_chain.h) as a function of the job's size: every
 // number of the chain -- each unit's saved and transient bytes, the peaks
 // around it, the memory outside the units, the persistent part, the times --
 // fitted over the runs recorded at different sizes (size_fit.h), so that the
@@ -15,7 +15,7 @@
 #include <string>
 #include <vector>
 
-#include "model/unit_chain.h"
+#include "chain/unit_chain.h"
 #include "scale/persistent_memory.h"
 #include "scale/size_fit.h"
 

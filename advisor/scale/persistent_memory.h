@@ -16,7 +16,7 @@
 
 #include <vector>
 
-#include "model/memory_curve.h"
+#include "memory/memory_curve.h"
 #include "trace.h"
 
 namespace gcprof::advisor {

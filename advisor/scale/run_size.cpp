@@ -3,7 +3,7 @@
 #include <cctype>
 #include <set>
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 
 namespace gcprof::advisor {
 namespace {

@@ -6,7 +6,7 @@
 #include <set>
 
 #include "byte_text.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/plan_file.h"
 #include "solve/fixed_plans.h"
 

@@ -4,7 +4,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "model/memory_curve.h"
+#include "memory/memory_curve.h"
 #include "simulate/reserved_memory.h"
 
 namespace gcprof::advisor {

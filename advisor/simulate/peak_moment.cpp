@@ -1,6 +1,6 @@
 #include "simulate/peak_moment.h"
 
-#include "model/step_regions.h"
+#include "units/step_regions.h"
 
 namespace gcprof::advisor {
 namespace {

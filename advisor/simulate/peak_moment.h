@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/chain_peak.h"
-#include "model/step_layout.h"
+#include "chain/chain_peak.h"
+#include "units/step_layout.h"
 #include "simulate/replay_simulator.h"
 
 namespace gcprof::advisor {

@@ -6,16 +6,16 @@
 #include <unordered_map>
 #include <unordered_set>
 
-#include "model/cache_allocations.h"
-#include "model/checkpointed_forward.h"
-#include "model/checkpoint_arguments.h"
-#include "model/in_place_outputs.h"
-#include "model/median.h"
-#include "model/memory_events.h"
-#include "model/op_table.h"
-#include "model/recompute_cost.h"
-#include "model/reentrant_holds.h"
-#include "model/step_regions.h"
+#include "memory/cache_allocations.h"
+#include "chain/checkpointed_forward.h"
+#include "chain/checkpoint_arguments.h"
+#include "chain/in_place_outputs.h"
+#include "median.h"
+#include "memory/memory_events.h"
+#include "units/op_table.h"
+#include "chain/recompute_cost.h"
+#include "chain/reentrant_holds.h"
+#include "units/step_regions.h"
 #include "saturating.h"
 #include "simulate/reserved_memory.h"
 
@@ -66,7 +66,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   const UnitWindow& last = step.units[seg.last];
   // A selective segment's kept operator calls in this step, as time
   // windows: what is born inside them is not dropped and not replayed, and
-  // their time is not recomputed (model/recompute_cost.h).
+  // their time is not recomputed (chain/recompute_cost.h).
   std::vector<OpCall> kept = seg.selective() ? keptCalls(ops, step, seg.first, seg.save) : std::vector<OpCall>{};
   Ns cost = stepRecomputeNs(step, seg.first, seg.last, kept);
   Ns anchor = last.bwd_start;
@@ -76,10 +76,10 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), first.fwd_start,
                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
   // The segment's output when its last unit ends in place: its consumer holds
-  // it, so checkpointing does not drop it (model/in_place_outputs.h).
+  // it, so checkpointing does not drop it (chain/in_place_outputs.h).
   const Allocation* kept_output = inplace.output(step, reg, seg.last);
   // A reentrant checkpoint (the C++ runtime) holds the replayed output and
-  // its gradient until the segment's backward ends (model/reentrant_holds.h).
+  // its gradient until the segment's backward ends (chain/reentrant_holds.h).
   ReentrantHolds holds;
   if (reentrant) holds = reentrantHolds(trace, filter, step, seg.first, seg.last);
   auto hold = [&](const Allocation& a, Ns recorded_free) {
@@ -140,7 +140,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   return cost;
 }
 
-// The arguments of each segment's checkpointed call (model/
+// The arguments of each segment's checkpointed call (chain/
 // checkpoint_arguments.h) are held until the segment's backward ends; the
 // recorded run may have freed them earlier (HF GPT-2's attention mask, when
 // the model's forward returns). The latest of the frees is kept: every
@@ -354,7 +354,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   sim.step_bounds = shiftedStepBounds(layout, step_cost);
   // The plan's recompute as the solvers price it: per segment the median
   // over the steady steps of each unit's (and inner gap's) cost, summed
-  // (model/recompute_cost.h), not the median of each step's total.
+  // (chain/recompute_cost.h), not the median of each step's total.
   if (sim.steps_applied > 0)
     for (const Segment& seg : plan)
       sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ops, seg.first, seg.last,

@@ -13,10 +13,10 @@
 #include <utility>
 #include <vector>
 
-#include "model/chain_peak.h"
-#include "model/memory_curve.h"
-#include "model/memory_events.h"
-#include "model/step_layout.h"
+#include "chain/chain_peak.h"
+#include "memory/memory_curve.h"
+#include "memory/memory_events.h"
+#include "units/step_layout.h"
 #include "simulate/allocator_settings.h"
 
 namespace gcprof::advisor {
@@ -43,7 +43,7 @@ struct Simulation {
   // offset into the forward it replays.
   Ns peak_at = 0;
   Ns peak_replay_offset = -1;     // -1: recorded events set the peak
-  Ns recompute_ns = 0;            // per steady step, as the solvers price it (model/recompute_cost.h)
+  Ns recompute_ns = 0;            // per steady step, as the solvers price it (chain/recompute_cost.h)
   Ns step_ns = 0;                 // steady step time with recomputation (median)
   Ns total_recompute_ns = 0;      // over the whole run
   size_t steps_applied = 0;       // complete steps the plan was applied to

@@ -3,7 +3,7 @@
 // k = round(sqrt(N)) units; with single-module segments, every k-th unit).
 #pragma once
 
-#include "model/chain_peak.h"
+#include "chain/chain_peak.h"
 #include "solve/strategy.h"
 
 namespace gcprof::advisor {

@@ -228,7 +228,7 @@ class ChainSearch {
     }
   }
 
-  // Selective checkpoints of unit k alone (model/selective_options.h): they
+  // Selective checkpoints of unit k alone (chain/selective_options.h): they
   // never drop more than the whole unit, so a feasibility search skips them.
   void extendBySelective(int k, int idx, const State& st, SweepCache& cache) {
     if (k >= static_cast<int>(c_.selective.size()) || !o_.allows(k, k)) return;

@@ -14,7 +14,7 @@
 #include <limits>
 #include <vector>
 
-#include "model/chain_peak.h"
+#include "chain/chain_peak.h"
 #include "solve/strategy.h"
 
 namespace gcprof::advisor {
@@ -24,7 +24,7 @@ struct SolverOptions {
   int max_segment_units = 0;  // 0: no limit (region); module segments are always 1
   Ns cost_limit = std::numeric_limits<Ns>::max();  // prune plans recomputing more
   size_t max_front = 1u << 20;  // Pareto states per position before thinning (then inexact)
-  // Plans over the module tree (model/module_tree.h): when not empty, the
+  // Plans over the module tree (chain/module_tree.h): when not empty, the
   // only segments are single units and, per unit k with tree_span_last[k] >= 0,
   // the span [k..tree_span_last[k]] (a whole block); `kind` and
   // max_segment_units are then not used.

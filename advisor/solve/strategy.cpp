@@ -1,6 +1,6 @@
 #include "solve/strategy.h"
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 
 namespace gcprof::advisor {
 

@@ -9,7 +9,7 @@ namespace gcprof::advisor {
 
 // Matmuls: every unit checkpointed with torchtitan's selective rule (its
 // matrix products and attention kernels saved, every second mm recomputed:
-// model/selective_options.h; whole where a unit has none, or without
+// chain/selective_options.h; whole where a unit has none, or without
 // operator ranges). For comparisons: budget-blind.
 enum class Strategy { None, Every, Uniform, Optimal, Matmuls };
 enum class SegmentKind { Module, Region };

@@ -3,8 +3,8 @@
 #include <algorithm>
 #include <vector>
 
-#include "model/module_stats.h"
-#include "model/unsafe_units.h"
+#include "units/module_stats.h"
+#include "units/unsafe_units.h"
 #include "trace_store.h"
 
 namespace gcprof::advisor {

@@ -4,7 +4,7 @@
 #include <cmath>
 #include <sstream>
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 
 namespace gcprof::advisor {
 namespace {

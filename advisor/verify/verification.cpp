@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include "byte_text.h"
-#include "model/median.h"
-#include "model/memory_curve.h"
-#include "model/step_layout.h"
+#include "median.h"
+#include "memory/memory_curve.h"
+#include "units/step_layout.h"
 #include "saturating.h"
 #include "simulate/device_peaks.h"
 

@@ -5,7 +5,7 @@
 
 #include <map>
 
-#include "model/step_layout.h"
+#include "units/step_layout.h"
 #include "plan/advice.h"
 #include "simulate/replay_simulator.h"
 #include "solve/optimal_solver.h"

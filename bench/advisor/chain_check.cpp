@@ -1,7 +1,7 @@
 // A diagnostic of the chain model (not a test): on a real recording, every plan of
 // whole units (every set of disjoint contiguous segments), the unit chain's
 // peak against the replay simulator's. The chain adds the checkpoints' held
-// arguments only to the last gap (model/chain_peak.cpp); where a plan's
+// arguments only to the last gap (chain/chain_peak.cpp); where a plan's
 // chain peak is below the simulator's, a moment the chain leaves out sets
 // the real peak (the other gaps' held arguments, for one).
 //
@@ -19,7 +19,7 @@
 #include <functional>
 #include <string>
 
-#include "model/chain_peak.h"
+#include "chain/chain_peak.h"
 #include "plan/advice.h"
 #include "scale/size_predictor.h"
 #include "solve/fixed_plans.h"

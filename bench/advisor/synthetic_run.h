@@ -7,7 +7,7 @@
 #include <random>
 #include <string>
 
-#include "model/unit_chain.h"
+#include "chain/unit_chain.h"
 #include "trace.h"
 
 namespace gcprof::bench {

@@ -1,6 +1,6 @@
 #include "predicted_curve.h"
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/plan_simulation.h"
 
 namespace gcprof::view {

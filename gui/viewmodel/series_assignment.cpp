@@ -1,8 +1,8 @@
 #include "series_assignment.h"
 
-#include "model/memory_curve.h"
-#include "model/module_stats.h"
-#include "model/unit_selection.h"
+#include "memory/memory_curve.h"
+#include "units/module_stats.h"
+#include "units/unit_selection.h"
 
 #include <algorithm>
 #include <cctype>

@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "report/what_if_table.h"
 #include "scale/run_size.h"
 #include "scale/what_if.h"

@@ -8,8 +8,8 @@
 
 #include "byte_text.h"
 #include "chain_traces.h"
-#include "model/advice_error.h"
-#include "model/unit_selection.h"
+#include "advice_error.h"
+#include "units/unit_selection.h"
 #include "plan/plan_file.h"
 #include "report/chrome_trace.h"
 #include "report/text_escape.h"

@@ -7,8 +7,8 @@
 #include <vector>
 
 #include "chain_traces.h"
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
+#include "chain/chain_peak.h"
+#include "chain/unit_chain.h"
 #include "simulate/replay_simulator.h"
 
 namespace gcprof::testing {

@@ -1,17 +1,17 @@
-// The units' extra arguments a checkpoint holds (model/checkpoint_arguments.h):
+// The units' extra arguments a checkpoint holds (chain/checkpoint_arguments.h):
 // HF GPT-2 passes each block an attention mask that the run without
 // checkpoints frees when the model's forward returns, but the checkpointed
 // run keeps until the first block's backward ends (the replay
 // simulator was 1.8 MiB low on `every` at batch 29).
-#include "model/checkpoint_arguments.h"
+#include "chain/checkpoint_arguments.h"
 
 #include <gtest/gtest.h>
 
 #include <algorithm>
 
 #include "chain_run.h"
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
+#include "chain/chain_peak.h"
+#include "chain/unit_chain.h"
 #include "simulate/replay_simulator.h"
 
 namespace gcprof::advisor {

@@ -1,12 +1,12 @@
-// What a checkpointed forward frees early (model/checkpointed_forward.h): a
+// What a checkpointed forward frees early (chain/checkpointed_forward.h): a
 // sub-module's allocation that autograd kept in the recording but the module
 // did not return is freed when the module returns, in the simulator too.
-#include "model/checkpointed_forward.h"
+#include "chain/checkpointed_forward.h"
 
 #include <gtest/gtest.h>
 
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
+#include "chain/chain_peak.h"
+#include "chain/unit_chain.h"
 #include "simulate/replay_simulator.h"
 #include "solve/optimal_solver.h"
 #include "chain_run.h"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "chain_traces.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/advice.h"
 #include "plan/plan_file.h"
 #include "report/chrome_trace.h"

@@ -1,4 +1,4 @@
-#include "model/in_place_outputs.h"
+#include "chain/in_place_outputs.h"
 
 #include <gtest/gtest.h>
 
@@ -6,7 +6,7 @@
 #include <stdexcept>
 
 #include "chain_run.h"
-#include "model/chain_peak.h"
+#include "chain/chain_peak.h"
 
 namespace gcprof::advisor {
 namespace {

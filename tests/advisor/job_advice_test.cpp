@@ -5,7 +5,7 @@
 #include "byte_text.h"
 #include "chain_traces.h"
 #include "job.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/job_advice.h"
 #include "verify/job_verification.h"
 

@@ -10,7 +10,7 @@
 #include <gtest/gtest.h>
 
 #include "chain_run.h"
-#include "model/step_layout.h"
+#include "units/step_layout.h"
 
 namespace gcprof::advisor {
 namespace {

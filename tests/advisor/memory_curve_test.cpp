@@ -1,6 +1,6 @@
-#include "model/memory_curve.h"
-#include "model/live_sweep.h"
-#include "model/memory_events.h"
+#include "memory/memory_curve.h"
+#include "memory/live_sweep.h"
+#include "memory/memory_events.h"
 
 #include <gtest/gtest.h>
 

@@ -1,4 +1,4 @@
-#include "model/module_stats.h"
+#include "units/module_stats.h"
 
 #include <gtest/gtest.h>
 

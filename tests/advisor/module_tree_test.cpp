@@ -1,7 +1,7 @@
-// Plans over the module tree (model/module_tree.h): which sub-modules are
+// Plans over the module tree (chain/module_tree.h): which sub-modules are
 // candidates, and the solver's tree segments (a sub-module, or one block's
 // whole span) against brute force over every tree plan.
-#include "model/module_tree.h"
+#include "chain/module_tree.h"
 
 #include <gtest/gtest.h>
 

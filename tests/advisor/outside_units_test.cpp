@@ -5,8 +5,8 @@
 #include <gtest/gtest.h>
 
 #include "chain_traces.h"
-#include "model/outside_units.h"
-#include "model/step_layout.h"
+#include "units/outside_units.h"
+#include "units/step_layout.h"
 
 namespace gcprof::advisor {
 namespace {

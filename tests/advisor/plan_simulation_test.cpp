@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "chain_traces.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/advice.h"
 #include "plan/plan_file.h"
 

@@ -5,7 +5,7 @@
 #include <random>
 #include <string>
 
-#include "model/unit_chain.h"
+#include "chain/unit_chain.h"
 
 namespace gcprof::testing {
 

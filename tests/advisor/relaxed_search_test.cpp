@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "chain_traces.h"
-#include "model/chain_peak.h"
+#include "chain/chain_peak.h"
 #include "plan/advice.h"
 #include "simulate/replay_simulator.h"
 

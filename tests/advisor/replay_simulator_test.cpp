@@ -138,7 +138,7 @@ TEST(ReplaySimulator, AnOutputSavedInPlaceIsKeptByItsConsumer) {
 }
 
 // Memory a library allocates on first use and keeps (torch's CPU matmul
-// buffers in HF BART's first step, model/cache_allocations.h): born in a
+// buffers in HF BART's first step, memory/cache_allocations.h): born in a
 // unit's forward, never freed. A replay finds it and does not make it again.
 TEST(ReplaySimulator, MemoryNeverFreedIsNotMadeAgainByAReplay) {
   ChainSpec spec;
@@ -154,7 +154,7 @@ TEST(ReplaySimulator, MemoryNeverFreedIsNotMadeAgainByAReplay) {
 }
 
 
-// The C++ runtime's checkpoint is reentrant (model/reentrant_holds.h): its
+// The C++ runtime's checkpoint is reentrant (chain/reentrant_holds.h): its
 // backward holds the gradient of the segment's output, with which it was
 // called, and the replayed output until the nested backward ends. The
 // recorded run freed that gradient early in the unit's backward (resnet_train's

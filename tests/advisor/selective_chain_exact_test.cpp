@@ -14,8 +14,8 @@
 #include <random>
 
 #include "chain_run.h"
-#include "model/median.h"
-#include "model/op_table.h"
+#include "median.h"
+#include "units/op_table.h"
 #include "plan/advice.h"
 #include "unit_plans.h"
 
@@ -136,7 +136,7 @@ TEST(SelectiveChainExact, ChainPeakEqualsTheSimulatorForEveryPlan) {
 
 // With per-call times that differ between steps, the solver and
 // the simulator must still price every plan's recompute the same
-// (model/recompute_cost.h). The solver used to price a save-list as the sum
+// (chain/recompute_cost.h). The solver used to price a save-list as the sum
 // of its calls' medians, the simulator as the median of each step's sum.
 TEST(SelectiveChainExact, NoisyCallTimesPriceRecomputeAlikeInChainAndSimulator) {
   int n = 3, plans = 0, differs = 0;

@@ -2,11 +2,11 @@
 // operator table measures, and what the replay simulator keeps and replays.
 #include <gtest/gtest.h>
 
-#include "model/chain_peak.h"
-#include "model/op_table.h"
-#include "model/selective_options.h"
-#include "model/selective_replay_peak.h"
-#include "model/unit_chain.h"
+#include "chain/chain_peak.h"
+#include "units/op_table.h"
+#include "chain/selective_options.h"
+#include "chain/selective_replay_peak.h"
+#include "chain/unit_chain.h"
 #include "simulate/replay_simulator.h"
 #include "chain_run.h"
 

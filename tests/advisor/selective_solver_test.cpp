@@ -5,8 +5,8 @@
 
 #include <climits>
 
-#include "model/chain_peak.h"
-#include "model/selective_options.h"
+#include "chain/chain_peak.h"
+#include "chain/selective_options.h"
 #include "random_chain.h"
 #include "unit_plans.h"
 #include "solve/fixed_plans.h"

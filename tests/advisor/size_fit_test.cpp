@@ -6,7 +6,7 @@
 
 #include "chain_run.h"
 #include "chain_traces.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/plan_file.h"
 #include "scale/chain_scaling.h"
 #include "scale/run_size.h"

@@ -8,7 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "chain_run.h"
-#include "model/step_layout.h"
+#include "units/step_layout.h"
 #include "solve/fixed_plans.h"
 
 namespace gcprof::advisor {

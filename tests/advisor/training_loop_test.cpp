@@ -3,10 +3,10 @@
 // (refused with a message naming it), and what is resident at a step's start.
 #include <gtest/gtest.h>
 
-#include "model/advice_error.h"
-#include "model/resident_memory.h"
-#include "model/step_layout.h"
-#include "model/unit_selection.h"
+#include "advice_error.h"
+#include "units/resident_memory.h"
+#include "units/step_layout.h"
+#include "units/unit_selection.h"
 #include "simulate/replay_simulator.h"
 #include "trace_builder.h"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "model/chain_peak.h"
-#include "model/unit_chain.h"
+#include "chain/chain_peak.h"
+#include "chain/unit_chain.h"
 
 namespace gcprof::testing {
 

@@ -1,9 +1,9 @@
 // `--units auto` on the module trees of public model families, as the python
 // shim names them (saved bytes shaped like real ones): the units must be the
 // blocks of every stage, whatever the naming habit.
-#include "model/unit_selection.h"
+#include "units/unit_selection.h"
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 
 #include <gtest/gtest.h>
 

@@ -9,8 +9,8 @@
 #include <string>
 #include <vector>
 
-#include "model/advice_error.h"
-#include "model/unit_selection.h"
+#include "advice_error.h"
+#include "units/unit_selection.h"
 
 namespace gcprof::advisor {
 namespace {

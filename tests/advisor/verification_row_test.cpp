@@ -9,7 +9,7 @@
 #include <string>
 
 #include "chain_traces.h"
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "report/report_data.h"
 #include "trace_file.h"
 #include "trace_store.h"

@@ -12,7 +12,7 @@ import re
 import subprocess
 import sys
 
-TOP = ("profiler", "advisor", "gui", "cli", "samples", "tests", "bench", "docs", "scripts", "cmake")
+TOP = ("common", "profiler", "advisor", "gui", "cli", "samples", "tests", "bench", "docs", "scripts", "cmake")
 PATH = re.compile(r"(?<![\w./-])((?:%s)/[A-Za-z0-9_./+-]*)" % "|".join(TOP))
 TEXT = (".md", ".cpp", ".h", ".py", ".txt", ".cmake", ".sh")
 # A bare file name in backticks in the docs (`cuda_backend.cpp`) must be some

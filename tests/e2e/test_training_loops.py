@@ -43,7 +43,7 @@ class GradientAccumulation(unittest.TestCase):
     def test_recompute_counts_every_micro_batch(self):
         # Recompute is priced per optimizer step, both micro-batches
         # together, in the solver's unit times as in the plan's total
-        # (advisor/model/recompute_cost.h). Per-pass times on a loaded
+        # (advisor/chain/recompute_cost.h). Per-pass times on a loaded
         # machine vary 10x between passes, so no fixed ratio holds: the
         # units' forward_ns must be nearer the median over the steady steps
         # of both passes' sum (from the recorded forward ranges) than the

@@ -80,7 +80,7 @@ class VerifyCppResNet(unittest.TestCase):
     records, and its last line). Before gcprof::torch::checkpoint put the
     running state back, `buffers match` failed (num_batches_tracked 6 of 3).
     The peak is predicted within the tolerance: before the advisor counted
-    what the reentrant C++ checkpoint holds (advisor/model/reentrant_holds.h:
+    what the reentrant C++ checkpoint holds (advisor/chain/reentrant_holds.h:
     the block's output, its gradient and the replayed output) it predicted
     23% low and the verdict was FAIL (docs/design/robustness-sweep.md, resnet_train row)."""
 

@@ -4,7 +4,7 @@
 #include <cstdint>
 #include <string>
 
-#include "model/advice_error.h"
+#include "advice_error.h"
 #include "plan/plan_file.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {

@@ -222,7 +222,7 @@ def test_steps_and_loss_from_optimizer_and_backward():
 def test_a_tensor_passed_several_times_counts_once():
     # Self-attention is called as attn(h, h, h): its input is h, once. The
     # advisor finds the tensors a checkpoint holds by these bytes
-    # (advisor/model/checkpoint_arguments.h); counted three times they
+    # (advisor/chain/checkpoint_arguments.h); counted three times they
     # matched another tensor of 3x h's size, and h was not held.
     attn = nn.MultiheadAttention(8, 2, batch_first=True)
     h = torch.randn(3, 5, 8, requires_grad=True)

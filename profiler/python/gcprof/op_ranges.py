@@ -23,7 +23,7 @@ from time import perf_counter_ns as _clock
 from . import failsafe
 from .native import USER
 
-PREFIX = "op "  # read by the advisor (advisor/model/op_table.cpp)
+PREFIX = "op "  # read by the advisor (advisor/units/op_table.cpp)
 
 
 def ignored_ops(torch):

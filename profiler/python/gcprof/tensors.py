@@ -23,7 +23,7 @@ def tensor_bytes(value, tensor_type, seen=None):
     """Logical bytes (elements x element size) of the tensors in `value`, each
     tensor counted once: self-attention is called as attn(h, h, h), and the
     advisor finds a checkpoint's arguments by these bytes
-    (advisor/model/checkpoint_arguments.h). `seen` (ids) carries over calls,
+    (advisor/chain/checkpoint_arguments.h). `seen` (ids) carries over calls,
     so a tensor in both the arguments and the keywords counts once."""
     if seen is None and (type(value) is tensor_type or (type(value) is tuple and len(value) == 1
                                                           and type(value[0]) is tensor_type)):

@@ -1,0 +1,96 @@
+#include "chain/checkpoint_arguments.h"
+
+#include <algorithm>
+
+namespace gcprof::advisor {
+
+std::vector<const Range*> callsStartingAt(const Trace& trace, const StepLayout& step, int k) {
+  const std::vector<UnitWindow>& u = step.units;
+  if (k < 0 || k >= static_cast<int>(u.size())) return {};
+  // After the previous unit's forward (or the step's start), up to this one's.
+  Ns after = k > 0 ? u[k - 1].fwd_end : step.start;
+  auto it = std::upper_bound(trace.ranges.begin(), trace.ranges.end(), after,
+                             [](Ns t, const Range& r) { return t < r.start; });
+  std::vector<const Range*> out;
+  for (; it != trace.ranges.end() && it->start <= u[k].fwd_start; ++it) {
+    const Range& r = *it;
+    if (r.domain != RangeDomain::Module || r.phase != Phase::Forward) continue;
+    if (r.end < u[k].fwd_end || r.end > u.back().fwd_end) continue;
+    out.push_back(&r);
+  }
+  return out;
+}
+
+const Range* checkpointedCall(const Trace& trace, const StepLayout& step, int first, int last) {
+  const std::vector<UnitWindow>& u = step.units;
+  bool has_next = last + 1 < static_cast<int>(u.size());
+  const Range* widest = nullptr;
+  for (const Range* r : callsStartingAt(trace, step, first)) {
+    if (has_next && r->end > u[last + 1].fwd_start) continue;
+    if (!widest || r->end - r->start > widest->end - widest->start) widest = r;
+  }
+  return widest;
+}
+
+std::vector<const Allocation*> callArguments(const Trace& trace, const AllocationFilter& filter,
+                                             const StepLayout& step, const Range& call) {
+  if (call.input_bytes <= 0) return {};
+  // Device memory read at segment level (the native caching allocator, when
+  // the job set its own PYTORCH_CUDA_ALLOC_CONF): a segment holds many
+  // tensors, so no set of segments is a call's arguments, even when their
+  // sizes happen to add up (docs/cuda.md).
+  if (filter.device && filter.kind == AllocKind::Segment) return {};
+  std::vector<const Allocation*> candidates;
+  auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), step.start,
+                                [](const Allocation& a, Ns t) { return a.alloc < t; });
+  for (auto it = begin; it != trace.allocations.end() && it->alloc < call.start; ++it) {
+    const Allocation& a = *it;
+    if (!filter.matches(a) || a.bytes <= 0 || a.bytes > call.input_bytes) continue;
+    if (a.freed() && a.free <= call.end) continue;
+    candidates.push_back(&a);
+  }
+  std::stable_sort(candidates.begin(), candidates.end(), [](const Allocation* a, const Allocation* b) {
+    return a->bytes != b->bytes ? a->bytes > b->bytes : a->alloc > b->alloc;
+  });
+  std::vector<const Allocation*> out;
+  Bytes left = call.input_bytes;
+  for (const Allocation* a : candidates) {
+    if (a->bytes > left) continue;
+    out.push_back(a);
+    left -= a->bytes;
+    if (left == 0) return out;
+  }
+  return {};
+}
+
+namespace {
+
+// The arguments of `call` that the recorded run frees before the backward.
+std::vector<const Allocation*> heldArguments(const Trace& trace, const AllocationFilter& filter,
+                                             const StepLayout& step, const Range& call) {
+  std::vector<const Allocation*> out;
+  for (const Allocation* a : callArguments(trace, filter, step, call))
+    if (a->freed() && a->free < step.units.back().bwd_start) out.push_back(a);
+  return out;
+}
+
+}  // namespace
+
+Bytes heldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
+  Bytes most = 0;
+  for (const Range* call : callsStartingAt(trace, step, k)) {
+    Bytes held = 0;
+    for (const Allocation* a : heldArguments(trace, filter, step, *call)) held += a->bytes;
+    most = std::max(most, held);
+  }
+  return most;
+}
+
+Ns heldArgumentsFreed(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
+  Ns last = -1;
+  for (const Range* call : callsStartingAt(trace, step, k))
+    for (const Allocation* a : heldArguments(trace, filter, step, *call)) last = std::max(last, a->free);
+  return last;
+}
+
+}  // namespace gcprof::advisor

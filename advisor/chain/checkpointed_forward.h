@@ -1,0 +1,76 @@
+// When a checkpointed unit's forward frees what autograd would have kept.
+//
+// In a checkpointed forward (PyTorch's non-reentrant checkpoint, selective
+// or not) the saved-tensor hooks store a handle, not the tensor: an output
+// that the recorded (plain) forward kept for the backward is freed as soon
+// as nothing else refers to it, not when the unit's forward ends. The trace
+// does not record that last use, but it records each module call's output
+// bytes (`output_bytes`, python shim): when a sub-module of the unit
+// returns, what it made and did not return is no longer referenced, except
+// through autograd (and module state; see below). So a dropped allocation is
+// freed when the innermost sub-module that made it and did not return it
+// returns; one every enclosing sub-module returned lives to the unit's
+// forward end, as before.
+//
+// A module's outputs are taken as its latest-born allocations still alive
+// when it returns, until they cover its output bytes: outputs are made last,
+// and covering more than the outputs only frees later (the prediction stays
+// on the high side). Modules without output bytes (the C++ runtime, old
+// traces) free nothing early. The one case that frees too early is a module
+// that stores a tensor it made in its own state and returns something else
+// (a cache) while autograd also keeps it: rare in training, where such state
+// outlives the backward and is not dropped at all.
+//
+// Measured on HF GPT-2 with torchtitan's rule: the forward of the last
+// checkpointed block was predicted 10.5 MiB above the run (all the block's
+// activations held to its end); with this rule the plan's peak is its
+// replay's, as measured (bench/RESULTS.md, "Selective checkpoints").
+#pragma once
+
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "memory/memory_curve.h"
+#include "memory/memory_events.h"
+#include "units/op_table.h"
+#include "units/step_layout.h"
+#include "trace.h"
+
+namespace gcprof::advisor {
+
+class CheckpointedForward {
+ public:
+  CheckpointedForward(const Trace& trace, const AllocationFilter& filter);
+
+  // When `a`, born in the forward window [unit_start, unit_end] of a
+  // checkpointed unit and kept by autograd in the recording, is freed by the
+  // checkpointed forward: the end of the innermost sub-module range (inside
+  // the window, on a's thread) that made it and did not return it;
+  // `unit_end` when there is none.
+  Ns freeTime(const Allocation& a, Ns unit_start, Ns unit_end) const;
+
+ private:
+  const std::unordered_set<const Allocation*>& outputsOf(const Range& m) const;
+
+  const Trace& trace_;
+  AllocationFilter filter_;  // by value: two bytes, and callers pass temporaries
+  std::vector<const Range*> modules_;  // module forward ranges with output bytes, by start
+  mutable std::unordered_map<const Range*, std::unordered_set<const Allocation*>> outputs_;
+};
+
+class InPlaceOutputs;
+class StepRegions;
+
+// The highest live bytes during unit k's forward in `step` when unit k alone
+// is checkpointed, `saved` its save-list's calls (empty: the whole unit),
+// as the replay simulator counts them: the recorded level (`level`, over
+// all of the trace's events, from memoryEvents) less the bytes its
+// checkpointed forward frees early. -1 when it frees nothing early (the
+// recorded peak holds).
+Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,
+                              const InPlaceOutputs& inplace, LevelBefore& level,
+                              const StepLayout& step, const StepRegions& reg, int k,
+                              const std::vector<OpCall>& saved);
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,77 @@
+// Candidate save-lists for selective checkpointing of one unit: the unit is
+// checkpointed, but the outputs of the listed operator calls are kept from
+// its forward (PyTorch's selective checkpointing, MUST_SAVE) and only the
+// other calls are recomputed. Against checkpointing the whole unit, a
+// save-list drops `kept` bytes fewer and recomputes `saved_ns` less.
+//
+// Per unit a small set, so that the search over units stays exact and cheap:
+//   - prefixes of the saveable calls sorted by the bytes they keep per ns of
+//     recompute they save (cheapest first), at most kMaxPrefixes of them
+//     spread over the list;
+//   - "matmuls": torchtitan's selective checkpointing rule, for comparison
+//     (isTorchtitanSaved): every call of its save list (matrix products,
+//     attention kernels, convolutions, max and topk), except every second
+//     mm/linear of the forward, which it recomputes. Like torchtitan it also
+//     saves outputs autograd does not keep (an addmm whose output the next
+//     operator consumes): PyTorch's selective checkpointing holds them until
+//     the recomputation, so they linger to the unit's backward. The replay
+//     simulator prices that exactly; the chain model only approximately (the
+//     unit's own forward after the output's recorded free is not priced), so
+//     the solver never picks an option with lingering outputs (`lingers`).
+// A call is saveable when it made an output that autograd keeps (kept > 0:
+// views make none, and saving a view would keep its base alive, unpriced),
+// it lingers nothing (op_table.h), it took time, and it is neither in-place,
+// a factory filled in place afterwards, nor random (isSaveable). Lists that
+// keep all the unit's dropped bytes are no use (they drop nothing) and are
+// left out.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "units/op_table.h"
+
+namespace gcprof::advisor {
+
+struct SelectiveOption {
+  std::string label;               // "matmuls", "save 5 ops", for people
+  std::vector<std::string> save;   // operator calls kept ("aten.mm.default#0"), forward order
+  Bytes kept = 0;                  // bytes not dropped
+  Ns saved_ns = 0;                 // recompute not done
+  // Bytes of saved outputs autograd does not keep: held from the forward
+  // until the replay re-makes them (only "matmuls", torchtitan's rule).
+  Bytes lingering = 0;
+  bool lingers() const { return lingering > 0; }
+  // The most bytes its replay makes alive at once, the saved calls' memory
+  // left out (selective_replay_peak.h); -1 when not measured.
+  Bytes replay_peak = -1;
+  // The highest live bytes during the unit's forward with this save-list
+  // (its checkpointed forward frees early what it neither saves nor returns,
+  // checkpointed_forward.h); -1 when not measured (lingering outputs, whose
+  // recorded frees the simulator cancels, are not).
+  Bytes forward_peak = -1;
+};
+
+constexpr size_t kMaxPrefixes = 6;
+
+// Whether torchtitan's selective checkpointing list names the call's
+// operator: mm, addmm, bmm, linear, convolution, _scaled_mm, the
+// scaled-dot-product attention kernels (the CPU flash kernel included: the
+// CPU's counterpart of the CUDA ones), max and topk.
+bool isTorchtitanSaved(const std::string& key);
+// The mm/linear calls torchtitan counts to recompute every second one.
+bool isCountedMatmul(const std::string& key);
+
+bool isSaveable(const UnitOp& op, Bytes dropped);
+
+// The option that saves the calls named `keys` (label for people).
+SelectiveOption optionOfCalls(const std::string& label, const std::vector<UnitOp>& ops,
+                              const std::vector<std::string>& keys);
+// Appends `o` to `options` unless it saves nothing, keeps all `dropped`
+// bytes (it would drop nothing) or is already there.
+void addOption(std::vector<SelectiveOption>& options, SelectiveOption o, Bytes dropped);
+
+// Options for one unit whose whole checkpoint drops `dropped` bytes.
+std::vector<SelectiveOption> selectiveOptions(const std::vector<UnitOp>& ops, Bytes dropped);
+
+}  // namespace gcprof::advisor

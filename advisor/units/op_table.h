@@ -1,0 +1,73 @@
+// The aten operators each unit's forward ran (`gcprof record --ops`: user
+// ranges "op <overload>" that the python shim opens around every operator
+// call, docs/recording.md), numbered per operator within the unit's forward
+// window as PyTorch's selective checkpointing numbers them when it applies a
+// plan: "aten.mm.default#2" is the third mm of that forward.
+//
+// Per unit and operator call, over the complete steps:
+//   ns         the call's time (median over the steady steps)
+//   kept       bytes born in the call and freed in the unit's backward: what
+//              autograd keeps of it, and what saving it keeps from dropping
+//   lingering  bytes born in the call that outlive it but are freed before
+//              the unit's backward (an output the next operator consumes, the
+//              unit's output): saving the call would keep them alive longer,
+//              which the trace cannot price, so such calls are never saved
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "memory/memory_curve.h"
+#include "units/step_layout.h"
+#include "trace.h"
+
+namespace gcprof::advisor {
+
+struct OpCall {
+  std::string key;  // "aten.mm.default#2"
+  Ns start = 0, end = 0;
+};
+
+struct UnitOp {
+  std::string key;
+  Ns ns = 0;
+  Bytes kept = 0;
+  Bytes lingering = 0;
+};
+
+// The operator ranges of a trace, by start time.
+class OpIndex {
+ public:
+  explicit OpIndex(const Trace& trace);
+  bool empty() const { return ops_.empty(); }
+  // The calls that start in [from, to], numbered per operator from 0.
+  std::vector<OpCall> within(Ns from, Ns to) const;
+
+ private:
+  std::vector<const Range*> ops_;
+};
+
+// The calls of `calls` that a save-list names, in their order.
+std::vector<OpCall> savedCalls(const std::vector<OpCall>& calls, const std::vector<std::string>& save);
+
+// The call of `calls` (sorted by start, not overlapping) that `t` falls
+// inside, or null: memory born there belongs to that call.
+const OpCall* callAt(const std::vector<OpCall>& calls, Ns t);
+
+// What became of memory born inside `call` in unit `unit`'s forward (op
+// table's terms above): freed within the call, kept to the unit's backward,
+// lingering (freed after the call, before that backward), or other (never
+// freed, freed after the backward or outside the steps).
+enum class OutputFate { Workspace, Kept, Lingering, Other };
+class StepRegions;
+OutputFate outputFate(const Allocation& a, const OpCall& call, const StepRegions& reg, int unit);
+
+// Whether a range is an operator range of `record --ops`.
+bool isOpRange(const Range& r);
+
+// Per unit (layout order), its operator calls in forward order; empty lists
+// when the trace has no operator ranges.
+std::vector<std::vector<UnitOp>> unitOps(const Trace& trace, const AllocationFilter& filter,
+                                         const RunLayout& layout);
+
+}  // namespace gcprof::advisor

@@ -1,0 +1,50 @@
+// The moments of one complete step, in time order, that the chain model and
+// the replay simulator both reason about:
+//
+//   F_0, FG_0, F_1, ..., F_{N-1}, Mid, B_{N-1}, BG_{N-1}, B_{N-2}, ..., BG_1, B_0
+//
+// F_k = [fwd_start, fwd_end] of unit k, FG_k the open gap to the next forward,
+// Mid the open gap between the last forward and the first backward, B_k the
+// closed backward window of unit k and BG_k the open gap after it. A time
+// belongs to the earliest region that contains it, so every event at one
+// instant falls in one region; before F_0 and after B_0 is "outside".
+#pragma once
+
+#include <vector>
+
+#include "units/step_layout.h"
+
+namespace gcprof::advisor {
+
+class StepRegions {
+ public:
+  static constexpr int kOutside = -1;
+
+  explicit StepRegions(const StepLayout& step);
+
+  int units() const { return n_; }
+  int count() const { return static_cast<int>(last_.size()); }  // 4N - 1
+  int regionOf(Ns t) const;  // kOutside before F_0 / after B_0
+
+  Ns begin() const { return begin_; }
+  Ns end() const { return last_.empty() ? begin_ : last_.back(); }
+
+  // Region ids.
+  static int forward(int k) { return 2 * k; }
+  static int forwardGap(int k) { return 2 * k + 1; }  // k = N-1: Mid
+  int backward(int k) const { return 2 * n_ + 2 * (n_ - 1 - k); }
+  int backwardGap(int k) const { return backward(k) + 1; }  // after B_k, k >= 1
+
+  // Forward positions 0..2N-2 are F_k = 2k, FG_k = 2k+1 (the region ids).
+  bool isForwardPosition(int region) const { return region >= 0 && region <= 2 * n_ - 2; }
+  // Backward positions mirror them: B_k -> 2k, BG_k -> 2k-1; -1 when `region`
+  // is not in the backward part.
+  int backwardPosition(int region) const;
+
+ private:
+  int n_ = 0;
+  Ns begin_ = 0;
+  std::vector<Ns> last_;  // last time (ns) in each region, made non-decreasing
+};
+
+}  // namespace gcprof::advisor
