@@ -70,12 +70,11 @@ Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter
   if (early.empty()) return -1;
   // The recorded level through the forward, the early frees merged in
   // (frees first at equal times, counted at the end of each instant).
-  const std::vector<MemoryEvent>& events = level.events();
-  auto first = std::lower_bound(events.begin(), events.end(), u.fwd_start,
-                                [](const MemoryEvent& e, Ns t) { return e.time < t; });
-  Bytes live = level.at(static_cast<size_t>(first - events.begin()));
-  std::vector<MemoryEvent> ev(first, std::upper_bound(first, events.end(), u.fwd_end,
-                                                      [](Ns t, const MemoryEvent& e) { return t < e.time; }));
+  const RecordedEvents& events = level.events();
+  const size_t first = events.firstAt(u.fwd_start);
+  Bytes live = level.at(first);
+  std::vector<MemoryEvent> ev;
+  for (size_t i = first; i < events.size() && events.time(i) <= u.fwd_end; ++i) ev.push_back(events[i]);
   ev.insert(ev.end(), early.begin(), early.end());
   std::stable_sort(ev.begin(), ev.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
     return a.time != b.time ? a.time < b.time : (a.delta < 0) > (b.delta < 0);

@@ -65,7 +65,7 @@ class StepRegions;
 // The highest live bytes during unit k's forward in `step` when unit k alone
 // is checkpointed, `saved` its save-list's calls (empty: the whole unit),
 // as the replay simulator counts them: the recorded level (`level`, over
-// all of the trace's events, from memoryEvents) less the bytes its
+// all of the trace's events, RecordedEvents) less the bytes its
 // checkpointed forward frees early. -1 when it frees nothing early (the
 // recorded peak holds).
 Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,

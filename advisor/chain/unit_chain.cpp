@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <optional>
 
 #include "advice_error.h"
 #include "memory/cache_allocations.h"
@@ -23,19 +24,22 @@ namespace {
 
 void raise(Bytes& slot, Bytes v) { slot = std::max(slot, v); }
 
-// raise(), keeping the value as one of the slot's moments (unit_chain.h).
-void raise(Bytes& slot, std::vector<Bytes>& moments, Bytes v) {
-  moments.push_back(std::max<Bytes>(0, v));
+// raise(), keeping the value as one of the slot's moments (unit_chain.h)
+// unless `moments` is null (not kept: only the what-if reads them).
+void raise(Bytes& slot, std::vector<Bytes>* moments, Bytes v) {
+  if (moments) moments->push_back(std::max<Bytes>(0, v));
   raise(slot, v);
 }
 
-// raise() with a region's moment, keeping its instants beside it; `extra`
-// is added to the moment and to each of its instants (skipCredit).
-void raise(Bytes& slot, std::vector<Bytes>& moments, std::vector<std::vector<Bytes>>& instants, Bytes v,
+// raise() with a region's moment, keeping its instants beside it unless
+// `instants` is null; `extra` is added to the moment and to each of its
+// instants (skipCredit).
+void raise(Bytes& slot, std::vector<Bytes>* moments, std::vector<std::vector<Bytes>>* instants, Bytes v,
            const std::vector<Bytes>& region_instants, Bytes extra) {
   raise(slot, moments, sat::add(v, extra));
-  instants.push_back(region_instants);
-  for (Bytes& b : instants.back()) b = std::max<Bytes>(0, sat::add(b, extra));
+  if (!instants) return;
+  instants->push_back(region_instants);
+  for (Bytes& b : instants->back()) b = std::max<Bytes>(0, sat::add(b, extra));
 }
 
 // The local maxima of one region's live-bytes curve, in time order: the
@@ -66,15 +70,17 @@ class RegionInstants {
 // Live-byte maxima of the regions of every complete step, entry levels included.
 struct RegionMaxima {
   std::vector<std::vector<Bytes>> per_step;  // [complete step][region]
-  std::vector<std::vector<std::vector<Bytes>>> instants;  // [complete step][region]: RegionInstants
+  // [complete step][region]: RegionInstants; empty regions when not kept
+  // (a local maximum per allocation cycle: hundreds of MB on a big run).
+  std::vector<std::vector<std::vector<Bytes>>> instants;
   Bytes outside = 0;
   std::string outside_where = "nowhere (no memory recorded)";
 };
 
-RegionMaxima regionMaxima(const Trace& trace, const std::vector<MemoryEvent>& events,
+RegionMaxima regionMaxima(const Trace& trace, const RecordedEvents& events,
                           const std::vector<const StepLayout*>& steps,
                           const std::vector<StepRegions>& regions,
-                          std::vector<std::vector<Bytes>>& entering) {
+                          std::vector<std::vector<Bytes>>& entering, bool keep_instants) {
   RegionMaxima m;
   m.per_step.resize(steps.size());
   m.instants.resize(steps.size());
@@ -109,7 +115,7 @@ RegionMaxima regionMaxima(const Trace& trace, const std::vector<MemoryEvent>& ev
       if (q > 0) m.instants[s][q - 1] = open[q - 1].finish();
       entering[s][q] = live;
       raise(m.per_step[s][q], live);
-      open[q].add(live);
+      if (keep_instants) open[q].add(live);
     }
     cur = std::max(cur, r);
   };
@@ -120,18 +126,19 @@ RegionMaxima regionMaxima(const Trace& trace, const std::vector<MemoryEvent>& ev
     cur = -1;
   };
   for (size_t i = 0; i < events.size(); ++i) {
-    Ns t = events[i].time;
+    const MemoryEvent e = events[i];
+    Ns t = e.time;
     while (s < steps.size() && t > regions[s].end()) leaveStep();
     int r = s < steps.size() ? regions[s].regionOf(t) : StepRegions::kOutside;
     if (r != StepRegions::kOutside) enterUpTo(r);
-    sat::addTo(live, events[i].delta);
-    bool last_at_time = i + 1 == events.size() || events[i + 1].time != t;
+    sat::addTo(live, e.delta);
+    bool last_at_time = i + 1 == events.size() || events.time(i + 1) != t;
     if (!last_at_time) continue;
     if (r == StepRegions::kOutside)
       noteOutside(t);
     else {
       raise(m.per_step[s][r], live);
-      open[r].add(live);
+      if (keep_instants) open[r].add(live);
     }
   }
   while (s < steps.size()) leaveStep();
@@ -272,7 +279,7 @@ Bytes UnitChain::droppedBytes(int first, int last) const {
 
 UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
                          const RunLayout& layout, const std::vector<std::string>& names,
-                         const std::vector<MemoryEvent>* recorded) {
+                         const RecordedEvents* recorded, bool moments) {
   std::vector<const StepLayout*> steps;
   for (const StepLayout& s : layout.steps)
     if (s.complete) steps.push_back(&s);
@@ -292,11 +299,11 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.names = names;
   c.complete_steps = steps.size();
   std::vector<std::vector<Bytes>> entering;
-  std::vector<MemoryEvent> own;
-  if (!recorded) own = memoryEvents(trace.allocations, filter);
-  const std::vector<MemoryEvent>& events = recorded ? *recorded : own;
+  std::optional<RecordedEvents> own;
+  if (!recorded) own.emplace(trace.allocations, filter);
+  const RecordedEvents& events = recorded ? *recorded : *own;
   LevelBefore level(events);  // asked step after step, in time order
-  RegionMaxima maxima = regionMaxima(trace, events, steps, regions, entering);
+  RegionMaxima maxima = regionMaxima(trace, events, steps, regions, entering, moments);
   c.outside = std::max<Bytes>(0, maxima.outside);
   c.outside_where = maxima.outside_where;
   c.held_arguments.assign(n, 0);
@@ -318,16 +325,21 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.before_backward.assign(n, 0);
   c.born_kept.assign(2 * n - 1, 0);
   c.born_peak.assign(2 * n - 1, 0);
-  c.unit_peak_moments.assign(n, {});
   c.backward_peak.assign(n, 0);
-  c.backward_peak_moments.assign(n, {});
-  c.gap_peak_moments.assign(n, {});
-  c.unit_peak_instants.assign(n, {});
-  c.backward_peak_instants.assign(n, {});
-  c.gap_peak_instants.assign(n, {});
-  c.before_backward_moments.assign(n, {});
-  c.born_kept_moments.assign(2 * n - 1, {});
-  c.born_peak_moments.assign(2 * n - 1, {});
+  if (moments) {
+    c.unit_peak_moments.assign(n, {});
+    c.backward_peak_moments.assign(n, {});
+    c.gap_peak_moments.assign(n, {});
+    c.unit_peak_instants.assign(n, {});
+    c.backward_peak_instants.assign(n, {});
+    c.gap_peak_instants.assign(n, {});
+    c.before_backward_moments.assign(n, {});
+    c.born_kept_moments.assign(2 * n - 1, {});
+    c.born_peak_moments.assign(2 * n - 1, {});
+  }
+  // Entry i of one of those, or null when they are not kept.
+  auto kept = [moments](auto& per_entry, int i) { return moments ? &per_entry[i] : nullptr; };
+  static const std::vector<Bytes> no_instants;
   c.forward_peak.assign(n, 0);
   c.checkpointed_forward_peak.assign(n, 0);
   CheckpointedForward early(trace, filter);
@@ -339,29 +351,32 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     const StepRegions& reg = regions[s];
     const std::vector<Bytes>& mx = maxima.per_step[s];
     std::vector<Bytes> credit = skipCredit(*steps[s], born[s], drop_min, n);
+    // Region r's instants in this step (none when they are not kept).
+    auto at = [&](int r) -> const std::vector<Bytes>& { return moments ? maxima.instants[s][r] : no_instants; };
     for (int k = 0; k < n; ++k) {
-      const std::vector<std::vector<Bytes>>& at = maxima.instants[s];
       Bytes in = credit[k], after = credit[k + 1];  // at unit k's moments; after it
-      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.forward(k)], at[reg.forward(k)],
-            in);
-      raise(c.unit_peak[k], c.unit_peak_moments[k], c.unit_peak_instants[k], mx[reg.backward(k)],
-            at[reg.backward(k)], in);
+      std::vector<Bytes>* unit_moments = kept(c.unit_peak_moments, k);
+      std::vector<std::vector<Bytes>>* unit_instants = kept(c.unit_peak_instants, k);
+      raise(c.unit_peak[k], unit_moments, unit_instants, mx[reg.forward(k)], at(reg.forward(k)), in);
+      raise(c.unit_peak[k], unit_moments, unit_instants, mx[reg.backward(k)], at(reg.backward(k)), in);
       c.forward_peak[k] = std::max(c.forward_peak[k], sat::add(mx[reg.forward(k)], in));
       Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, level, *steps[s], reg, k, {});
       c.checkpointed_forward_peak[k] =
           std::max(c.checkpointed_forward_peak[k], sat::add(ck >= 0 ? ck : mx[reg.forward(k)], in));
-      raise(c.backward_peak[k], c.backward_peak_moments[k], c.backward_peak_instants[k], mx[reg.backward(k)],
-            at[reg.backward(k)], in);
-      raise(c.gap_peak[k], c.gap_peak_moments[k], c.gap_peak_instants[k], mx[reg.forwardGap(k)],
-            at[reg.forwardGap(k)], after);
+      raise(c.backward_peak[k], kept(c.backward_peak_moments, k), kept(c.backward_peak_instants, k),
+            mx[reg.backward(k)], at(reg.backward(k)), in);
+      std::vector<Bytes>* gap_moments = kept(c.gap_peak_moments, k);
+      std::vector<std::vector<Bytes>>* gap_instants = kept(c.gap_peak_instants, k);
+      raise(c.gap_peak[k], gap_moments, gap_instants, mx[reg.forwardGap(k)], at(reg.forwardGap(k)), after);
       if (k + 1 < n)
-        raise(c.gap_peak[k], c.gap_peak_moments[k], c.gap_peak_instants[k], mx[reg.backwardGap(k + 1)],
-              at[reg.backwardGap(k + 1)], after);
-      raise(c.before_backward[k], c.before_backward_moments[k], sat::add(entering[s][reg.backward(k)], after));
+        raise(c.gap_peak[k], gap_moments, gap_instants, mx[reg.backwardGap(k + 1)], at(reg.backwardGap(k + 1)),
+              after);
+      raise(c.before_backward[k], kept(c.before_backward_moments, k),
+            sat::add(entering[s][reg.backward(k)], after));
     }
     for (int p = 0; p < 2 * n - 1; ++p) {
-      raise(c.born_kept[p], c.born_kept_moments[p], born[s].kept[p]);
-      raise(c.born_peak[p], c.born_peak_moments[p], born[s].peak[p]);
+      raise(c.born_kept[p], kept(c.born_kept_moments, p), born[s].kept[p]);
+      raise(c.born_peak[p], kept(c.born_peak_moments, p), born[s].peak[p]);
     }
   }
   c.drops.assign(n, {});
@@ -389,9 +404,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   // From the events: a curve of every instant is two points per allocation more.
   c.baseline_peak = sortedEventsPeak(events);
   if (!steady.empty()) {
-    auto entering = std::upper_bound(events.begin(), events.end(), sat::sub(steady.front()->start, 1),
-                                     [](Ns t, const MemoryEvent& e) { return t < e.time; });
-    c.persistent = level.at(static_cast<size_t>(entering - events.begin()));
+    c.persistent = level.at(events.firstAfter(sat::sub(steady.front()->start, 1)));
   }
   // The last gap from where the recorded run had freed the checkpoints'
   // arguments on: a checkpoint holds them there (chain_peak.cpp).
@@ -404,24 +417,23 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     if (freed >= 0) {
       Ns from = std::max(freed, s->units.back().fwd_end), to = s->units.back().bwd_start;
       // The level after `from`, then after each later instant before `to`.
-      size_t i = static_cast<size_t>(std::upper_bound(events.begin(), events.end(), from,
-                                                       [](Ns t, const MemoryEvent& e) { return t < e.time; }) -
-                                      events.begin());
+      size_t i = events.firstAfter(from);
       Bytes live = level.at(i);
       most = live;
-      for (; i < events.size() && events[i].time < to; ++i) {
-        sat::addTo(live, events[i].delta);
-        if (i + 1 == events.size() || events[i + 1].time != events[i].time) most = std::max(most, live);
+      for (; i < events.size() && events.time(i) < to; ++i) {
+        const MemoryEvent e = events[i];
+        sat::addTo(live, e.delta);
+        if (i + 1 == events.size() || events.time(i + 1) != e.time) most = std::max(most, live);
       }
       sat::addTo(most, skipCredit(*s, born[si], drop_min, n)[n]);  // the last gap: after every unit
     }
-    raise(c.mid_after_arguments, c.mid_after_arguments_moments, most);
+    raise(c.mid_after_arguments, &c.mid_after_arguments_moments, most);
   }
   return c;
 }
 
 void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded) {
+                         const RunLayout& layout, const RecordedEvents* recorded) {
   std::vector<std::vector<UnitOp>> ops = unitOps(trace, filter, layout);
   chain.selective.assign(chain.names.size(), {});
   bool any = false;
@@ -449,13 +461,13 @@ void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationF
 }
 
 void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded) {
+                         const RunLayout& layout, const RecordedEvents* recorded) {
   CheckpointedForward early(trace, filter);
   InPlaceOutputs inplace(trace, filter);
   OpIndex index(trace);
-  std::vector<MemoryEvent> own;
-  if (!recorded) own = memoryEvents(trace.allocations, filter);
-  const std::vector<MemoryEvent>& events = recorded ? *recorded : own;
+  std::optional<RecordedEvents> own;
+  if (!recorded) own.emplace(trace.allocations, filter);
+  const RecordedEvents& events = recorded ? *recorded : *own;
   LevelBefore level(events);  // asked step after step, in time order
   for (std::vector<SelectiveOption>& unit : chain.selective)
     for (SelectiveOption& o : unit) o.forward_peak = o.lingers() ? -1 : 0;

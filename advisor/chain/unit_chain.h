@@ -119,18 +119,21 @@ struct UnitChain {
 
 // Builds the chain of `layout`'s units from the allocations `filter` accepts.
 // Throws AdviceError when no step is complete (with the first step's problem).
-// `recorded`: memoryEvents(trace.allocations, filter) when the caller has
+// `recorded`: RecordedEvents(trace.allocations, filter) when the caller has
 // them (on a big trace, sorting them is most of the work); null: made here.
+// `moments`: fill the per-step *_moments and *_instants (only the what-if
+// reads them; on a 10M-allocation run they are ~250 MB); false leaves them
+// empty (mid_after_arguments_moments, one per step, is always filled).
 UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
                          const RunLayout& layout, const std::vector<std::string>& names,
-                         const std::vector<MemoryEvent>* recorded = nullptr);
+                         const RecordedEvents* recorded = nullptr, bool moments = true);
 
 // Sets forward_peak of every selective option of `chain` (unit_chain.h).
 void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded = nullptr);
+                         const RunLayout& layout, const RecordedEvents* recorded = nullptr);
 
 // Fills chain.selective from the trace's operator ranges (no-op without them).
 void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout, const std::vector<MemoryEvent>* recorded = nullptr);
+                         const RunLayout& layout, const RecordedEvents* recorded = nullptr);
 
 }  // namespace gcprof::advisor

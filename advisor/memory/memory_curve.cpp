@@ -110,7 +110,7 @@ std::vector<MemoryPoint> downsample(const std::vector<MemoryPoint>& points, size
 
 namespace gcprof::advisor {
 
-std::vector<StepPeak> stepPeaksOf(const std::vector<MemoryEvent>& events, const std::vector<Step>& steps) {
+std::vector<StepPeak> stepPeaksOf(const RecordedEvents& events, const std::vector<Step>& steps) {
   // The level before each step is walked on from the last one's: steps out
   // of time order would walk from the start again and again.
   bool in_order = true;
@@ -118,21 +118,16 @@ std::vector<StepPeak> stepPeaksOf(const std::vector<MemoryEvent>& events, const 
   if (!in_order) {
     Trace only_steps;
     only_steps.steps = steps;
-    return stepPeaks(only_steps, memoryCurveOf(events, AllocationFilter{}));
+    return stepPeaks(only_steps, memoryCurveOf(events.copy(), AllocationFilter{}));
   }
   LevelBefore level(events);
-  auto after = [&](Ns t) {  // the first event later than t
-    return static_cast<size_t>(std::upper_bound(events.begin(), events.end(), t,
-                                                [](Ns v, const MemoryEvent& e) { return v < e.time; }) -
-                               events.begin());
-  };
   std::vector<StepPeak> out;
   for (const Step& s : steps) {
     StepPeak p;
     p.step = s.index;
     p.start = s.start;
     p.end = s.end;
-    const size_t entering = after(sat::sub(s.start, 1));
+    const size_t entering = events.firstAfter(sat::sub(s.start, 1));
     p.live_at_start = level.at(entering);
     p.peak = p.live_at_start;
     p.peak_time = s.start;
@@ -140,12 +135,13 @@ std::vector<StepPeak> stepPeaksOf(const std::vector<MemoryEvent>& events, const 
     // the clock's lowest value (where start - 1 saturates), the first event.
     size_t i = s.start == INT64_MIN ? 0 : entering;
     Bytes live = i == entering ? p.live_at_start : 0;
-    for (; i < events.size() && events[i].time <= s.end; ++i) {
-      sat::addTo(live, events[i].delta);
-      bool instant_end = i + 1 == events.size() || events[i + 1].time != events[i].time;
+    for (; i < events.size() && events.time(i) <= s.end; ++i) {
+      const MemoryEvent e = events[i];
+      sat::addTo(live, e.delta);
+      bool instant_end = i + 1 == events.size() || events.time(i + 1) != e.time;
       if (instant_end && live > p.peak) {
         p.peak = live;
-        p.peak_time = events[i].time;
+        p.peak_time = e.time;
       }
     }
     out.push_back(p);

@@ -1,7 +1,10 @@
 #include "memory/memory_events.h"
 
 #include <algorithm>
+#include <climits>
+#include <string>
 
+#include "advice_error.h"
 #include "memory/live_sweep.h"
 #include "saturating.h"
 
@@ -30,6 +33,84 @@ std::vector<MemoryEvent> memoryEvents(const std::vector<Allocation>& allocations
   return events;
 }
 
+RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const AllocationFilter& filter)
+    : rows_(&allocations) {
+  if (allocations.size() > INT32_MAX)
+    throw AdviceError("the run has " + std::to_string(allocations.size()) +
+                      " allocations, more than advise can refer to (2^31 - 1); advise a shorter part of it");
+  auto counts = [&](const Allocation& a) { return filter.matches(a) && a.bytes > 0 && !(a.freed() && a.free <= a.alloc); };
+  size_t n = 0;  // reserved exactly: doubling would hold up to twice the events at once
+  for (const Allocation& a : allocations)
+    if (counts(a)) n += a.freed() ? 2 : 1;
+  refs_.reserve(n);
+  auto row = [](size_t i) { return static_cast<uint32_t>(i); };
+  if (!std::is_sorted(allocations.begin(), allocations.end(),
+                      [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; })) {
+    for (size_t i = 0; i < allocations.size(); ++i) {
+      if (!counts(allocations[i])) continue;
+      refs_.push_back(row(i) << 1);
+      if (allocations[i].freed()) refs_.push_back(row(i) << 1 | 1);
+    }
+    std::sort(refs_.begin(), refs_.end(), [this](uint32_t x, uint32_t y) { return earlier(of(x), of(y)); });
+    return;
+  }
+  // Rows in time order (a Trace's): swept with the live ones' frees in a
+  // heap, soonest and then largest on top, as earlier() orders them; the
+  // frees of an instant go before its allocations.
+  struct Pending {
+    Ns free;
+    Bytes bytes;
+    uint32_t row;
+  };
+  auto after = [](const Pending& x, const Pending& y) { return x.free != y.free ? x.free > y.free : x.bytes < y.bytes; };
+  std::vector<Pending> heap;
+  auto freeUpTo = [&](Ns t) {
+    while (!heap.empty() && heap.front().free <= t) {
+      std::pop_heap(heap.begin(), heap.end(), after);
+      refs_.push_back(heap.back().row << 1 | 1);
+      heap.pop_back();
+    }
+  };
+  for (size_t i = 0; i < allocations.size();) {
+    const Ns t = allocations[i].alloc;
+    freeUpTo(t);
+    const size_t instant = refs_.size();
+    for (; i < allocations.size() && allocations[i].alloc == t; ++i) {
+      const Allocation& a = allocations[i];
+      if (!counts(a)) continue;
+      refs_.push_back(row(i) << 1);
+      if (!a.freed()) continue;
+      heap.push_back({a.free, a.bytes, row(i)});
+      std::push_heap(heap.begin(), heap.end(), after);
+    }
+    // An instant's allocations, the smaller first (earlier()).
+    std::sort(refs_.begin() + static_cast<std::ptrdiff_t>(instant), refs_.end(),
+              [&](uint32_t x, uint32_t y) { return allocations[x >> 1].bytes < allocations[y >> 1].bytes; });
+  }
+  freeUpTo(INT64_MAX);
+}
+
+size_t RecordedEvents::firstAt(Ns t) const {
+  size_t lo = 0, hi = size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (time(mid) < t) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
+size_t RecordedEvents::firstAfter(Ns t) const {
+  return t == INT64_MAX ? size() : firstAt(t + 1);
+}
+
+std::vector<MemoryEvent> RecordedEvents::copy() const {
+  std::vector<MemoryEvent> out;
+  out.reserve(size());
+  for (size_t i = 0; i < size(); ++i) out.push_back((*this)[i]);
+  return out;
+}
+
 Bytes LevelBefore::at(size_t i) {
   if (i < next_) {  // asked backwards: start again, so that the sum is the same
     next_ = 0;
@@ -42,15 +123,6 @@ Bytes LevelBefore::at(size_t i) {
 Bytes eventsPeak(std::vector<MemoryEvent>& events) {
   std::sort(events.begin(), events.end(), earlier);
   return sortedEventsPeak(events);
-}
-
-Bytes sortedEventsPeak(const std::vector<MemoryEvent>& events) {
-  Bytes live = 0, peak = 0;
-  for (size_t i = 0; i < events.size(); ++i) {
-    sat::addTo(live, events[i].delta);
-    if (i + 1 == events.size() || events[i + 1].time != events[i].time) peak = std::max(peak, live);
-  }
-  return peak;
 }
 
 Bytes allocationsPeak(const std::vector<Allocation>& allocations, const AllocationFilter& filter) {

@@ -207,7 +207,7 @@ std::optional<FinerUnits> finerUnitsReach(const Trace& trace, const Advice& a) {
     Advice fine = a;
     fine.units = selectUnits(a.modules, spec);
     fine.layout = stepLayouts(trace, fine.units.names);
-    fine.chain = buildUnitChain(trace, a.filter, fine.layout, fine.units.names, a.recorded.get());
+    fine.chain = buildUnitChain(trace, a.filter, fine.layout, fine.units.names, a.recorded.get(), false);
     Solution m = minimumPeak(fine.chain, defaultSolverOptions(fine.chain.size(), a.kind));
     return FinerUnits{spec, measure(trace, fine, "finer", m.segments).peak};
   } catch (const AdviceError&) {
@@ -284,7 +284,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
 // otherwise.
 // Why not: `a.tree_note`, which advise prints (BERT's blocks were never
 // split and nothing said why).
-bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
+bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain, bool moments) {
   ModuleTree tree = moduleTree(a.modules, a.units.names, unsafeModules(trace));
   if (!tree.anySplit()) {
     a.tree_note = "no block has two direct sub-modules to checkpoint one by one (each with a backward, "
@@ -308,7 +308,7 @@ bool planOverTree(const Trace& trace, Advice& a, UnitChain& block_chain) {
   subtractRecordingCost(fine, trace, a.recording_cost);
   UnitChain chain;
   try {
-    chain = buildUnitChain(trace, a.filter, fine, tree.names, a.recorded.get());
+    chain = buildUnitChain(trace, a.filter, fine, tree.names, a.recorded.get(), moments);
   } catch (const AdviceError& e) {
     a.tree_note = std::string("the blocks' sub-modules make no chain: ") + e.what();
     return false;  // the blocks still make a chain: plan over them
@@ -362,7 +362,7 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
   a.run = trace.run;
   refuseRetainedGraphs(trace);
   a.filter = primaryFilter(trace);
-  a.recorded = std::make_shared<const std::vector<MemoryEvent>>(memoryEvents(trace.allocations, a.filter));
+  a.recorded = std::make_shared<const RecordedEvents>(trace.allocations, a.filter);
   a.modules = moduleStats(trace, a.filter);
   a.units = selectUnits(trace, a.modules, req.units);
   std::vector<std::string> stage_names = a.units.stage_names;
@@ -392,13 +392,13 @@ Advice advise(const Trace& trace, const AdviceRequest& req) {
                                 "no activations for a backward, so there is nothing to drop"});
   a.recording_cost = recordingCost(trace);
   subtractRecordingCost(a.layout, trace, a.recording_cost);
-  a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names, a.recorded.get());
+  a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names, a.recorded.get(), req.moments);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.tree = flatTree(a.units.names);
   UnitChain block_chain;
   if (req.tree && req.units == "auto" && a.kind == SegmentKind::Module &&
       segmentKindFor(trace.run.runtime) == SegmentKind::Module)
-    planOverTree(trace, a, block_chain);
+    planOverTree(trace, a, block_chain, req.moments);
   // Selective checkpoints are applied by the python runtime, one module each
   // (over the module tree: the sub-modules').
   if (a.kind == SegmentKind::Module && req.selective) addSelectiveOptions(a.chain, trace, a.filter, a.layout, a.recorded.get());

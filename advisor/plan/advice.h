@@ -57,6 +57,10 @@ struct AdviceRequest {
   // Which memory the budget counts (plan/memory_measure.h); default:
   // reserved on CUDA runs the allocator model covers, allocated otherwise.
   std::optional<MemoryMeasure> memory;
+  // Keep the chain's per-step moments and instants (UnitChain::*_moments):
+  // the what-if fits them over sizes; nothing else reads them, and on a
+  // 10M-allocation run they are hundreds of MB.
+  bool moments = false;
 };
 
 // A plan with what the simulator predicts for it.
@@ -81,8 +85,9 @@ struct Advice {
   AllocationFilter filter;
   // While advise() works: the recorded events of `filter`, sorted once and
   // shared by the chain and every plan simulated (null afterwards: on a big
-  // trace they are two events of 16 bytes per allocation).
-  std::shared_ptr<const std::vector<MemoryEvent>> recorded;
+  // trace they are two events of 4 bytes per allocation, and they refer to
+  // the trace's rows).
+  std::shared_ptr<const RecordedEvents> recorded;
   std::vector<ModuleStats> modules;
   UnitSelection units;            // the blocks (units of one level)
   // The chain's units: the blocks, or for a plan over the module tree the

@@ -11,7 +11,7 @@
 namespace gcprof::advisor {
 
 Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step,
-                     const std::vector<MemoryEvent>* recorded) {
+                     const RecordedEvents* recorded) {
   std::vector<StepPeak> peaks =
       recorded ? stepPeaksOf(*recorded, trace.steps) : stepPeaks(trace, memoryCurve(trace, filter));
   Bytes lo = -1, hi = 0;

@@ -37,9 +37,9 @@ struct Headroom {
 };
 
 // The spread (max - min) of the peaks of the steps from `first_step` on.
-// `recorded`: memoryEvents(trace.allocations, filter) when the caller has them.
+// `recorded`: RecordedEvents(trace.allocations, filter) when the caller has them.
 Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t first_step,
-                     const std::vector<MemoryEvent>* recorded = nullptr);
+                     const RecordedEvents* recorded = nullptr);
 
 Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, Bytes jitter, bool device);
 

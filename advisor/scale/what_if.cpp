@@ -151,6 +151,7 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
   std::vector<SizedAdvice> sized;
   AdviceRequest each = req.advice;
   each.tree = false;  // the chain is fitted over sizes unit by unit: one level
+  each.moments = true;  // fitted one by one (chain_scaling.h)
   each.strategy = Strategy::None;
   each.budget.reset();
   each.max_slowdown.reset();

@@ -226,14 +226,19 @@ class Walk {
 // `plan[p..]`, merged, while they are before `limit` (all of them when
 // `all`). Events equal in `before` are equal in every field that counts,
 // so which goes first changes nothing.
-void walkUntil(Walk& walk, const std::vector<MemoryEvent>& recorded, size_t& r, const std::vector<SimEvent>& plan,
+void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std::vector<SimEvent>& plan,
                size_t& p, Ns limit, bool all) {
   for (;;) {
-    bool have_r = r < recorded.size() && (all || recorded[r].time < limit);
+    const SimEvent next = r < recorded.size() ? asRecorded(recorded[r]) : SimEvent{};
+    bool have_r = r < recorded.size() && (all || next.time < limit);
     bool have_p = p < plan.size() && (all || plan[p].time < limit);
     if (!have_r && !have_p) return;
-    if (have_r && (!have_p || !before(plan[p], asRecorded(recorded[r])))) walk.add(asRecorded(recorded[r++]));
-    else walk.add(plan[p++]);
+    if (have_r && (!have_p || !before(plan[p], next))) {
+      walk.add(next);
+      ++r;
+    } else {
+      walk.add(plan[p++]);
+    }
   }
 }
 
@@ -305,9 +310,12 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
                  const Segments& plan, const SimulationOptions& options, bool streaming, Simulation& sim) {
   // With the allocator model the recorded events go into `ev` instead.
   const bool with_sources = options.allocator != nullptr;
-  std::vector<MemoryEvent> own;
-  if (!options.recorded && !with_sources) own = memoryEvents(trace.allocations, filter);
-  const std::vector<MemoryEvent>& recorded = options.recorded && !with_sources ? *options.recorded : own;
+  // With the allocator model, the recorded events to walk are none (own,
+  // of no allocation).
+  static const std::vector<Allocation> no_rows;
+  std::optional<RecordedEvents> own;
+  if (!options.recorded || with_sources) own.emplace(with_sources ? no_rows : trace.allocations, filter);
+  const RecordedEvents& recorded = options.recorded && !with_sources ? *options.recorded : *own;
   // The plan's events not walked yet.
   std::vector<SimEvent> ev = with_sources ? recordedWithAllocations(trace, filter) : std::vector<SimEvent>{};
   std::vector<Ns> step_cost(layout.steps.size(), 0);

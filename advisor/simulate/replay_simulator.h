@@ -24,11 +24,11 @@ namespace gcprof::advisor {
 struct SimulationOptions {
   bool want_curve = false;
   size_t max_curve_points = 0;  // 0: every point
-  // The recorded run's events (memoryEvents of the trace with the filter
+  // The recorded run's events (RecordedEvents of the trace with the filter
   // simulated), when the caller has them: every plan simulated on one trace
   // shares them, and a plan's own events are then all a simulation sorts.
   // Null: made here.
-  const std::vector<MemoryEvent>* recorded = nullptr;
+  const RecordedEvents* recorded = nullptr;
   // Also replay the events through PyTorch's caching allocator with these
   // settings (simulate/caching_allocator.h) for the reserved memory.
   const AllocatorSettings* allocator = nullptr;

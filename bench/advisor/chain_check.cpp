@@ -39,6 +39,7 @@ int main(int argc, char** argv) {
   AdviceRequest r;
   r.strategy = Strategy::None;
   r.tree = false;
+  r.moments = true;  // as the what-if asks
   if (argc > 4 && std::string(argv[3]) == "--pair") {
     UnitChain a = advise(trace, r).chain, b = advise(store.load(std::atoll(argv[4])), r).chain;
     int moments = 0, paired = 0;

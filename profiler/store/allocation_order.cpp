@@ -9,21 +9,37 @@ namespace {
 
 int bitWidth(uint64_t v) { return v == 0 ? 0 : 64 - __builtin_clzll(v); }
 
-// LSD radix sort of 64-bit keys, 11 bits a pass, over the low `bits` bits
-// (the others are zero). Comparison sorts met the recorder's free order
-// as a bad case: libstdc++'s introsort fell back to heapsort on it.
-void radixSort(std::vector<uint64_t>& keys, int bits) {
-  constexpr int kDigit = 11;
-  constexpr size_t kBuckets = size_t{1} << kDigit;
-  std::vector<uint64_t> other(keys.size());
-  for (int shift = 0; shift < bits; shift += kDigit) {
-    std::vector<size_t> count(kBuckets + 1, 0);
-    for (uint64_t k : keys) ++count[((k >> shift) & (kBuckets - 1)) + 1];
-    if (count[1 + ((keys[0] >> shift) & (kBuckets - 1))] == keys.size()) continue;  // one digit: in order
-    for (size_t b = 1; b <= kBuckets; ++b) count[b] += count[b - 1];
-    for (uint64_t k : keys) other[count[(k >> shift) & (kBuckets - 1)]++] = k;
-    keys.swap(other);
+// MSD radix sort in place (American flag sort) of 64-bit keys, a byte at a
+// time from bit `bits` down (the bits above are zero): no second buffer of
+// keys, which an LSD sort's passes need (82 MB more of a 10M-row load, at
+// its peak). Comparison sorts met the recorder's free order as a bad case:
+// libstdc++'s introsort fell back to heapsort on it; here only runs of at
+// most 64 keys are compared.
+void radixSort(uint64_t* first, uint64_t* last, int bits) {
+  if (last - first <= 64 || bits <= 0) {
+    std::sort(first, last);
+    return;
   }
+  const int shift = std::max(0, bits - 8);
+  const uint64_t mask = (uint64_t{1} << (bits - shift)) - 1;
+  auto digit = [&](uint64_t k) { return static_cast<size_t>((k >> shift) & mask); };
+  size_t head[256] = {}, tail[256] = {};
+  for (uint64_t* p = first; p != last; ++p) ++tail[digit(*p)];
+  for (size_t b = 0, at = 0; b <= mask; ++b) {
+    head[b] = at;
+    at += tail[b];
+    tail[b] = at;
+  }
+  // Each key goes to the next free place of its digit's bucket; the key it
+  // displaces goes on in its place, until one of this bucket comes back.
+  for (size_t b = 0; b <= mask; ++b) {
+    while (head[b] < tail[b]) {
+      uint64_t k = first[head[b]];
+      for (size_t d = digit(k); d != b; d = digit(k)) std::swap(k, first[head[d]++]);
+      first[head[b]++] = k;
+    }
+  }
+  for (size_t b = 0, from = 0; b <= mask; from = tail[b], ++b) radixSort(first + from, first + tail[b], shift);
 }
 
 // The rows in (alloc, row) order, as row numbers.
@@ -39,7 +55,7 @@ std::vector<uint64_t> rowsByAllocation(const std::vector<Allocation>& a) {
     // number, so that equal times keep the rows' order.
     const uint64_t base = static_cast<uint64_t>(lo->alloc);
     for (size_t i = 0; i < n; ++i) keys[i] = ((static_cast<uint64_t>(a[i].alloc) - base) << row_bits) | i;
-    radixSort(keys, row_bits + bitWidth(span));
+    radixSort(keys.data(), keys.data() + n, row_bits + bitWidth(span));
     const uint64_t mask = row_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << row_bits) - 1;
     for (uint64_t& k : keys) k &= mask;
     return keys;

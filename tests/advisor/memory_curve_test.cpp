@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <random>
 
 #include "trace_builder.h"
@@ -40,7 +41,8 @@ TEST(MemoryCurve, LevelBeforeAnEventInAnyOrder) {
   Trace t = b.build();
   std::vector<MemoryEvent> events = memoryEvents(t.allocations, AllocationFilter{});
   ASSERT_EQ(events.size(), 5u);  // +100 +50 -100 +30 -50
-  LevelBefore level(events);
+  RecordedEvents recorded(t.allocations, AllocationFilter{});
+  LevelBefore level(recorded);
   EXPECT_EQ(level.at(0), 0);
   EXPECT_EQ(level.at(2), 150);
   EXPECT_EQ(level.at(4), 80);
@@ -48,6 +50,7 @@ TEST(MemoryCurve, LevelBeforeAnEventInAnyOrder) {
   EXPECT_EQ(level.at(5), 30);
   EXPECT_EQ(level.at(99), 30);  // past the end: everything
   EXPECT_EQ(sortedEventsPeak(events), 150);
+  EXPECT_EQ(sortedEventsPeak(recorded), 150);
   MemoryCurve c = memoryCurveOf(events, AllocationFilter{});
   EXPECT_EQ(c.peak, memoryCurve(t).peak);
   EXPECT_EQ(c.points.size(), memoryCurve(t).points.size());
@@ -106,7 +109,7 @@ TEST(MemoryCurve, StepPeaksFromTheEventsAreTheCurves) {
   b.step(1, 21, 30);
   b.step(2, 30, 30);
   Trace t = b.build();
-  std::vector<MemoryEvent> events = memoryEvents(t.allocations, AllocationFilter{});
+  RecordedEvents events(t.allocations, AllocationFilter{});
   for (int reversed = 0; reversed < 2; ++reversed) {
     if (reversed) std::reverse(t.steps.begin(), t.steps.end());
     std::vector<StepPeak> want = stepPeaks(t, memoryCurve(t));
@@ -143,6 +146,45 @@ TEST(MemoryCurve, PeakSweptFromAllocationsIsTheEventsPeak) {
       EXPECT_EQ(allocationsPeak(rows, f), sortedEventsPeak(memoryEvents(rows, f))) << round;
     std::reverse(rows.begin(), rows.end());  // not in time order: still the same
     EXPECT_EQ(allocationsPeak(rows, AllocationFilter{}), sortedEventsPeak(memoryEvents(rows, AllocationFilter{})));
+  }
+}
+
+// The recorded events as row references (advise's) are memoryEvents, event
+// for event: ties of frees and allocations at one instant, equal times of
+// several allocations, frees at the instant of the allocation, blocks never
+// freed, rows the filter leaves out, rows in time order and not; and the
+// first event at or after a time.
+TEST(MemoryCurve, RecordedEventsAreTheMemoryEvents) {
+  std::mt19937_64 rng(7);
+  for (int round = 0; round < 20; ++round) {
+    std::vector<Allocation> rows;
+    for (int64_t id = 1; id <= 400; ++id) {
+      Allocation a;
+      a.id = id;
+      a.alloc = static_cast<Ns>(rng() % 100);
+      a.free = rng() % 7 == 0 ? -1 : a.alloc + static_cast<Ns>(rng() % 30) - 2;
+      if (a.free < -1) a.free = 0;
+      a.bytes = static_cast<Bytes>(rng() % 20) * 50 - 50;
+      a.device = rng() % 5 == 0 ? 0 : -1;
+      rows.push_back(a);
+    }
+    std::stable_sort(rows.begin(), rows.end(), [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
+    if (round % 4 == 3) std::reverse(rows.begin(), rows.end());
+    for (const AllocationFilter& f : {AllocationFilter{}, AllocationFilter{true, AllocKind::Tensor}}) {
+      std::vector<MemoryEvent> want = memoryEvents(rows, f);
+      RecordedEvents got(rows, f);
+      ASSERT_EQ(got.size(), want.size()) << round;
+      for (size_t i = 0; i < want.size(); ++i) {
+        ASSERT_EQ(got[i].time, want[i].time) << round << " " << i;
+        ASSERT_EQ(got[i].delta, want[i].delta) << round << " " << i;
+      }
+      for (Ns t : {Ns{-5}, Ns{0}, Ns{17}, Ns{99}, Ns{500}, Ns{INT64_MAX}}) {
+        auto at = std::lower_bound(want.begin(), want.end(), t, [](const MemoryEvent& e, Ns v) { return e.time < v; });
+        auto after = std::upper_bound(want.begin(), want.end(), t, [](Ns v, const MemoryEvent& e) { return v < e.time; });
+        EXPECT_EQ(got.firstAt(t), static_cast<size_t>(at - want.begin())) << t;
+        EXPECT_EQ(got.firstAfter(t), static_cast<size_t>(after - want.begin())) << t;
+      }
+    }
   }
 }
 

@@ -197,7 +197,7 @@ TEST(ReplaySimulator, SharedRecordedEventsSimulateTheSame) {
   spec.units = 4;
   spec.steps = 3;
   Fixture f(spec);
-  std::vector<MemoryEvent> recorded = memoryEvents(f.trace.allocations, f.filter);
+  RecordedEvents recorded(f.trace.allocations, f.filter);
   for (const Segments& plan : std::vector<Segments>{{}, {{0, 0}, {1, 1}, {2, 2}, {3, 3}}, {{0, 1}}, {{1, 3}}}) {
     SimulationOptions own;
     own.want_curve = true;

@@ -139,6 +139,7 @@ Trace jobAt(int64_t size, Bytes square = 0, int units = 6) {
 SizedChain sized(const Trace& t, int64_t size) {
   AdviceRequest r;
   r.strategy = Strategy::None;
+  r.moments = true;  // as the what-if asks
   return {static_cast<double>(size), t.run.id, advise(t, r).chain, {}};
 }
 

@@ -62,6 +62,7 @@ Trace jobAt(int64_t size, Bytes less = 50) {
 SizedAdvice sizedAt(const Trace& t, int64_t size) {
   AdviceRequest r;
   r.strategy = Strategy::None;
+  r.moments = true;  // as the what-if asks
   return {size, &t, advise(t, r)};
 }
 
