@@ -215,6 +215,7 @@ void setWindow(bool open) {
 namespace gcprof::inject {
 
 __thread bool t_in_gcprof __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_frees_are_the_jobs __attribute__((tls_model("initial-exec"))) = false;
 
 RecordingState& recordingState() {
   static RecordingState s;
