@@ -1,5 +1,6 @@
 """`gcprof attach PID`: a python job started plainly is attached mid-run, recorded
 for a few steps and detached; it finishes as if nothing happened."""
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +20,9 @@ JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
 # a quiet machine, where 14 steps ended the job with 3 steps recorded.
 LONG_STEPS = 40
 LONG_JOB = [a if a != "3" else str(LONG_STEPS) for a in p.SMALL]
+# verify re-runs the whole job, twice: short, yet long enough for an attach
+# after step 2 to get its 3 steps.
+VERIFY_JOB = [a if a != "3" else "20" for a in p.SMALL]
 
 
 def plain_losses(flags=JOB):
@@ -128,6 +132,60 @@ class AttachPython(unittest.TestCase):
 
     def test_trace_advises(self):
         p.gcprof("advise", self.db, "--strategy", "every", "--json")
+
+
+class VerifyAttached(unittest.TestCase):
+    """`verify` on an attached trace: the job re-run from its start, paired
+    with the attached steps by the job's step numbers, its peak taken on
+    those steps. The `none` plan and a real one PASS with the losses matched."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = p.tempdb("attach-verify")
+        job = Job(VERIFY_JOB)
+        job.wait_for_step(2)
+        p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "3", timeout=300)
+        rc, _, err = job.finish()
+        assert rc == 0, err
+        cls.first = p.query(cls.db, "SELECT min(step) FROM steps")[0][0]
+        cls.recorded = p.query(cls.db, "SELECT count(*) FROM scalars WHERE name = 'loss'")[0][0]
+        cls.out = {}
+        # The none plan's budget with the default headroom's 3%: the attached
+        # run misses a little of each step (0.3% on this job), and its peak
+        # alone as the budget leaves no room for that.
+        for strategy, budget in (("none", "103%"), ("every", "100%")):
+            plan = os.path.join(os.path.dirname(cls.db), strategy + ".json")
+            p.gcprof("advise", cls.db, "--strategy", strategy, "--budget", budget, "-o", plan)
+            verify = p.gcprof("verify", cls.db, "--plan", plan, check=False)
+            report = json.loads(p.gcprof("report", cls.db, "--format", "json", check=False).stdout)
+            cls.out[strategy] = verify, report
+
+    def test_steps_are_numbered_as_the_job_numbers_them(self):
+        # The job's optimizer (AdamW) had stepped at least three times.
+        self.assertGreaterEqual(self.first, 3)
+        marks = p.query(self.db, "SELECT step, value FROM scalars WHERE name = 'attach_step'")
+        self.assertEqual(marks, [(self.first, float(self.first))])
+
+    def check(self, strategy):
+        verify, report = self.out[strategy]
+        said = verify.stdout + verify.stderr
+        self.assertEqual(verify.returncode, 0, said)
+        self.assertEqual(report["verdict"], "PASS", said)
+        gates = {g["name"]: g for g in report["gates"]}
+        self.assertIn(f"{self.recorded} steps compared, 0 differ", gates["losses match"]["detail"])
+        self.assertNotIn("baseline steps missing", gates["losses match"]["detail"])
+        self.assertIn("recorded by `gcprof attach` from the job's step %d" % self.first, report["attached"])
+        self.assertIn("attached: ", verify.stdout)
+        # Compared on the attached steps: below the re-run's own peak, which
+        # holds the heap from before attach that the attached trace lacks.
+        self.assertIn("the re-run on the attached steps", gates["peak prediction"]["detail"])
+
+    def test_none_plan_passes(self):
+        self.check("none")
+
+    def test_checkpointing_plan_passes(self):
+        self.check("every")
+        self.assertTrue(self.out["every"][1]["checkpoint"])
 
 
 class AttachCpp(unittest.TestCase):

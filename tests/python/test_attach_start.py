@@ -172,4 +172,27 @@ def test_a_forward_begun_before_the_hooks_opens_no_step():
     assert steps[0][1] and set(steps[0][1]) <= names, (steps, names)
 
 
+def test_steps_carry_the_jobs_numbers_when_the_job_runs_during_attach():
+    # The job trains at every moment try_start runs long python (here: each
+    # walk of the heap): the first step recorded, whenever it opens, carries
+    # the job's own number (AdamW's count), and so do the ones after it.
+    _, train_step, opt = _job()
+    fake = FakeInjector(train_step)
+    walk = gc.get_objects
+    gc.get_objects = lambda *a: (train_step(), walk(*a))[1]
+    try:
+        undo = _attach(fake)
+    finally:
+        gc.get_objects = walk
+    try:
+        train_step()
+        train_step()
+    finally:
+        undo()
+    numbers = [n for n, _ in _steps_and_names(fake.calls)]
+    # The step numbered n is the one after the job's n-th optimizer step.
+    taken = max(int(state["step"]) for state in opt.state.values())
+    assert numbers == [taken - 2, taken - 1], (numbers, taken)
+
+
 run(globals())

@@ -54,7 +54,8 @@ def try_start(injector_path):
     _report_baseline(torch, lib)
     recorder = native.InjectorRecorder(lib)
     try:
-        startup.install_hooks(torch, recorder, attaching=lambda steps: _prepare_steps(torch, steps))
+        startup.install_hooks(torch, recorder,
+                              attaching=lambda steps: _prepare_steps(torch, steps, recorder))
     except Exception:
         failsafe.remove_all()
         raise
@@ -82,9 +83,10 @@ def _inside_module_call(torch):
     return False
 
 
-def _prepare_steps(torch, steps):
+def _prepare_steps(torch, steps, recorder):
     """What the first step needs, in place before a module hook can open it."""
     _adopt_optimizers(torch, steps)
+    steps.at_first_step(lambda: _number_steps_as_the_job(steps, recorder))
 
 
 def _adopt_optimizers(torch, steps):
@@ -94,6 +96,33 @@ def _adopt_optimizers(torch, steps):
     for obj in gc.get_objects():
         if issubclass(type(obj), optimizer):
             steps._optimizer_created(obj)
+
+
+def _job_step(optimizers):
+    """The optimizer steps the job has taken, from its optimizers' own
+    counters (state["step"] of Adam, AdamW, RMSprop, ...); None when no
+    optimizer keeps one (SGD)."""
+    counts = []
+    for opt in optimizers:
+        for state in getattr(opt, "state", {}).values():
+            step = state.get("step") if isinstance(state, dict) else None
+            if step is not None:
+                counts.append(int(step.item() if hasattr(step, "item") else step))
+                break
+    return max(counts) if counts else None
+
+
+def _number_steps_as_the_job(steps, recorder):
+    """Steps are stored under the job's own step numbers, as a LibTorch job's
+    C API steps are: `verify` pairs an attached run's losses with those of
+    the job re-run from its start by that number (the injector records it
+    as the scalar `attach_step`). When the job keeps no count, steps count
+    from attach and the scalar `attach_step_unknown` says so."""
+    job_step = _job_step(steps.optimizers())
+    if job_step is None:
+        steps.at_first_step(lambda: recorder.scalar("attach_step_unknown", 1.0), begun=True)
+    else:
+        steps.number_from(job_step)
 
 
 def _live_tensors(torch):
