@@ -21,7 +21,7 @@ JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
 LONG_STEPS = 40
 LONG_JOB = [a if a != "3" else str(LONG_STEPS) for a in p.SMALL]
 # verify re-runs the whole job, twice: short, yet long enough for an attach
-# after step 2 to get its 3 steps.
+# after step 1 to get its 2 steps on a loaded machine.
 VERIFY_JOB = [a if a != "3" else "20" for a in p.SMALL]
 
 
@@ -143,17 +143,17 @@ class VerifyAttached(unittest.TestCase):
     def setUpClass(cls):
         cls.db = p.tempdb("attach-verify")
         job = Job(VERIFY_JOB)
-        job.wait_for_step(2)
-        p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "3", timeout=300)
+        job.wait_for_step(1)
+        p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "2", timeout=300)
         rc, _, err = job.finish()
         assert rc == 0, err
         cls.first = p.query(cls.db, "SELECT min(step) FROM steps")[0][0]
         cls.recorded = p.query(cls.db, "SELECT count(*) FROM scalars WHERE name = 'loss'")[0][0]
         cls.out = {}
-        # The none plan's budget with the default headroom's 3%: the attached
-        # run misses a little of each step (0.3% on this job), and its peak
-        # alone as the budget leaves no room for that.
-        for strategy, budget in (("none", "103%"), ("every", "100%")):
+        # The none plan at a budget that leaves it the default headroom (3%):
+        # the attached run misses a little of each step (0.3% on this job),
+        # and its peak alone as the budget leaves no room for that.
+        for strategy, budget in (("none", "105%"), ("every", "100%")):
             plan = os.path.join(os.path.dirname(cls.db), strategy + ".json")
             p.gcprof("advise", cls.db, "--strategy", strategy, "--budget", budget, "-o", plan)
             verify = p.gcprof("verify", cls.db, "--plan", plan, check=False)
@@ -161,8 +161,8 @@ class VerifyAttached(unittest.TestCase):
             cls.out[strategy] = verify, report
 
     def test_steps_are_numbered_as_the_job_numbers_them(self):
-        # The job's optimizer (AdamW) had stepped at least three times.
-        self.assertGreaterEqual(self.first, 3)
+        # The job's optimizer (AdamW) had stepped at least twice.
+        self.assertGreaterEqual(self.first, 2)
         marks = p.query(self.db, "SELECT step, value FROM scalars WHERE name = 'attach_step'")
         self.assertEqual(marks, [(self.first, float(self.first))])
 
