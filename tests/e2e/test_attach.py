@@ -148,6 +148,7 @@ class VerifyAttached(unittest.TestCase):
         rc, _, err = job.finish()
         assert rc == 0, err
         cls.first = p.query(cls.db, "SELECT min(step) FROM steps")[0][0]
+        cls.steps = p.query(cls.db, "SELECT step FROM steps ORDER BY step")  # before verify's runs
         cls.recorded = p.query(cls.db, "SELECT count(*) FROM scalars WHERE name = 'loss'")[0][0]
         cls.out = {}
         # The none plan at a budget that leaves it the default headroom (3%):
@@ -165,6 +166,9 @@ class VerifyAttached(unittest.TestCase):
         self.assertGreaterEqual(self.first, 2)
         marks = p.query(self.db, "SELECT step, value FROM scalars WHERE name = 'attach_step'")
         self.assertEqual(marks, [(self.first, float(self.first))])
+        # The two steps asked for, one after the other (an attach that lands
+        # in a forward records from the next whole one).
+        self.assertEqual(self.steps, [(self.first,), (self.first + 1,)])
 
     def check(self, strategy):
         verify, report = self.out[strategy]
