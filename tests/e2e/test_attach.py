@@ -20,6 +20,10 @@ JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
 # a quiet machine, where 14 steps ended the job with 3 steps recorded.
 LONG_STEPS = 40
 LONG_JOB = [a if a != "3" else str(LONG_STEPS) for a in p.SMALL]
+# torchvision's resnet18 on 64x64 images, batch 8 (tests/e2e/public_model_job.py):
+# long enough for an attach after step 3 (a few steps) and its 3 steps.
+RESNET_JOB = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           "public_model_job.py"), "resnet18", "--steps", "24"]
 # verify re-runs the whole job, twice: short, yet long enough for an attach
 # after step 1 to get its 2 steps on a loaded machine.
 VERIFY_JOB = [a if a != "3" else "20" for a in p.SMALL]
@@ -31,10 +35,10 @@ def plain_losses(flags=JOB):
 
 
 class Job:
-    """The python sample started plainly; its output lines as they come."""
+    """The python sample (or argv) started plainly; its output lines as they come."""
 
-    def __init__(self, flags=JOB):
-        self.proc = subprocess.Popen(p.sample("py", flags=flags), stdout=subprocess.PIPE,
+    def __init__(self, flags=JOB, argv=None):
+        self.proc = subprocess.Popen(argv or p.sample("py", flags=flags), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines = []
 
@@ -190,6 +194,47 @@ class VerifyAttached(unittest.TestCase):
     def test_checkpointing_plan_passes(self):
         self.check("every")
         self.assertTrue(self.out["every"][1]["checkpoint"])
+
+
+class AttachTorchvision(unittest.TestCase):
+    """A public model attached: torchvision's resnet18 (BatchNorm, in-place
+    ReLU; SGD with momentum, which keeps no step count)."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import torchvision  # noqa: F401
+        except ImportError:
+            raise unittest.SkipTest("torchvision is not installed")
+        plain = subprocess.run(RESNET_JOB, capture_output=True, text=True, check=True)
+        cls.plain = p.losses(plain.stdout)
+        cls.db = p.tempdb("attach-resnet")
+        job = Job(argv=RESNET_JOB)
+        job.wait_for_step(3)
+        cls.attach_out = p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "3",
+                                  timeout=300)
+        cls.rc, cls.losses, cls.job_err = job.finish()
+        cls.attached = p.show(cls.db)["runs"][0]
+
+    def test_job_finishes_with_the_losses_of_a_plain_run(self):
+        self.assertEqual(self.rc, 0, self.job_err)
+        self.assertEqual(self.losses, self.plain)
+        self.assertNotIn("gcprof: internal error", self.job_err)
+
+    def test_run_holds_the_steps_asked_for_under_the_models_names(self):
+        self.assertEqual(self.attached["status"], "complete", self.attach_out.stderr)
+        # SGD keeps no count: steps from attach, and the run says so.
+        self.assertEqual(p.query(self.db, "SELECT step FROM steps ORDER BY step"),
+                         [(0,), (1,), (2,)])
+        self.assertEqual(p.query(self.db, "SELECT value FROM scalars WHERE name = "
+                                 "'attach_step_unknown'"), [(1.0,)])
+        # The model's own names (conv1, layer1.0, ...), never class names
+        # (ResNet, BasicBlock.conv1) that a forward cut in half would give.
+        children = {"", "conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4",
+                    "avgpool", "fc"}
+        units = [u["name"] for u in self.attached["units"]]
+        self.assertTrue(units)
+        self.assertEqual([u for u in units if u.split(".")[0] not in children], [], units)
 
 
 class AttachCpp(unittest.TestCase):
