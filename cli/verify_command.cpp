@@ -20,6 +20,7 @@
 #include "size_parse.h"
 #include "trace_input.h"
 #include "trace_store.h"
+#include "verify/attached_run.h"
 #include "verify/job_verification.h"
 #include "verify/plan_modules.h"
 #include "plan/plan_store.h"
@@ -138,6 +139,7 @@ void printVerification(const advisor::Verification& v) {
                 "%.1f ms; the baseline ran another size, so no measured slowdown)\n",
                 "slowdown", "", advisor::predictedSlowdown(v) * 100, "n/a", v.other_size.c_str(),
                 v.predicted_baseline_step_ns / 1e6);
+  if (!v.attached.empty()) std::printf("  attached: %s\n", v.attached.c_str());
   for (const advisor::Gate& g : v.gates)
     std::printf("  [%s] %-20s %s\n", g.passed ? "ok" : "FAIL", g.name.c_str(), g.detail.c_str());
   std::printf("verdict: %s\n", v.verdict.c_str());
@@ -282,8 +284,12 @@ int runVerify(const VerifyArgs& a) {
     if (store.run(id).baseline_run == baseline_id) run_id = id;
   if (run_id == 0) throw StoreError(a.trace + ": the verification job created no run");
   Trace measured = store.load(run_id);
+  // An attached baseline is some steps from the middle of the job.
+  advisor::AttachedBaseline attached = advisor::attachedBaseline(baseline_trace);
+  std::string alignment = attached.attached ? advisor::alignAttached(baseline_trace, measured, attached) : "";
   advisor::Verification v =
       advisor::verify(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance);
+  if (attached.attached) advisor::judgeAttached(v, plan, baseline_trace, measured, alignment);
   if (size && size->differs()) {
     advisor::compareLossesAtSize(v, measured, size->value, lossCount(baseline_trace));
     advisor::compareStepsAtSize(v, plan, size->name, size->value, size->recorded);

@@ -58,6 +58,10 @@ struct Verification {
   // measured one (compareStepsAtSize, verify/size_argument.h).
   std::string other_size;
   Ns predicted_baseline_step_ns = 0;  // the plan's no-checkpoint step at other_size's size
+  // Set when the baseline was recorded by `gcprof attach`: how the re-run's
+  // steps were paired with it and what its peak is compared on
+  // (verify/attached_run.h); "" for a recorded baseline.
+  std::string attached;
 };
 
 // The prediction may be off by this fraction of the measured peak (the
@@ -90,6 +94,11 @@ StepTime stepTime(const Trace& run, const std::vector<std::string>& units);
 Verification verify(const Trace& baseline, const Trace& measured, const PlanFile& plan,
                     int64_t plan_id, int job_exit_code,
                     std::optional<double> step_tolerance = std::nullopt);
+
+// The peak gates judged again on `measured` (host memory, allocated bytes)
+// in place of the re-run's own peak, `how` added to their details; the
+// verdict follows.
+void judgePeakAgain(Verification& v, const PlanFile& plan, Bytes measured, const std::string& how);
 
 // Slowdown against the baseline's step time (0.1 = 10% slower), at one
 // size: the predicted one against the predicted no-checkpoint step when the

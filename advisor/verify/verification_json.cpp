@@ -118,7 +118,8 @@ nlohmann::json toJson(const Verification& v) {
           {"losses", losses},
           {"gates", gates},
           {"hint", v.hint},
-          {"other_size", v.other_size}};
+          {"other_size", v.other_size},
+          {"attached", v.attached}};
 }
 
 Verification fromJson(const json& j) {
@@ -167,6 +168,7 @@ Verification fromJson(const json& j) {
   }
   v.hint = text(j, "", "hint", false);
   v.other_size = text(j, "", "other_size", false);
+  v.attached = text(j, "", "attached", false);
   const json& gates = list(j, "gates", true);
   for (size_t i = 0; i < gates.size(); ++i) {
     std::string at = "gates[" + std::to_string(i) + "]";

@@ -38,7 +38,7 @@ inline void reportAlloc(void* p, size_t n, gcprof::AllocApi api) {
 // allocated before recording began (or before attach) is not in the live
 // set: its free costs one probe and is ignored.
 inline void reportFree(const RealAllocator& real, void* p) {
-  if (!p || t_in_gcprof) return;
+  if (!p || (t_in_gcprof && !t_frees_are_the_jobs)) return;
   if (real.usable_size && static_cast<int64_t>(real.usable_size(p)) < config().min_bytes) return;
   HookGuard g;
   recordFree(reinterpret_cast<uint64_t>(p));

@@ -149,11 +149,14 @@ void stepBegin(int64_t step) {
   if (!recording()) return;
   g_step.store(step, std::memory_order_relaxed);
   int64_t unset = INT64_MIN;
-  g_first_step.compare_exchange_strong(unset, step, std::memory_order_relaxed);
+  bool first = g_first_step.compare_exchange_strong(unset, step, std::memory_order_relaxed);
   // The --steps window opens at its first step: events before it stay out.
   if (config().steps_from >= 0) applyWindow();
   if (!active()) return;
   if (ThreadState* ts = threadState()) push(ts, EventType::StepBegin, static_cast<uint64_t>(step));
+  // Marks an attached run, and the job's number of its first step: `verify`
+  // pairs its steps with those of the job re-run from its start.
+  if (first && config().steps_relative) scalar("attach_step", static_cast<double>(step));
 }
 
 void applyWindow() {
@@ -215,6 +218,7 @@ void setWindow(bool open) {
 namespace gcprof::inject {
 
 __thread bool t_in_gcprof __attribute__((tls_model("initial-exec"))) = false;
+__thread bool t_frees_are_the_jobs __attribute__((tls_model("initial-exec"))) = false;
 
 RecordingState& recordingState() {
   static RecordingState s;

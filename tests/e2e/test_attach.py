@@ -1,5 +1,6 @@
 """`gcprof attach PID`: a python job started plainly is attached mid-run, recorded
 for a few steps and detached; it finishes as if nothing happened."""
+import json
 import os
 import signal
 import subprocess
@@ -19,6 +20,13 @@ JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
 # a quiet machine, where 14 steps ended the job with 3 steps recorded.
 LONG_STEPS = 40
 LONG_JOB = [a if a != "3" else str(LONG_STEPS) for a in p.SMALL]
+# torchvision's resnet18 on 64x64 images, batch 8 (tests/e2e/public_model_job.py):
+# long enough for an attach after step 3 (a few steps) and its 3 steps.
+RESNET_JOB = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                           "public_model_job.py"), "resnet18", "--steps", "24"]
+# verify re-runs the whole job, twice: short, yet long enough for an attach
+# after step 1 to get its 2 steps on a loaded machine.
+VERIFY_JOB = [a if a != "3" else "20" for a in p.SMALL]
 
 
 def plain_losses(flags=JOB):
@@ -27,10 +35,10 @@ def plain_losses(flags=JOB):
 
 
 class Job:
-    """The python sample started plainly; its output lines as they come."""
+    """The python sample (or argv) started plainly; its output lines as they come."""
 
-    def __init__(self, flags=JOB):
-        self.proc = subprocess.Popen(p.sample("py", flags=flags), stdout=subprocess.PIPE,
+    def __init__(self, flags=JOB, argv=None):
+        self.proc = subprocess.Popen(argv or p.sample("py", flags=flags), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines = []
 
@@ -128,6 +136,105 @@ class AttachPython(unittest.TestCase):
 
     def test_trace_advises(self):
         p.gcprof("advise", self.db, "--strategy", "every", "--json")
+
+
+class VerifyAttached(unittest.TestCase):
+    """`verify` on an attached trace: the job re-run from its start, paired
+    with the attached steps by the job's step numbers, its peak taken on
+    those steps. The `none` plan and a real one PASS with the losses matched."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.db = p.tempdb("attach-verify")
+        job = Job(VERIFY_JOB)
+        job.wait_for_step(1)
+        p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "2", timeout=300)
+        rc, _, err = job.finish()
+        assert rc == 0, err
+        cls.first = p.query(cls.db, "SELECT min(step) FROM steps")[0][0]
+        cls.steps = p.query(cls.db, "SELECT step FROM steps ORDER BY step")  # before verify's runs
+        cls.recorded = p.query(cls.db, "SELECT count(*) FROM scalars WHERE name = 'loss'")[0][0]
+        cls.out = {}
+        # The none plan at a budget that leaves it the default headroom (3%):
+        # the attached run misses a little of each step (0.3% on this job),
+        # and its peak alone as the budget leaves no room for that.
+        for strategy, budget in (("none", "105%"), ("every", "100%")):
+            plan = os.path.join(os.path.dirname(cls.db), strategy + ".json")
+            p.gcprof("advise", cls.db, "--strategy", strategy, "--budget", budget, "-o", plan)
+            verify = p.gcprof("verify", cls.db, "--plan", plan, check=False)
+            report = json.loads(p.gcprof("report", cls.db, "--format", "json", check=False).stdout)
+            cls.out[strategy] = verify, report
+
+    def test_steps_are_numbered_as_the_job_numbers_them(self):
+        # The job's optimizer (AdamW) had stepped at least twice.
+        self.assertGreaterEqual(self.first, 2)
+        marks = p.query(self.db, "SELECT step, value FROM scalars WHERE name = 'attach_step'")
+        self.assertEqual(marks, [(self.first, float(self.first))])
+        # The two steps asked for, one after the other (an attach that lands
+        # in a forward records from the next whole one).
+        self.assertEqual(self.steps, [(self.first,), (self.first + 1,)])
+
+    def check(self, strategy):
+        verify, report = self.out[strategy]
+        said = verify.stdout + verify.stderr
+        self.assertEqual(verify.returncode, 0, said)
+        self.assertEqual(report["verdict"], "PASS", said)
+        gates = {g["name"]: g for g in report["gates"]}
+        self.assertIn(f"{self.recorded} steps compared, 0 differ", gates["losses match"]["detail"])
+        self.assertNotIn("baseline steps missing", gates["losses match"]["detail"])
+        self.assertIn("recorded by `gcprof attach` from the job's step %d" % self.first, report["attached"])
+        self.assertIn("attached: ", verify.stdout)
+        # Compared on the attached steps: below the re-run's own peak, which
+        # holds the heap from before attach that the attached trace lacks.
+        self.assertIn("the re-run on the attached steps", gates["peak prediction"]["detail"])
+
+    def test_none_plan_passes(self):
+        self.check("none")
+
+    def test_checkpointing_plan_passes(self):
+        self.check("every")
+        self.assertTrue(self.out["every"][1]["checkpoint"])
+
+
+class AttachTorchvision(unittest.TestCase):
+    """A public model attached: torchvision's resnet18 (BatchNorm, in-place
+    ReLU; SGD with momentum, which keeps no step count)."""
+
+    @classmethod
+    def setUpClass(cls):
+        try:
+            import torchvision  # noqa: F401
+        except ImportError:
+            raise unittest.SkipTest("torchvision is not installed")
+        plain = subprocess.run(RESNET_JOB, capture_output=True, text=True, check=True)
+        cls.plain = p.losses(plain.stdout)
+        cls.db = p.tempdb("attach-resnet")
+        job = Job(argv=RESNET_JOB)
+        job.wait_for_step(3)
+        cls.attach_out = p.gcprof("attach", str(job.proc.pid), "-o", cls.db, "--steps", "3",
+                                  timeout=300)
+        cls.rc, cls.losses, cls.job_err = job.finish()
+        cls.attached = p.show(cls.db)["runs"][0]
+
+    def test_job_finishes_with_the_losses_of_a_plain_run(self):
+        self.assertEqual(self.rc, 0, self.job_err)
+        self.assertEqual(self.losses, self.plain)
+        self.assertNotIn("gcprof: internal error", self.job_err)
+
+    def test_run_holds_the_steps_asked_for_under_the_models_names(self):
+        self.assertEqual(self.attached["status"], "complete", self.attach_out.stderr)
+        # SGD keeps no count: steps from attach, and the run says so.
+        self.assertEqual(p.query(self.db, "SELECT step FROM steps ORDER BY step"),
+                         [(0,), (1,), (2,)])
+        self.assertEqual(p.query(self.db, "SELECT value FROM scalars WHERE name = "
+                                 "'attach_step_unknown'"), [(1.0,)])
+        # The model's own names (conv1, layer1.0, ...), never class names
+        # (ResNet, BasicBlock.conv1) that a forward cut in half would give.
+        children = {"", "conv1", "bn1", "relu", "maxpool", "layer1", "layer2", "layer3", "layer4",
+                    "avgpool", "fc"}
+        units = [u["name"] for u in self.attached["units"]]
+        self.assertTrue(units)
+        self.assertEqual([u for u in units if u.split(".")[0] not in children], [], units)
 
 
 class AttachCpp(unittest.TestCase):

@@ -3,8 +3,10 @@ training: the baseline of live tensors is reported before any hook can open
 a step, even when the job's thread runs while the baseline is being reported
 (a ctypes call lets it: the test's fake injector runs a training step there)."""
 import ctypes
+import gc
 import os
 import sys
+import threading
 
 from harness import SHIM
 
@@ -30,6 +32,7 @@ class FakeInjector:
         self.gcprof_inject_active = lambda: 1
         # Plain functions: ctypes' restype and argtypes are set on them.
         self.gcprof_inject_range_start = lambda *args: self._range_start(*args)
+        self.on_baseline = None  # called at the first baseline block, while try_start runs
         self.gcprof_attach_baseline = lambda *args: self._baseline(*args)
 
     def _noting(self, name):
@@ -37,8 +40,9 @@ class FakeInjector:
             self.calls.append((name,) + args)
         return call
 
-    def _range_start(self, *args):
+    def _range_start(self, name, *args):
         self._next += 1
+        self.calls.append(("range_start", name.decode() if isinstance(name, bytes) else name))
         return self._next
 
     def _baseline(self, address, size, device):
@@ -46,6 +50,8 @@ class FakeInjector:
         self.calls.append(("baseline", address, size))
         if first:
             self._train_step()  # the job's thread ran while this call was in C
+            if self.on_baseline:
+                self.on_baseline()
 
 
 def _fake_dlls(fake):
@@ -84,3 +90,105 @@ def test_baseline_comes_before_the_first_step():
     reported = sum(c[2] for c in fake.calls if c[0] == "baseline")
     params = sum(p.numel() * 4 for p in model.parameters())
     assert reported >= 3 * params, (reported, params)
+
+
+def _job():
+    gc.collect()  # an earlier test's optimizer on the heap would hold steps open (steps.py)
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(torch.nn.Linear(64, 64), _Gate(), torch.nn.Linear(64, 4))
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+
+    def train_step():
+        opt.zero_grad(set_to_none=True)
+        model(torch.randn(8, 64)).sum().backward()
+        opt.step()
+
+    train_step()
+    return model, train_step, opt
+
+
+class _Gate(torch.nn.Module):
+    """Where the job's thread waits, inside the model's call, when told to."""
+    inside = None  # (entered, go) events while armed
+
+    def forward(self, x):
+        if self.inside:
+            entered, go = self.inside
+            self.inside = None
+            entered.set()
+            go.wait()
+        return x
+
+
+def _steps_and_names(calls):
+    """[(step number, [range names in that step])] from the fake's calls."""
+    steps = []
+    for call in calls:
+        if call[0] == "step_begin":
+            steps.append((call[1], []))
+        elif call[0] == "range_start" and steps:
+            steps[-1][1].append(call[1])
+    return steps
+
+
+def _attach(fake):
+    restore = _fake_dlls(fake)
+    from gcprof import attach
+    try:
+        assert attach.try_start(FAKE) == attach.READY
+    except BaseException:
+        restore()
+        raise
+    return lambda: (attach.detach(), restore())
+
+
+def test_a_forward_begun_before_the_hooks_opens_no_step():
+    # The job's thread enters the model's forward after try_start looked
+    # (python lets it run between any two bytecodes of try_start) and is
+    # still inside it when the hooks go in: the modules it calls next are
+    # not roots, and the first step is its next whole forward.
+    model, train_step, _ = _job()
+    entered, go = threading.Event(), threading.Event()
+    job = threading.Thread(target=train_step)
+
+    def job_runs_into_the_forward():
+        model[1].inside = (entered, go)
+        job.start()
+        assert entered.wait(30)
+
+    fake = FakeInjector(lambda: None)
+    fake.on_baseline = job_runs_into_the_forward
+    undo = _attach(fake)
+    try:
+        go.set()
+        job.join(30)
+        train_step()
+    finally:
+        undo()
+    steps = _steps_and_names(fake.calls)
+    assert len(steps) == 1, steps
+    names = {n for n, _ in model.named_modules()}
+    assert steps[0][1] and set(steps[0][1]) <= names, (steps, names)
+
+
+def test_steps_carry_the_jobs_numbers_when_the_job_runs_during_attach():
+    # The job trains at every moment try_start runs long python (here: each
+    # walk of the heap): the first step recorded, whenever it opens, carries
+    # the job's own number (AdamW's count), and so do the ones after it.
+    _, train_step, opt = _job()
+    fake = FakeInjector(train_step)
+    walk = gc.get_objects
+    gc.get_objects = lambda *a: (train_step(), walk(*a))[1]
+    try:
+        undo = _attach(fake)
+    finally:
+        gc.get_objects = walk
+    try:
+        train_step()
+        train_step()
+    finally:
+        undo()
+    numbers = [n for n, _ in _steps_and_names(fake.calls)]
+    # The step numbered n is the one after the job's n-th optimizer step.
+    taken = max(int(state["step"]) for state in opt.state.values())
+    assert numbers == [taken - 2, taken - 1], (numbers, taken)

@@ -4,6 +4,8 @@
 
 #include <cstdio>
 
+#include "hook_guard.h"
+
 namespace gcprof::inject::attach {
 namespace {
 
@@ -49,6 +51,9 @@ long evalPython(const std::string& expression, long failed) {
   if (!pythonPresent()) return failed;
   int gil = py.gil_ensure();
   long result = failed;
+  // Python run here may drop the last reference to a job's tensor; its
+  // free is the job's (hook_guard.h).
+  t_frees_are_the_jobs = true;
   // A fresh globals dict: nothing is bound in the job's own namespaces.
   if (void* globals = py.dict_new()) {
     if (void* value = py.run_string(expression.c_str(), kPyEvalInput, globals, globals, nullptr)) {
@@ -59,6 +64,7 @@ long evalPython(const std::string& expression, long failed) {
     }
     py.decref(globals);
   }
+  t_frees_are_the_jobs = false;
   py.gil_release(gil);
   return result;
 }

@@ -4,12 +4,12 @@ The injector's attach thread (profiler/inject/attach/session.cpp) calls
 try_start() under the GIL until it returns READY, then detach() when the
 session ends. Nothing here runs at import time.
 
-The hooks are those `gcprof record` installs (startup.install_hooks), but
-only at a moment when no thread is inside a module call: installed in the
-middle of a forward, the first module to run would look like a root and take
-the model's names. The first step recorded begins at the next training
-forward. Optimizers made before attach are found on the heap, so that a step
-still waits for every optimizer of the job (steps.py).
+The hooks are those `gcprof record` installs (startup.install_hooks). A
+forward that began before them is not recorded: its next module call would
+look like a root and take the model's names (module_ranges.py skips it). The
+first step recorded begins at the next whole training forward. Optimizers
+made before attach are found on the heap, so that a step still waits for
+every optimizer of the job (steps.py).
 
 Memory that existed before attach (parameters, gradients, optimizer state)
 never passed through the hooks: each live tensor storage is reported once as
@@ -38,21 +38,24 @@ def try_start(injector_path):
     # Imported before the checks below: an import reads files, which lets
     # the job's threads run.
     from . import native, startup
-    # PyDLL, not CDLL: a CDLL call releases the GIL, and the job's training
-    # thread could then open a step between the checks below and the last
-    # hook, or in the middle of the baseline.
+    # PyDLL, not CDLL: a CDLL call releases the GIL at once. Python still
+    # lets the job's threads run between any two bytecodes here (every few
+    # ms, and at each import or file read): a forward may begin after this
+    # check, and a step may open in the middle of install_hooks. So the
+    # check only spares a retry; the module hooks themselves skip a call
+    # nested in one begun before them (module_ranges.py), and what the
+    # first step needs is set up before any module hook is in (_prepare_steps).
     lib = ctypes.PyDLL(injector_path)  # loaded already: the same handle
     if _inside_module_call(torch):
         return BUSY
-    # Outside a forward (no activations of a half-done one), and before any
-    # hook: no step can begin before the baseline is in, so the blocks it
-    # reports all come before the first step. (The allocator hooks are in
-    # already: a reported block freed later is matched.)
+    # Before any hook: no step can begin before the baseline is in, so the
+    # blocks it reports all come before the first step. (The allocator hooks
+    # are in already: a reported block freed later is matched.)
     _report_baseline(torch, lib)
     recorder = native.InjectorRecorder(lib)
     try:
-        steps = startup.install_hooks(torch, recorder)
-        _adopt_optimizers(torch, steps)
+        startup.install_hooks(torch, recorder,
+                              attaching=lambda steps: _prepare_steps(torch, steps, recorder))
     except Exception:
         failsafe.remove_all()
         raise
@@ -80,6 +83,12 @@ def _inside_module_call(torch):
     return False
 
 
+def _prepare_steps(torch, steps, recorder):
+    """What the first step needs, in place before a module hook can open it."""
+    _adopt_optimizers(torch, steps)
+    steps.at_first_step(lambda: _number_steps_as_the_job(steps, recorder))
+
+
 def _adopt_optimizers(torch, steps):
     optimizer = torch.optim.Optimizer
     # type(), not isinstance(): a lazy module attribute on the heap (torch's
@@ -87,6 +96,33 @@ def _adopt_optimizers(torch, steps):
     for obj in gc.get_objects():
         if issubclass(type(obj), optimizer):
             steps._optimizer_created(obj)
+
+
+def _job_step(optimizers):
+    """The optimizer steps the job has taken, from its optimizers' own
+    counters (state["step"] of Adam, AdamW, RMSprop, ...); None when no
+    optimizer keeps one (SGD)."""
+    counts = []
+    for opt in optimizers:
+        for state in getattr(opt, "state", {}).values():
+            step = state.get("step") if isinstance(state, dict) else None
+            if step is not None:
+                counts.append(int(step.item() if hasattr(step, "item") else step))
+                break
+    return max(counts) if counts else None
+
+
+def _number_steps_as_the_job(steps, recorder):
+    """Steps are stored under the job's own step numbers, as a LibTorch job's
+    C API steps are: `verify` pairs an attached run's losses with those of
+    the job re-run from its start by that number (the injector records it
+    as the scalar `attach_step`). When the job keeps no count, steps count
+    from attach and the scalar `attach_step_unknown` says so."""
+    job_step = _job_step(steps.optimizers())
+    if job_step is None:
+        steps.at_first_step(lambda: recorder.scalar("attach_step_unknown", 1.0), begun=True)
+    else:
+        steps.number_from(job_step)
 
 
 def _live_tensors(torch):

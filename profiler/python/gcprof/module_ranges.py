@@ -42,6 +42,7 @@ root calls, calls during a backward pass, arguments it does not walk itself
 and a module's first in-place call (its later ones it marks itself). Both paths record the same events (tests/python/test_native_hooks.py).
 """
 import contextlib
+import sys
 import threading
 from time import perf_counter_ns as _clock
 
@@ -73,7 +74,7 @@ class _Frame:
 
 
 class ModuleRanges:
-    def __init__(self, torch, recorder, steps):
+    def __init__(self, torch, recorder, steps, attached=False):
         self._torch = torch
         self._tensor = torch.Tensor
         self._grad_enabled = torch.is_grad_enabled
@@ -99,6 +100,11 @@ class ModuleRanges:
         compiler = getattr(torch, "compiler", None)
         self._compiling = getattr(compiler, "is_compiling", lambda: False)
         self.ops = None  # OpRanges when `record --ops` (startup.py)
+        # attach: a thread may be inside a module call begun before the hooks
+        # were in; until a thread's first whole root call, a call that looks
+        # like a root there is checked (_begun_before_the_hooks).
+        self._call_impl = getattr(torch.nn.Module._call_impl, "__code__", None) if attached \
+            else None
 
     def install(self):
         hooks = self._torch.nn.modules.module
@@ -260,6 +266,8 @@ class ModuleRanges:
 
     def _open(self, module, args, root):
         if root:
+            if self._call_impl is not None and self._begun_before_the_hooks():
+                return _SKIP  # the rest of a forward the hooks never saw begin
             self._root_call(module)
         name = self._names.get(id(module)) if self._recording else None
         if name is None:
@@ -280,6 +288,21 @@ class ModuleRanges:
             frame.ops = True
             self.ops.begin()
         return frame
+
+    def _begun_before_the_hooks(self):
+        """attach: True when this thread's call that looks like a root is
+        nested in a module call begun before the hooks were in (its own
+        _call_impl frame is the only one a real root call has)."""
+        tls = self._tls
+        if getattr(tls, "whole", False):
+            return False  # every call on this thread since passed the hooks
+        code, calls = self._call_impl, 0
+        frame = sys._getframe(1)
+        while frame is not None:
+            calls += frame.f_code is code
+            frame = frame.f_back
+        tls.whole = calls <= 1
+        return not tls.whole
 
     def primary(self):
         """The model: the first root module called (None before, or once it is gone)."""

@@ -62,10 +62,13 @@ def install_profiler(torch, recorder=None):
     return recorder
 
 
-def install_hooks(torch, recorder):
+def install_hooks(torch, recorder, attaching=None):
     """The recording hooks (steps, module ranges, ops, FSDP gathers) into
     `recorder`; returns the StepTracker. `record` calls it when torch is
-    imported, `attach` (attach.py) in a job that is already training."""
+    imported, `attach` (attach.py) in a job that is already training, with
+    `attaching(steps)`: called before any module hook is in, so that what it
+    sets up is there when the job's thread opens the first step (python lets
+    that thread run in the middle of this function)."""
     from .fsdp_gathers import FsdpGathers
     from .module_ranges import ModuleRanges
     from .steps import StepTracker
@@ -73,7 +76,9 @@ def install_hooks(torch, recorder):
     recorder.set_runtime("python")
     steps = StepTracker(torch, recorder)
     steps.install()
-    ranges = ModuleRanges(torch, recorder, steps)
+    if attaching is not None:
+        attaching(steps)
+    ranges = ModuleRanges(torch, recorder, steps, attached=attaching is not None)
     ranges.install()
     steps.model = ranges.primary
     steps.hook_cost = ranges.take_hook_cost

@@ -56,6 +56,7 @@ class StepTracker:
         self.hook_cost = lambda: None
         self.op_cost = lambda: None  # record --ops (op_ranges.py)
         self._at_first_step = []
+        self._at_first_step_begun = []
         # The job's optimizers, those found never to step, and how often each
         # stepped in the open step (id -> count).
         self._optimizers = weakref.WeakSet()
@@ -88,14 +89,23 @@ class StepTracker:
 
         failsafe.on_failure(restore)
 
-    def at_first_step(self, fn):
+    def at_first_step(self, fn, begun=False):
         """Calls fn() once, when the first step opens (the model is built and
-        wrapped by then: DDP, FSDP)."""
-        self._at_first_step.append(fn)
+        wrapped by then: DDP, FSDP); with `begun`, just after it began (what
+        fn records belongs to the step)."""
+        (self._at_first_step_begun if begun else self._at_first_step).append(fn)
 
     @property
     def index(self):
         return self._index
+
+    def number_from(self, index):
+        """The next step opened is the job's step `index` (attach: the job
+        has trained before the first step recorded)."""
+        self._index = index
+
+    def optimizers(self):
+        return list(self._optimizers)
 
     def root_forward(self):
         """A root module's forward starts; opens a step when none is open."""
@@ -105,12 +115,18 @@ class StepTracker:
             return
         self._open = True
         first, self._at_first_step = self._at_first_step, []
-        for fn in first:
+        self._run_all(first)
+        self._rec.step_begin(self._index)
+        begun, self._at_first_step_begun = self._at_first_step_begun, []
+        self._run_all(begun)
+
+    @staticmethod
+    def _run_all(fns):
+        for fn in fns:
             try:
                 fn()
             except Exception as exc:
                 failsafe.internal_error("a first-step hook", exc)
-        self._rec.step_begin(self._index)
 
     def _note_backward(self, tensors, args=(), kwargs=None):
         try:
