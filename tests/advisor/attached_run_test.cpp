@@ -5,20 +5,14 @@
 
 #include <gtest/gtest.h>
 
+#include "trace_builder.h"
+
 namespace gcprof::advisor {
 namespace {
 
 void step(Trace& t, int64_t index, Ns start, Ns end) { t.steps.push_back({index, start, end, 0}); }
 
-void block(Trace& t, Bytes bytes, Ns alloc, Ns free) {
-  Allocation a;
-  a.id = static_cast<int64_t>(t.allocations.size()) + 1;
-  a.addr = 0x1000 * static_cast<uint64_t>(a.id);
-  a.bytes = bytes;
-  a.alloc = alloc;
-  a.free = free;
-  t.allocations.push_back(a);
-}
+void block(Trace& t, Bytes bytes, Ns alloc, Ns free) { testing::appendAllocation(t, alloc, free, bytes); }
 
 void loss(Trace& t, int64_t s, double v) { t.scalars.push_back({s, "loss", v}); }
 
