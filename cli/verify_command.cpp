@@ -192,26 +192,77 @@ int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, co
   return v.summary.verdict == "PASS" ? 0 : 1;
 }
 
-int runVerify(const VerifyArgs& a) {
-  std::optional<double> step_tolerance;
-  if (!a.step_tolerance.empty()) {
-    try {
-      step_tolerance = parsePercent(a.step_tolerance);
-    } catch (const std::invalid_argument& e) {
-      throw StoreError(std::string("--step-tolerance: ") + e.what());
-    }
+std::optional<double> stepTolerance(const VerifyArgs& a) {
+  if (a.step_tolerance.empty()) return std::nullopt;
+  try {
+    return parsePercent(a.step_tolerance);
+  } catch (const std::invalid_argument& e) {
+    throw StoreError(std::string("--step-tolerance: ") + e.what());
   }
+}
+
+// ReadWrite would create a missing file: an empty trace has no baseline.
+void requireWritableTrace(const std::string& trace) {
+  if (access(trace.c_str(), R_OK | W_OK) == 0) return;
+  int err = errno;
+  if (err == ENOENT) throw StoreError(trace + ": no such file; give the trace `gcprof record -o` wrote");
+  throw StoreError(trace + ": cannot open for verification (" + std::strerror(err) + "): verify writes "
+                   "the re-run into the trace" +
+                   (err == EROFS ? "; copy it to a writable disk and verify the copy"
+                                 : "; make it writable"));
+}
+
+// The recorded command, in its directory, with the environment that shapes
+// training (seeds, threads, allocator settings); at another size, with the
+// size argument changed. Returns the variables it restores, to be printed.
+RestoredEnvironment useRecordedCommand(LaunchOptions& o, const VerifyArgs& a, const RunInfo& baseline,
+                                       const std::optional<PlanSize>& size) {
+  std::string run = "run " + std::to_string(baseline.id);
+  nlohmann::json argv = nlohmann::json::parse(baseline.command, nullptr, false);
+  bool words = argv.is_array() && !argv.empty() &&
+               std::all_of(argv.begin(), argv.end(), [](const nlohmann::json& w) { return w.is_string(); });
+  if (!words)
+    throw StoreError(a.trace + ": " + run +
+                     " has no recorded command (runs.command is not a list of words); give one after --");
+  o.argv = argv.get<std::vector<std::string>>();
+  o.cwd = baseline.cwd;
+  RestoredEnvironment env = restoredEnvironment(baseline.env, a.trace + " " + run);
+  for (const auto& [k, v] : env.restored) o.extra_env.emplace(k, v);
+  if (size && size->differs()) {
+    if (a.size_arg.empty())
+      throw StoreError(a.plan + ": the plan is for " + size->name + "=" + std::to_string(size->value) +
+                       " but " + run + " ran " + size->name + "=" + std::to_string(size->recorded) +
+                       "; say how the job takes the size with --size-arg \"--" + size->name +
+                       " {size}\", or give the command after --");
+    o.argv = advisor::withSize(o.argv, a.size_arg, size->recorded, size->value);
+  }
+  return env;
+}
+
+// The verification of one re-run against its baseline. An attached baseline
+// (some steps from the middle of the job) is lined up with the re-run first,
+// its steps renumbered when they count from attach; at another size, losses
+// and step times are compared at that size only.
+advisor::Verification judgeRerun(Trace& baseline_trace, const Trace& measured, const PlanFile& plan,
+                                 int64_t plan_id, int exit_code, std::optional<double> step_tolerance,
+                                 const std::optional<PlanSize>& size) {
+  advisor::AttachedBaseline attached = advisor::attachedBaseline(baseline_trace);
+  std::string alignment = attached.attached ? advisor::alignAttached(baseline_trace, measured, attached) : "";
+  advisor::Verification v =
+      advisor::verify(baseline_trace, measured, plan, plan_id, exit_code, step_tolerance);
+  if (attached.attached) advisor::judgeAttached(v, plan, baseline_trace, measured, alignment);
+  if (size && size->differs()) {
+    advisor::compareLossesAtSize(v, measured, size->value, lossCount(baseline_trace));
+    advisor::compareStepsAtSize(v, plan, size->name, size->value, size->recorded);
+  }
+  return v;
+}
+
+int runVerify(const VerifyArgs& a) {
+  std::optional<double> step_tolerance = stepTolerance(a);
   int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
   PlanFile plan = advisor::readPlanFile(a.plan);
-  // ReadWrite would create a missing file: an empty trace has no baseline.
-  if (access(a.trace.c_str(), R_OK | W_OK) != 0) {
-    int err = errno;
-    if (err == ENOENT)
-      throw StoreError(a.trace + ": no such file; give the trace `gcprof record -o` wrote");
-    throw StoreError(a.trace + ": cannot open for verification (" + std::strerror(err) + "): verify writes "
-                     "the re-run into the trace" +
-                     (err == EROFS ? "; copy it to a writable disk and verify the copy" : "; make it writable"));
-  }
+  requireWritableTrace(a.trace);
   TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
   int64_t baseline_id = chooseRun(store, plan.trace_run);
   RunInfo baseline = store.run(baseline_id);
@@ -230,31 +281,10 @@ int runVerify(const VerifyArgs& a) {
   o.baseline_run = baseline_id;
   o.extra_env["GCPROF_PLAN"] = absolutePath(a.plan);
   RestoredEnvironment env;
-  if (!a.command.empty()) {
+  if (!a.command.empty())
     o.argv = a.command;
-  } else {
-    // The recorded command, in its directory, with the environment that
-    // shapes training (seeds, threads, allocator settings).
-    nlohmann::json argv = nlohmann::json::parse(baseline.command, nullptr, false);
-    bool words = argv.is_array() && !argv.empty() &&
-                 std::all_of(argv.begin(), argv.end(), [](const nlohmann::json& w) { return w.is_string(); });
-    if (!words)
-      throw StoreError(a.trace + ": run " + std::to_string(baseline_id) +
-                       " has no recorded command (runs.command is not a list of words); give one after --");
-    o.argv = argv.get<std::vector<std::string>>();
-    o.cwd = baseline.cwd;
-    env = restoredEnvironment(baseline.env, a.trace + " run " + std::to_string(baseline_id));
-    for (const auto& [k, v] : env.restored) o.extra_env.emplace(k, v);
-    if (size && size->differs()) {
-      if (a.size_arg.empty())
-        throw StoreError(a.plan + ": the plan is for " + size->name + "=" + std::to_string(size->value) +
-                         " but run " + std::to_string(baseline_id) + " ran " + size->name + "=" +
-                         std::to_string(size->recorded) +
-                         "; say how the job takes the size with --size-arg \"--" + size->name +
-                         " {size}\", or give the command after --");
-      o.argv = advisor::withSize(o.argv, a.size_arg, size->recorded, size->value);
-    }
-  }
+  else
+    env = useRecordedCommand(o, a, baseline, size);
   o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(baseline);
   o.flush_wait_ms = flush_wait_ms;
   Job job = jobOf(store, baseline_id);
@@ -284,16 +314,8 @@ int runVerify(const VerifyArgs& a) {
     if (store.run(id).baseline_run == baseline_id) run_id = id;
   if (run_id == 0) throw StoreError(a.trace + ": the verification job created no run");
   Trace measured = store.load(run_id);
-  // An attached baseline is some steps from the middle of the job.
-  advisor::AttachedBaseline attached = advisor::attachedBaseline(baseline_trace);
-  std::string alignment = attached.attached ? advisor::alignAttached(baseline_trace, measured, attached) : "";
   advisor::Verification v =
-      advisor::verify(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance);
-  if (attached.attached) advisor::judgeAttached(v, plan, baseline_trace, measured, alignment);
-  if (size && size->differs()) {
-    advisor::compareLossesAtSize(v, measured, size->value, lossCount(baseline_trace));
-    advisor::compareStepsAtSize(v, plan, size->name, size->value, size->recorded);
-  }
+      judgeRerun(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance, size);
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
   printVerification(v);
   return v.verdict == "PASS" ? 0 : 1;
