@@ -17,11 +17,8 @@ bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationF
     return false;
   using Free = std::pair<Ns, Bytes>;  // (free time, bytes), soonest on top
   std::priority_queue<Free, std::vector<Free>, std::greater<Free>> frees;
-  auto counts = [&](const Allocation& a) {
-    return filter.matches(a) && a.bytes > 0 && !(a.freed() && a.free <= a.alloc);
-  };
   size_t i = 0;
-  while (i < allocations.size() && !counts(allocations[i])) ++i;
+  while (i < allocations.size() && !filter.counts(allocations[i])) ++i;
   Bytes live = 0;
   while (i < allocations.size() || !frees.empty()) {
     Ns t = i < allocations.size() ? allocations[i].alloc : frees.top().first;
@@ -29,12 +26,12 @@ bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationF
     for (; !frees.empty() && frees.top().first == t; frees.pop()) sat::addTo(live, -frees.top().second);
     for (; i < allocations.size() && allocations[i].alloc == t; ++i) {
       const Allocation& a = allocations[i];
-      if (!counts(a)) continue;
+      if (!filter.counts(a)) continue;
       sat::addTo(live, a.bytes);
       if (a.freed()) frees.push({a.free, a.bytes});
     }
     visit(t, live);
-    while (i < allocations.size() && !counts(allocations[i])) ++i;
+    while (i < allocations.size() && !filter.counts(allocations[i])) ++i;
   }
   return true;
 }

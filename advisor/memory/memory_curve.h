@@ -23,6 +23,11 @@ struct AllocationFilter {
     if (!device) return a.device < 0;
     return a.device >= 0 && a.kind == static_cast<int>(kind) && (api < 0 || a.api == api);
   }
+  // Matched and makes memory events: not empty, and not freed at the
+  // instant it was made (such a block never counts in any curve or peak).
+  bool counts(const Allocation& a) const {
+    return matches(a) && a.bytes > 0 && !(a.freed() && a.free <= a.alloc);
+  }
   std::string describe() const;  // "host", "device tensors", "device segments"
 };
 

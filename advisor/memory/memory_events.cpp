@@ -24,8 +24,7 @@ std::vector<MemoryEvent> memoryEvents(const std::vector<Allocation>& allocations
   std::vector<MemoryEvent> events;
   events.reserve(allocations.size() * 2);
   for (const Allocation& a : allocations) {
-    if (!filter.matches(a) || a.bytes <= 0) continue;
-    if (a.freed() && a.free <= a.alloc) continue;
+    if (!filter.counts(a)) continue;
     events.push_back({a.alloc, a.bytes});
     if (a.freed()) events.push_back({a.free, -a.bytes});
   }
@@ -38,16 +37,15 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
   if (allocations.size() > INT32_MAX)
     throw AdviceError("the run has " + std::to_string(allocations.size()) +
                       " allocations, more than advise can refer to (2^31 - 1); advise a shorter part of it");
-  auto counts = [&](const Allocation& a) { return filter.matches(a) && a.bytes > 0 && !(a.freed() && a.free <= a.alloc); };
   size_t n = 0;  // reserved exactly: doubling would hold up to twice the events at once
   for (const Allocation& a : allocations)
-    if (counts(a)) n += a.freed() ? 2 : 1;
+    if (filter.counts(a)) n += a.freed() ? 2 : 1;
   refs_.reserve(n);
   auto row = [](size_t i) { return static_cast<uint32_t>(i); };
   if (!std::is_sorted(allocations.begin(), allocations.end(),
                       [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; })) {
     for (size_t i = 0; i < allocations.size(); ++i) {
-      if (!counts(allocations[i])) continue;
+      if (!filter.counts(allocations[i])) continue;
       refs_.push_back(row(i) << 1);
       if (allocations[i].freed()) refs_.push_back(row(i) << 1 | 1);
     }
@@ -77,7 +75,7 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
     const size_t instant = refs_.size();
     for (; i < allocations.size() && allocations[i].alloc == t; ++i) {
       const Allocation& a = allocations[i];
-      if (!counts(a)) continue;
+      if (!filter.counts(a)) continue;
       refs_.push_back(row(i) << 1);
       if (!a.freed()) continue;
       heap.push_back({a.free, a.bytes, row(i)});

@@ -33,7 +33,7 @@ Bytes replayedReservedPeak(const Trace& trace, std::string* why_not) {
   AllocationFilter tensors{true, AllocKind::Tensor, -1};
   std::vector<TensorEvent> ev;
   for (const Allocation& a : trace.allocations) {
-    if (!tensors.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    if (!tensors.counts(a)) continue;
     ev.push_back({a.alloc, a.bytes, &a});
     if (a.freed()) ev.push_back({a.free, -a.bytes, &a});
   }

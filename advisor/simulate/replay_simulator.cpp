@@ -91,7 +91,7 @@ Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLa
   if (!kept_output) kept_output = holds.output;
   for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
     const Allocation& a = *it;
-    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc) || keptByTheLibrary(a)) continue;
+    if (!filter.counts(a) || keptByTheLibrary(a)) continue;
     int born = reg.regionOf(a.alloc);
     if (born < lo || born > hi) continue;
     int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
@@ -257,7 +257,7 @@ Ns earliestEvent(const StepLayout& step) {
 std::vector<SimEvent> recordedWithAllocations(const Trace& trace, const AllocationFilter& filter) {
   std::vector<SimEvent> ev;
   for (const Allocation& a : trace.allocations) {
-    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc)) continue;
+    if (!filter.counts(a)) continue;
     ev.push_back({a.alloc, 0, a.bytes, 0, 1, &a});
     if (a.freed()) ev.push_back({a.free, 0, -a.bytes, 0, 1, &a});
   }
