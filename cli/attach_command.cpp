@@ -14,6 +14,7 @@
 
 #include "attach_injection.h"
 #include "attach_target.h"
+#include "process_tree.h"
 #include "commands.h"
 #include "recorded_launch.h"
 #include "size_parse.h"
@@ -40,7 +41,6 @@ std::string readAll(const std::string& path) {
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
-bool alive(pid_t pid) { return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM); }
 
 // Where a session's files are, found again by `attach --detach PID`.
 std::string sessionDir(pid_t pid) {
@@ -54,7 +54,7 @@ pid_t sessionOwner(const std::string& dir) {
 
 void refuseIfAttached(const AttachTarget& t, const std::string& dir) {
   pid_t owner = sessionOwner(dir);
-  if (owner > 0 && alive(owner))
+  if (owner > 0 && running(owner))
     throw AttachRefused("process " + std::to_string(t.pid) + " is attached already (by gcprof pid " +
                         std::to_string(owner) + "); detach it with `gcprof attach --detach " +
                         std::to_string(t.pid) + "`");
@@ -119,7 +119,7 @@ std::string waitForSession(const AttachArgs& a, const std::string& dir, bool& at
                    a.steps > 0 ? ("for " + std::to_string(a.steps) + " steps").c_str()
                                : "until Ctrl-C or `gcprof attach --detach PID`");
     }
-    if (!alive(a.pid)) return "ended";
+    if (!running(a.pid)) return "ended";
     if (g_signals > 1) return "abandoned";
     if (g_signals == 1 && !asked) {
       asked = true;
@@ -168,12 +168,12 @@ void finishRun(const std::string& trace, long long id, const AttachArgs& a,
 int detachOther(pid_t pid) {
   std::string dir = sessionDir(pid);
   pid_t owner = sessionOwner(dir);
-  if (owner <= 0 || !alive(owner)) {
+  if (owner <= 0 || !running(owner)) {
     std::fprintf(stderr, "gcprof: no `gcprof attach` session on pid %d\n", pid);
     return 2;
   }
   std::ofstream(dir + "/ctl") << "detach\n";
-  for (int i = 0; i < 600 && alive(owner) && readAll(dir + "/state").rfind("detached", 0) != 0; ++i)
+  for (int i = 0; i < 600 && running(owner) && readAll(dir + "/state").rfind("detached", 0) != 0; ++i)
     usleep(100000);
   std::fprintf(stderr, "gcprof: detached from pid %d\n", pid);
   return 0;
@@ -225,7 +225,8 @@ int runAttach(const AttachArgs& a) {
   // The injector writes "detached status=exited" when the job exits while
   // attached (session.cpp): it did not continue.
   bool exited = outcome.find("status=exited") != std::string::npos;
-  std::string said = outcome == "ended" || exited ? "the job ended while attached"
+  std::string said = outcome == "ended" && !attached ? "the job ended before the attach completed"
+                     : outcome == "ended" || exited ? "the job ended while attached"
                      : outcome == "abandoned" ? "left to detach by itself"
                      : outcome.rfind("detached", 0) == 0 ? "detached, the job continues"
                                                          : "nothing recorded";

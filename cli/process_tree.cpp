@@ -1,6 +1,7 @@
 #include "process_tree.h"
 
 #include <dirent.h>
+#include <errno.h>
 #include <signal.h>
 #include <time.h>
 
@@ -44,15 +45,14 @@ std::multimap<pid_t, pid_t> childrenByParent() {
   return out;
 }
 
-// Not yet dead. A zombie is dead: the job's top process stays one until the
-// caller of terminateTree reaps it, so kill(pid, 0) alone cannot tell.
+}  // namespace
+
 bool running(pid_t pid) {
   char state = 0;
   long ppid = 0;
-  return kill(pid, 0) == 0 && readStat(std::to_string(pid), state, ppid) && state != 'Z';
+  return pid > 0 && (kill(pid, 0) == 0 || errno == EPERM) &&
+         readStat(std::to_string(pid), state, ppid) && state != 'Z';
 }
-
-}  // namespace
 
 std::vector<pid_t> descendantsOf(pid_t root) {
   std::multimap<pid_t, pid_t> children = childrenByParent();

@@ -9,6 +9,11 @@
 
 namespace gcprof::cli {
 
+// Not yet dead. A zombie is dead: a job stays one until its parent reaps it
+// (the caller of terminateTree; the shell or test that started a job gcprof
+// attached to), so kill(pid, 0) alone cannot tell.
+bool running(pid_t pid);
+
 // Every live descendant of `root` (not root itself), parents before children.
 std::vector<pid_t> descendantsOf(pid_t root);
 

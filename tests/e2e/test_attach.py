@@ -12,8 +12,9 @@ import unittest
 
 import pipeline as p
 
-# Long enough that the job is still training when the attach is done.
-STEPS = 14
+# Long enough that the job is still training a few steps after the attach is
+# done: the attach itself took up to 8 steps of this small model in CI.
+STEPS = 24
 JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
 # Attached after step 3 and recorded for 4 steps: the attach itself (gdb,
 # then a moment outside a forward) took up to 8 steps of this small model on
@@ -28,6 +29,21 @@ RESNET_JOB = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__fil
 # after step 1 to get its 2 steps on a loaded machine.
 VERIFY_JOB = [a if a != "3" else "20" for a in p.SMALL]
 
+# A torch job that exits by os._exit(3) a moment after gcprof's attach library
+# is loaded into it.
+DIES_ONCE_ATTACHED = """
+import os, sys, time, torch
+x = torch.ones(64, 64)
+print("ready", flush=True)
+while True:
+    x = x @ x / 64
+    with open("/proc/self/maps") as f:
+        if "libgcprof_attach" in f.read():
+            time.sleep(0.5)
+            os._exit(3)
+    time.sleep(0.01)
+"""
+
 
 def plain_losses(flags=JOB):
     out = subprocess.run(p.sample("py", flags=flags), capture_output=True, text=True, check=True)
@@ -35,30 +51,64 @@ def plain_losses(flags=JOB):
 
 
 class Job:
-    """The python sample (or argv) started plainly; its output lines as they come."""
+    """The python sample (or argv) started plainly. Its output is read as it
+    comes by threads of its own, so that the tests can wait for a step
+    printed *after* some moment (attach) rather than one that may have been
+    buffered before it, and so that a failure can say what the job said."""
 
     def __init__(self, flags=JOB, argv=None):
         self.proc = subprocess.Popen(argv or p.sample("py", flags=flags), stdout=subprocess.PIPE,
                                      stderr=subprocess.PIPE, text=True)
         self.lines = []
+        self.err = []
+        self.changed = threading.Condition()
+        self.readers = [threading.Thread(target=self._read, args=(self.proc.stdout, self.lines)),
+                        threading.Thread(target=self._read, args=(self.proc.stderr, self.err))]
+        self.ended = 0
+        for r in self.readers:
+            r.start()
+
+    def _read(self, stream, into):
+        for line in stream:
+            with self.changed:
+                into.append(line)
+                self.changed.notify_all()
+        with self.changed:
+            self.ended += 1
+            self.changed.notify_all()
+
+    def steps_printed(self):
+        with self.changed:
+            return sum(line.startswith("step ") for line in self.lines)
+
+    def _wait(self, done, what):
+        with self.changed:
+            if not self.changed.wait_for(lambda: done() or self.ended == 2, timeout=600):
+                raise AssertionError("the job printed no %s in 600 s" % what)
+            if not done():
+                raise AssertionError("the job ended before %s:\n%s" % (what, self.stderr()))
 
     def wait_for_step(self, step):
-        for line in self.proc.stdout:
-            self.lines.append(line)
-            if line.startswith(f"step {step} "):
-                return
-        raise AssertionError("the job ended before step %d: %s" % (step, self.proc.stderr.read()))
+        self._wait(lambda: any(line.startswith(f"step {step} ") for line in self.lines),
+                   f"step {step}")
+
+    def wait_for_more_steps(self, count, since):
+        """Until `count` steps were printed after `since` (a steps_printed())."""
+        self._wait(lambda: sum(line.startswith("step ") for line in self.lines) >= since + count,
+                   f"{count} more steps")
+
+    def stderr(self):
+        return "".join(self.err)
+
+    def kill(self):
+        self.proc.kill()
+        self.finish()
 
     def finish(self):
-        # The rest of stdout through the same reader: communicate() reads the
-        # pipe itself and would miss lines this reader already buffered.
-        err = []
-        reader = threading.Thread(target=lambda: err.append(self.proc.stderr.read()))
-        reader.start()
-        self.lines.extend(self.proc.stdout)
         self.proc.wait(timeout=600)
-        reader.join()
-        return self.proc.returncode, p.losses("".join(self.lines)), "".join(err)
+        for r in self.readers:
+            r.join()
+        return self.proc.returncode, p.losses("".join(self.lines)), self.stderr()
 
 
 def attach(pid, db, *flags, **kw):
@@ -275,8 +325,16 @@ class DetachPaths(unittest.TestCase):
         job = Job()
         job.wait_for_step(2)
         g = attach(job.proc.pid, db)
-        wait_attached(g)
-        job.wait_for_step(6)  # a few steps recorded
+        try:
+            wait_attached(g)
+        except AssertionError as e:
+            g.kill()
+            job.kill()
+            raise AssertionError("%s\nthe job's stderr:\n%s" % (e, job.stderr())) from None
+        # A few whole steps after attach, counted from the moment gcprof
+        # said "attached": the first recorded step begins at the next whole
+        # forward, and a step printed before attach may still be unread.
+        job.wait_for_more_steps(3, job.steps_printed())
         return job, g, db
 
     def assert_job_unharmed(self, job):
@@ -293,8 +351,8 @@ class DetachPaths(unittest.TestCase):
         self.assert_job_unharmed(job)
         run = p.show(db)["runs"][0]
         self.assertEqual(run["status"], "complete")
-        # The python hooks go in a few steps after "attached" on a loaded
-        # machine; what matters is that steps were recorded and closed.
+        # Three steps were printed after "attached": the first whole one was
+        # recorded and closed.
         self.assertGreaterEqual(run["steps"], 1)
 
     def test_detach_from_another_shell(self):
@@ -325,6 +383,23 @@ class DetachPaths(unittest.TestCase):
         self.assert_job_unharmed(job)
         # The job's side noticed and finished the run by itself.
         self.assertEqual(p.show(db)["runs"][0]["status"], "interrupted")
+
+    def test_job_that_dies_unreaped_ends_the_session(self):
+        # The job leaves by os._exit (no exit handler of ours runs) once the
+        # attach library is in, and its parent (this test) does not reap it:
+        # a zombie answers kill(pid, 0), yet gcprof must see it gone.
+        db = p.tempdb("attach-zombie")
+        job = subprocess.Popen([sys.executable, "-c", DIES_ONCE_ATTACHED], stdout=subprocess.PIPE,
+                               text=True)
+        try:
+            self.assertEqual(job.stdout.readline(), "ready\n")
+            out = p.gcprof("attach", str(job.pid), "-o", db, check=False, timeout=60)
+            # Before or after the python hooks went in: either way, said.
+            self.assertRegex(out.stderr, "the job ended (while attached|before the attach completed)")
+        finally:
+            job.kill()
+            job.wait()
+        self.assertEqual(job.returncode, 3)
 
 
 class Refusals(unittest.TestCase):
@@ -361,8 +436,7 @@ class Refusals(unittest.TestCase):
             with open(f"/proc/{job.proc.pid}/maps") as f:
                 self.assertNotIn("libgcprof_attach", f.read())
         finally:
-            job.proc.kill()
-            job.proc.communicate()
+            job.kill()
 
     def test_gdb_missing(self):
         self.refused_job(dict(os.environ, GCPROF_GDB="/nonexistent/gdb"), ["gdb not found", "apt-get install gdb"])
@@ -385,8 +459,7 @@ class Refusals(unittest.TestCase):
         finally:
             g.send_signal(signal.SIGINT)
             g.communicate(timeout=120)
-            job.proc.kill()
-            job.proc.communicate()
+            job.kill()
 
 
 IDLE_JOB = """
