@@ -63,10 +63,14 @@ void refuseIfAttached(const AttachTarget& t, const std::string& dir) {
                         " before; attaching twice to one process is not supported");
 }
 
-void makeSessionDir(const AttachTarget& t, const std::string& dir) {
+void removeSessionDir(const std::string& dir) {
   for (const char* f : {"cli", "ctl", "state", "state.tmp", "request", "inject.gdb", "gdb.log"})
     unlink((dir + "/" + f).c_str());
   rmdir(dir.c_str());
+}
+
+void makeSessionDir(const AttachTarget& t, const std::string& dir) {
+  removeSessionDir(dir);
   if (mkdir(dir.c_str(), 0700) != 0)
     throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
   std::ofstream(dir + "/cli") << getpid() << "\n";
@@ -208,6 +212,7 @@ int runAttach(const AttachArgs& a) {
     injectAttachLibrary(gdb, a.pid, library, request, dir);
   } catch (...) {
     finishRun(trace, run, a, "nothing recorded");
+    removeSessionDir(dir);
     throw;
   }
   std::fprintf(stderr, "gcprof: library loaded into pid %d in %.2f s\n", a.pid,
@@ -231,10 +236,8 @@ int runAttach(const AttachArgs& a) {
                      : outcome.rfind("detached", 0) == 0 ? "detached, the job continues"
                                                          : "nothing recorded";
   finishRun(trace, run, a, said);
-  if (outcome != "abandoned")
-    for (const char* f : {"cli", "ctl", "state", "request", "inject.gdb", "gdb.log"})
-      unlink((dir + "/" + f).c_str());
-  rmdir(dir.c_str());
+  // Left to the job's side when it still has to detach (it reads ctl).
+  if (outcome != "abandoned") removeSessionDir(dir);
   return rc;
 }
 

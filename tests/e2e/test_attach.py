@@ -116,6 +116,11 @@ def attach(pid, db, *flags, **kw):
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, **kw)
 
 
+def session_dir(pid):
+    """Where `gcprof attach` keeps a session's files (cli/attach_command.cpp)."""
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"gcprof-attach-{pid}")
+
+
 def wait_attached(gcprof_proc):
     """Reads gcprof attach's stderr until it says it is attached."""
     said = []
@@ -381,8 +386,10 @@ class DetachPaths(unittest.TestCase):
         g.kill()
         g.wait()
         self.assert_job_unharmed(job)
-        # The job's side noticed and finished the run by itself.
+        # The job's side noticed and finished the run by itself, and removed
+        # the session's folder, which gcprof attach had no time to.
         self.assertEqual(p.show(db)["runs"][0]["status"], "interrupted")
+        self.assertFalse(os.path.exists(session_dir(job.proc.pid)))
 
     def test_job_that_dies_unreaped_ends_the_session(self):
         # The job leaves by os._exit (no exit handler of ours runs) once the
@@ -504,6 +511,7 @@ class SafePoint(unittest.TestCase):
             self.assertIn("TracerPid:\t0", f.read(), "gdb has let the job go")
         with open(f"/proc/{job.pid}/maps") as f:
             self.assertNotIn("libgcprof_attach", f.read())
+        self.assertFalse(os.path.exists(session_dir(job.pid)), "the session's folder is removed")
 
 
 if __name__ == "__main__":
