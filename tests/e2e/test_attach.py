@@ -121,6 +121,22 @@ def session_dir(pid):
     return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"gcprof-attach-{pid}")
 
 
+def threads_of(pid):
+    """The state and stacks of a job's threads, for a failure's message: an
+    attach that never completed is explained by where the job stands."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            state = next((line for line in f if line.startswith("State:")), "State: ?\n")
+        # libtorch's symbols would take gdb minutes: libc, python and ours.
+        out = subprocess.run(["gdb", "-q", "-nx", "-batch", "-iex", "set auto-solib-add off",
+                              "-p", str(pid), "-ex", "sharedlibrary libc|python|gcprof",
+                              "-ex", "thread apply all bt 12"], capture_output=True, text=True,
+                             timeout=120)
+        return state + out.stdout[-6000:]
+    except (OSError, subprocess.SubprocessError) as e:
+        return f"(not read: {e})"
+
+
 def wait_attached(gcprof_proc):
     """Reads gcprof attach's stderr until it says it is attached."""
     said = []
@@ -334,8 +350,11 @@ class DetachPaths(unittest.TestCase):
             wait_attached(g)
         except AssertionError as e:
             g.kill()
+            rc = job.proc.poll()
+            where = threads_of(job.proc.pid) if rc is None else f"(it ended with {rc})"
             job.kill()
-            raise AssertionError("%s\nthe job's stderr:\n%s" % (e, job.stderr())) from None
+            raise AssertionError("%s\nthe job's stderr:\n%s\nthe job's threads:\n%s"
+                                 % (e, job.stderr(), where)) from None
         # A few whole steps after attach, counted from the moment gcprof
         # said "attached": the first recorded step begins at the next whole
         # forward, and a step printed before attach may still be unread.
