@@ -1,7 +1,6 @@
 #include "plan/infeasible_message.h"
 
 #include <cmath>
-#include <cstdio>
 
 #include "byte_text.h"
 #include "advice_error.h"
@@ -10,13 +9,6 @@
 
 namespace gcprof::advisor {
 namespace {
-
-std::string nsText(Ns ns) {
-  char buf[48];
-  if (ns < 10000000) std::snprintf(buf, sizeof buf, "%.1f us", static_cast<double>(ns) / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.1f ms", static_cast<double>(ns) / 1e6);
-  return buf;
-}
 
 // `--units` for the direct sub-modules of the units, when the units are one
 // family ("transformer.h.#" -> "transformer\.h\.[0-9]+\.[^.]+"); "" otherwise.
@@ -85,7 +77,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   std::string of = a.memory.measure == MemoryMeasure::Reserved ? " of reserved memory" : "";
   std::string msg = "budget " + budget + " cannot be met: the smallest peak any plan reaches is " +
                     formatBytes(a.budgeted(least)) + of + " (" + std::to_string(m.segments.size()) +
-                    " checkpointed segments, " + nsText(least.recompute_ns) +
+                    " checkpointed segments, " + formatNs(least.recompute_ns) +
                     " recompute per step); recorded peak " + formatBytes(a.budgeted(a.baseline)) + of + ".\n";
   msg += "  At that plan the peak is set " + least.peak_where;
   ResidentMemory resident = residentMemory(trace, a.filter, a.layout);
@@ -121,10 +113,10 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
 }
 
 std::string slowdownMessage(const Advice& a) {
-  return "the plan recomputes " + nsText(a.chosen.recompute_ns) +
+  return "the plan recomputes " + formatNs(a.chosen.recompute_ns) +
          " per step, more than --max-slowdown allows (" +
          std::to_string(static_cast<int>(std::lround(*a.max_slowdown * 100))) + "% of " +
-         nsText(a.baseline.step_ns) + "); raise the budget or the allowed slowdown.";
+         formatNs(a.baseline.step_ns) + "); raise the budget or the allowed slowdown.";
 }
 
 }  // namespace gcprof::advisor
