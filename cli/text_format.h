@@ -10,8 +10,6 @@
 
 namespace gcprof::cli {
 
-inline std::string formatNs(Ns ns) { return formatDuration(static_cast<double>(ns)); }
-
 inline std::string formatPercent(double fraction, bool sign = false) {
   char buf[32];
   std::snprintf(buf, sizeof buf, sign ? "%+.1f%%" : "%.1f%%", fraction * 100);

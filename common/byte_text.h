@@ -13,5 +13,6 @@ std::string formatBytes(Bytes b);
 
 // "850 ns", "1.25 us", "12.3 ms", "2.10 s"; negative spans keep their sign.
 std::string formatDuration(double ns);
+inline std::string formatNs(Ns ns) { return formatDuration(static_cast<double>(ns)); }
 
 }  // namespace gcprof

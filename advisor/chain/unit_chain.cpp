@@ -11,6 +11,8 @@
 #include "chain/in_place_outputs.h"
 #include "chain/reentrant_holds.h"
 #include "chain/checkpoint_arguments.h"
+#include "chain/drop_buckets.h"
+#include "chain/region_maxima.h"
 #include "median.h"
 #include "memory/memory_events.h"
 #include "units/op_table.h"
@@ -42,244 +44,8 @@ void raise(Bytes& slot, std::vector<Bytes>* moments, std::vector<std::vector<Byt
   for (Bytes& b : instants->back()) b = std::max<Bytes>(0, sat::add(b, extra));
 }
 
-// The local maxima of one region's live-bytes curve, in time order: the
-// entry level and the level after each instant's events, a value kept when
-// the next is lower or the region ends. Whichever is highest at one size
-// may not be at another (UnitChain::*_instants).
-class RegionInstants {
- public:
-  void add(Bytes v) {
-    if (started_ && v < last_ && rising_) maxima_.push_back(last_);
-    if (!started_ || v > last_) rising_ = true;
-    if (v < last_) rising_ = false;
-    started_ = true;
-    last_ = v;
-  }
-  std::vector<Bytes> finish() {
-    if (started_ && rising_) maxima_.push_back(last_);
-    started_ = false;
-    return std::move(maxima_);
-  }
-
- private:
-  std::vector<Bytes> maxima_;
-  Bytes last_ = 0;
-  bool started_ = false, rising_ = false;
-};
-
-// Live-byte maxima of the regions of every complete step, entry levels included.
-struct RegionMaxima {
-  std::vector<std::vector<Bytes>> per_step;  // [complete step][region]
-  // [complete step][region]: RegionInstants; empty regions when not kept
-  // (a local maximum per allocation cycle: hundreds of MB on a big run).
-  std::vector<std::vector<std::vector<Bytes>>> instants;
-  Bytes outside = 0;
-  std::string outside_where = "nowhere (no memory recorded)";
-};
-
-RegionMaxima regionMaxima(const Trace& trace, const RecordedEvents& events,
-                          const std::vector<const StepLayout*>& steps,
-                          const std::vector<StepRegions>& regions,
-                          std::vector<std::vector<Bytes>>& entering, bool keep_instants) {
-  RegionMaxima m;
-  m.per_step.resize(steps.size());
-  m.instants.resize(steps.size());
-  entering.resize(steps.size());
-  for (size_t s = 0; s < steps.size(); ++s) {
-    m.per_step[s].assign(regions[s].count(), LLONG_MIN);
-    m.instants[s].assign(regions[s].count(), {});
-    entering[s].assign(regions[s].count(), 0);
-  }
-  std::vector<RegionInstants> open;  // the current step's regions
-  Bytes live = 0;
-  size_t s = 0;       // current complete step
-  int cur = -1;       // last region of step s entered so far
-  auto noteOutside = [&](Ns t) {
-    if (live <= m.outside && m.outside > 0) return;
-    m.outside = live;
-    m.outside_where = "outside the recorded steps (set-up, parameters)";
-    for (size_t q = 0; q < steps.size(); ++q) {
-      if (t < steps[q]->start || t > steps[q]->end) continue;
-      m.outside_where = t < regions[q].begin()
-                            ? "before the first unit's forward (inputs, embeddings)"
-                            : "after the first unit's backward (optimizer step, gradients)";
-      return;
-    }
-    for (const Step& st : trace.steps)
-      if (t >= st.start && t <= st.end) m.outside_where = "in a step whose units were not all recorded";
-  };
-  // Enter every region of step s up to `r` at the current level.
-  auto enterUpTo = [&](int r) {
-    if (cur < 0) open.assign(regions[s].count(), {});
-    for (int q = cur + 1; q <= r; ++q) {
-      if (q > 0) m.instants[s][q - 1] = open[q - 1].finish();
-      entering[s][q] = live;
-      raise(m.per_step[s][q], live);
-      if (keep_instants) open[q].add(live);
-    }
-    cur = std::max(cur, r);
-  };
-  auto leaveStep = [&] {
-    enterUpTo(regions[s].count() - 1);
-    m.instants[s][cur] = open[cur].finish();
-    ++s;
-    cur = -1;
-  };
-  for (size_t i = 0; i < events.size(); ++i) {
-    const MemoryEvent e = events[i];
-    Ns t = e.time;
-    while (s < steps.size() && t > regions[s].end()) leaveStep();
-    int r = s < steps.size() ? regions[s].regionOf(t) : StepRegions::kOutside;
-    if (r != StepRegions::kOutside) enterUpTo(r);
-    sat::addTo(live, e.delta);
-    bool last_at_time = i + 1 == events.size() || events.time(i + 1) != t;
-    if (!last_at_time) continue;
-    if (r == StepRegions::kOutside)
-      noteOutside(t);
-    else {
-      raise(m.per_step[s][r], live);
-      if (keep_instants) open[r].add(live);
-    }
-  }
-  while (s < steps.size()) leaveStep();
-  return m;
-}
-
-// Born-in-position and drop-bucket bookkeeping for one complete step.
-struct BornStats {
-  std::vector<Bytes> kept, peak;
-  std::map<std::pair<int, int>, Bytes> buckets;  // (first unit, last unit) -> bytes
-};
-
-// A unit's output that the trace frees in the unit's own backward (it saved
-// its own result, chain/in_place_outputs.h) is held by its consumer when the
-// unit ends a checkpoint: only a checkpoint that also holds the next unit
-// drops it, so it goes to the bucket (k, k + 1), as the simulator prices it.
-BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
-                    const StepRegions& reg, const InPlaceOutputs& inplace) {
-  int n = reg.units();
-  std::vector<const Allocation*> outputs(n);
-  const bool reentrant = reentrantCheckpoint(trace);
-  for (int k = 0; k < n; ++k) {
-    outputs[k] = inplace.output(step, reg, k);
-    if (!outputs[k] && reentrant) outputs[k] = reentrantHolds(trace, filter, step, k, k).output;
-  }
-  BornStats b;
-  b.kept.assign(2 * n - 1, 0);
-  b.peak.assign(2 * n - 1, 0);
-  std::vector<std::vector<MemoryEvent>> local(2 * n - 1);
-  auto first = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), reg.begin(),
-                                [](const Allocation& a, Ns t) { return a.alloc < t; });
-  for (auto it = first; it != trace.allocations.end() && it->alloc <= reg.end(); ++it) {
-    const Allocation& a = *it;
-    if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc) || keptByTheLibrary(a)) continue;
-    int p = reg.regionOf(a.alloc);
-    if (!reg.isForwardPosition(p)) continue;
-    int fr = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
-    if (fr == p) {
-      local[p].push_back({a.alloc, a.bytes});
-      local[p].push_back({a.free, -a.bytes});
-      continue;
-    }
-    local[p].push_back({a.alloc, a.bytes});
-    sat::addTo(b.kept[p], a.bytes);
-    int q = reg.backwardPosition(fr);
-    if (q < 0) continue;
-    if (p == q && p % 2 == 0 && &a == outputs[p / 2]) {
-      if (p / 2 + 1 >= n) continue;  // the last unit's output: no checkpoint drops it
-      q = p + 2;
-    }
-    int lo = std::min(p, q), hi = std::max(p, q);
-    sat::addTo(b.buckets[{lo / 2, (hi + 1) / 2}], a.bytes);
-  }
-  for (size_t p = 0; p < local.size(); ++p) b.peak[p] = eventsPeak(local[p]);
-  return b;
-}
-
-bool ranAll(const StepLayout& step, int first, int last) {
-  for (int k = first; k <= last; ++k)
-    if (step.units[k].skipped) return false;
-  return true;
-}
-
-// The drop a plan can count on for each bucket (first, last): the smallest
-// that the steps in which all its units ran show. A step that skipped one
-// of them (LayerDrop, step_layout.h) has nothing of it to drop, and none of
-// its memory either; skipCredit makes up for it.
-std::map<std::pair<int, int>, Bytes> smallestDrops(const std::vector<const StepLayout*>& steps,
-                                                   const std::vector<BornStats>& born) {
-  std::map<std::pair<int, int>, Bytes> out;
-  for (const BornStats& b : born)
-    for (const auto& [key, bytes] : b.buckets) out.emplace(key, LLONG_MAX);
-  for (auto it = out.begin(); it != out.end();) {
-    for (size_t s = 0; s < steps.size(); ++s) {
-      if (!ranAll(*steps[s], it->first.first, it->first.second)) continue;
-      auto f = born[s].buckets.find(it->first);
-      it->second = std::min(it->second, f == born[s].buckets.end() ? 0 : f->second);
-    }
-    it = it->second > 0 && it->second < LLONG_MAX ? std::next(it) : out.erase(it);
-  }
-  return out;
-}
-
-// What one step lacks of the drops the chain counts on, by unit position:
-// credit[k] bounds what a plan's segments that end before unit k drop, by
-// the chain's count, beyond what they drop in this step; the chain
-// subtracts exactly those drops from the moments at k, so the step's
-// moments there, raised by credit[k], stay at least what the simulator
-// finds in it under any plan. 0 in a step where every unit ran (it drops
-// at least the chain's count of every bucket). Where LayerDrop skipped a
-// unit, the step lacks that unit's drops but also the memory they are, so
-// it is priced as if the unit had held there what it drops in the steps it
-// ran in: near the level of those steps, which the envelope has anyway.
-// The step's own buckets that the chain does not count (the output of the
-// unit before the skipped one, read by the one after it: (k-1, k+1)) are
-// dropped by every segment that drops the chain's (k-1, k) and (k, k+1)
-// there, so the bound is the most over all plans of the lacking bytes of
-// their segments, a longest-path over the unit positions, not their sum.
-std::vector<Bytes> skipCredit(const StepLayout& step, const BornStats& b,
-                              const std::map<std::pair<int, int>, Bytes>& drops, int n) {
-  std::vector<Bytes> credit(n + 1, 0);
-  if (std::none_of(step.units.begin(), step.units.end(), [](const UnitWindow& u) { return u.skipped; }))
-    return credit;
-  // lacking[f][l]: the chain's bytes of bucket (f, l) less the step's.
-  std::vector<std::vector<Bytes>> lacking(n, std::vector<Bytes>(n, 0));
-  for (const auto& [key, bytes] : b.buckets) lacking[key.first][key.second] = sat::sub(0, bytes);
-  for (const auto& [key, bytes] : drops) sat::addTo(lacking[key.first][key.second], bytes);
-  // credit[l + 1]: the most over plans of units 0..l, the last segment
-  // [i..l] or none. row[i]: the lacking bytes of buckets (i, t <= l).
-  std::vector<Bytes> row(n, 0);
-  for (int l = 0; l < n; ++l) {
-    credit[l + 1] = credit[l];
-    Bytes inside = 0;  // of the buckets inside [i..l]
-    for (int i = l; i >= 0; --i) {
-      sat::addTo(row[i], lacking[i][l]);
-      sat::addTo(inside, row[i]);
-      credit[l + 1] = std::max(credit[l + 1], sat::add(credit[i], inside));
-    }
-  }
-  return credit;
-}
-
-}  // namespace
-
-Ns UnitChain::recomputeNs(int first, int last) const {
-  Ns t = 0;
-  for (int k = first; k <= last; ++k) t = sat::add(t, sat::add(forward_ns[k], k < last ? gap_ns[k] : 0));
-  return t;
-}
-
-Bytes UnitChain::droppedBytes(int first, int last) const {
-  Bytes d = 0;
-  for (int j = first; j <= last; ++j)
-    for (const DropBucket& b : drops[j])
-      if (b.first >= first) sat::addTo(d, b.bytes);
-  return d;
-}
-
-UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
-                         const RunLayout& layout, const std::vector<std::string>& names,
-                         const RecordedEvents* recorded, bool moments) {
+// The steps the chain is an envelope of: the complete ones, in time order.
+std::vector<const StepLayout*> completeSteps(const RunLayout& layout) {
   std::vector<const StepLayout*> steps;
   for (const StepLayout& s : layout.steps)
     if (s.complete) steps.push_back(&s);
@@ -291,105 +57,119 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   }
   std::sort(steps.begin(), steps.end(),
             [](const StepLayout* a, const StepLayout* b) { return a->start < b->start; });
-  int n = static_cast<int>(names.size());
-  std::vector<StepRegions> regions;
-  for (const StepLayout* s : steps) regions.emplace_back(*s);
+  return steps;
+}
 
-  UnitChain c;
-  c.names = names;
-  c.complete_steps = steps.size();
-  std::vector<std::vector<Bytes>> entering;
-  std::optional<RecordedEvents> own;
-  if (!recorded) own.emplace(trace.allocations, filter);
-  const RecordedEvents& events = recorded ? *recorded : *own;
-  LevelBefore level(events);  // asked step after step, in time order
-  RegionMaxima maxima = regionMaxima(trace, events, steps, regions, entering, moments);
-  c.outside = std::max<Bytes>(0, maxima.outside);
-  c.outside_where = maxima.outside_where;
+// What a checkpoint of each unit holds beyond its forward, at its worst
+// step: its arguments, and under a reentrant checkpoint its output and the
+// output's gradient.
+void measureHolds(UnitChain& c, const Trace& trace, const AllocationFilter& filter,
+                  const std::vector<const StepLayout*>& steps, int n) {
   c.held_arguments.assign(n, 0);
   for (const StepLayout* s : steps)
     for (int k = 0; k < n; ++k)
       c.held_arguments[k] = std::max(c.held_arguments[k], heldArgumentBytes(trace, filter, *s, k));
   c.reentrant_held.assign(n, 0);
-  if (reentrantCheckpoint(trace)) {
-    for (const StepLayout* s : steps) {
-      for (int k = 0; k < n; ++k) {
-        ReentrantHolds h = reentrantHolds(trace, filter, *s, k, k);
-        Bytes b = sat::add(h.output_grad ? h.output_grad->bytes : 0, h.output ? h.output->bytes : 0);
-        c.reentrant_held[k] = std::max(c.reentrant_held[k], b);
-      }
+  if (!reentrantCheckpoint(trace)) return;
+  for (const StepLayout* s : steps) {
+    for (int k = 0; k < n; ++k) {
+      ReentrantHolds h = reentrantHolds(trace, filter, *s, k, k);
+      Bytes b = sat::add(h.output_grad ? h.output_grad->bytes : 0, h.output ? h.output->bytes : 0);
+      c.reentrant_held[k] = std::max(c.reentrant_held[k], b);
     }
   }
+}
+
+// The envelope's slots, at zero; their moments only when kept.
+void sizeEnvelope(UnitChain& c, int n, bool moments) {
   c.unit_peak.assign(n, 0);
   c.gap_peak.assign(n, 0);
   c.before_backward.assign(n, 0);
   c.born_kept.assign(2 * n - 1, 0);
   c.born_peak.assign(2 * n - 1, 0);
   c.backward_peak.assign(n, 0);
-  if (moments) {
-    c.unit_peak_moments.assign(n, {});
-    c.backward_peak_moments.assign(n, {});
-    c.gap_peak_moments.assign(n, {});
-    c.unit_peak_instants.assign(n, {});
-    c.backward_peak_instants.assign(n, {});
-    c.gap_peak_instants.assign(n, {});
-    c.before_backward_moments.assign(n, {});
-    c.born_kept_moments.assign(2 * n - 1, {});
-    c.born_peak_moments.assign(2 * n - 1, {});
-  }
-  // Entry i of one of those, or null when they are not kept.
-  auto kept = [moments](auto& per_entry, int i) { return moments ? &per_entry[i] : nullptr; };
-  static const std::vector<Bytes> no_instants;
   c.forward_peak.assign(n, 0);
   c.checkpointed_forward_peak.assign(n, 0);
-  CheckpointedForward early(trace, filter);
-  InPlaceOutputs inplace(trace, filter);
-  std::vector<BornStats> born;
-  for (size_t s = 0; s < steps.size(); ++s) born.push_back(bornStats(trace, filter, *steps[s], regions[s], inplace));
-  std::map<std::pair<int, int>, Bytes> drop_min = smallestDrops(steps, born);
-  for (size_t s = 0; s < steps.size(); ++s) {
-    const StepRegions& reg = regions[s];
-    const std::vector<Bytes>& mx = maxima.per_step[s];
-    std::vector<Bytes> credit = skipCredit(*steps[s], born[s], drop_min, n);
-    // Region r's instants in this step (none when they are not kept).
-    auto at = [&](int r) -> const std::vector<Bytes>& { return moments ? maxima.instants[s][r] : no_instants; };
-    for (int k = 0; k < n; ++k) {
-      Bytes in = credit[k], after = credit[k + 1];  // at unit k's moments; after it
-      std::vector<Bytes>* unit_moments = kept(c.unit_peak_moments, k);
-      std::vector<std::vector<Bytes>>* unit_instants = kept(c.unit_peak_instants, k);
-      raise(c.unit_peak[k], unit_moments, unit_instants, mx[reg.forward(k)], at(reg.forward(k)), in);
-      raise(c.unit_peak[k], unit_moments, unit_instants, mx[reg.backward(k)], at(reg.backward(k)), in);
-      c.forward_peak[k] = std::max(c.forward_peak[k], sat::add(mx[reg.forward(k)], in));
-      Bytes ck = checkpointedForwardPeak(trace, filter, early, inplace, level, *steps[s], reg, k, {});
-      c.checkpointed_forward_peak[k] =
-          std::max(c.checkpointed_forward_peak[k], sat::add(ck >= 0 ? ck : mx[reg.forward(k)], in));
-      raise(c.backward_peak[k], kept(c.backward_peak_moments, k), kept(c.backward_peak_instants, k),
-            mx[reg.backward(k)], at(reg.backward(k)), in);
-      std::vector<Bytes>* gap_moments = kept(c.gap_peak_moments, k);
-      std::vector<std::vector<Bytes>>* gap_instants = kept(c.gap_peak_instants, k);
-      raise(c.gap_peak[k], gap_moments, gap_instants, mx[reg.forwardGap(k)], at(reg.forwardGap(k)), after);
-      if (k + 1 < n)
-        raise(c.gap_peak[k], gap_moments, gap_instants, mx[reg.backwardGap(k + 1)], at(reg.backwardGap(k + 1)),
-              after);
-      raise(c.before_backward[k], kept(c.before_backward_moments, k),
-            sat::add(entering[s][reg.backward(k)], after));
-    }
-    for (int p = 0; p < 2 * n - 1; ++p) {
-      raise(c.born_kept[p], kept(c.born_kept_moments, p), born[s].kept[p]);
-      raise(c.born_peak[p], kept(c.born_peak_moments, p), born[s].peak[p]);
-    }
+  if (!moments) return;
+  c.unit_peak_moments.assign(n, {});
+  c.backward_peak_moments.assign(n, {});
+  c.gap_peak_moments.assign(n, {});
+  c.unit_peak_instants.assign(n, {});
+  c.backward_peak_instants.assign(n, {});
+  c.gap_peak_instants.assign(n, {});
+  c.before_backward_moments.assign(n, {});
+  c.born_kept_moments.assign(2 * n - 1, {});
+  c.born_peak_moments.assign(2 * n - 1, {});
+}
+
+// What the envelope reads of one complete step.
+struct StepMeasures {
+  const StepLayout& step;
+  const StepRegions& reg;
+  const std::vector<Bytes>& maxima;                  // per region
+  const std::vector<std::vector<Bytes>>& instants;   // per region; empty when not kept
+  const std::vector<Bytes>& entering;                // per region
+  const BornStats& born;
+  const std::vector<Bytes>& credit;                  // skipCredit, by unit position
+};
+
+// The forward of a checkpointed unit, recomputed: probes the trace for it.
+struct ForwardProbes {
+  const CheckpointedForward& early;
+  const InPlaceOutputs& inplace;
+  LevelBefore& level;
+};
+
+// Raises the envelope by one step's regions, each moment by what the step
+// lacks of the chain's drops there (skipCredit).
+void raiseByStep(UnitChain& c, const Trace& trace, const AllocationFilter& filter, ForwardProbes& probes,
+                 const StepMeasures& m, bool moments) {
+  int n = static_cast<int>(c.names.size());
+  static const std::vector<Bytes> no_instants;
+  // Entry i of one of the moment lists, or null when they are not kept.
+  auto kept = [moments](auto& per_entry, int i) { return moments ? &per_entry[i] : nullptr; };
+  auto at = [&](int r) -> const std::vector<Bytes>& { return moments ? m.instants[r] : no_instants; };
+  const StepRegions& reg = m.reg;
+  const std::vector<Bytes>& mx = m.maxima;
+  for (int k = 0; k < n; ++k) {
+    Bytes in = m.credit[k], after = m.credit[k + 1];  // at unit k's moments; after it
+    std::vector<Bytes>* unit_moments = kept(c.unit_peak_moments, k);
+    std::vector<std::vector<Bytes>>* unit_instants = kept(c.unit_peak_instants, k);
+    raise(c.unit_peak[k], unit_moments, unit_instants, mx[reg.forward(k)], at(reg.forward(k)), in);
+    raise(c.unit_peak[k], unit_moments, unit_instants, mx[reg.backward(k)], at(reg.backward(k)), in);
+    c.forward_peak[k] = std::max(c.forward_peak[k], sat::add(mx[reg.forward(k)], in));
+    Bytes ck = checkpointedForwardPeak(trace, filter, probes.early, probes.inplace, probes.level, m.step, reg, k, {});
+    c.checkpointed_forward_peak[k] =
+        std::max(c.checkpointed_forward_peak[k], sat::add(ck >= 0 ? ck : mx[reg.forward(k)], in));
+    raise(c.backward_peak[k], kept(c.backward_peak_moments, k), kept(c.backward_peak_instants, k),
+          mx[reg.backward(k)], at(reg.backward(k)), in);
+    std::vector<Bytes>* gap_moments = kept(c.gap_peak_moments, k);
+    std::vector<std::vector<Bytes>>* gap_instants = kept(c.gap_peak_instants, k);
+    raise(c.gap_peak[k], gap_moments, gap_instants, mx[reg.forwardGap(k)], at(reg.forwardGap(k)), after);
+    if (k + 1 < n)
+      raise(c.gap_peak[k], gap_moments, gap_instants, mx[reg.backwardGap(k + 1)], at(reg.backwardGap(k + 1)),
+            after);
+    raise(c.before_backward[k], kept(c.before_backward_moments, k), sat::add(m.entering[reg.backward(k)], after));
   }
+  for (int p = 0; p < 2 * n - 1; ++p) {
+    raise(c.born_kept[p], kept(c.born_kept_moments, p), m.born.kept[p]);
+    raise(c.born_peak[p], kept(c.born_peak_moments, p), m.born.peak[p]);
+  }
+}
+
+// Each bucket filed under the last unit of the segments that drop it.
+void fileDrops(UnitChain& c, const std::map<std::pair<int, int>, Bytes>& drop_min, int n) {
   c.drops.assign(n, {});
   c.saved.assign(n, 0);
   for (const auto& [key, bytes] : drop_min) {
     c.drops[key.second].push_back({key.first, bytes});
     if (key.first == key.second) sat::addTo(c.saved[key.first], bytes);
   }
+}
 
-  // Times from the steady steps.
-  std::vector<const StepLayout*> steady;
-  for (size_t i : layout.steady) steady.push_back(&layout.steps[i]);
-  // Recompute as the simulator prices it (recompute_cost.h).
+// Recompute as the simulator prices it (recompute_cost.h), and the step
+// time, from the steady steps.
+void priceRecompute(UnitChain& c, const Trace& trace, const RunLayout& layout, int n) {
   c.forward_ns.assign(n, 0);
   c.gap_ns.assign(n, 0);
   OpIndex no_calls_kept(trace);
@@ -398,16 +178,18 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     if (k + 1 < n) c.gap_ns[k] = gapRecomputeNs(layout, k);
   }
   std::vector<Ns> durations;
-  for (const StepLayout* s : steady) durations.push_back(sat::sub(s->end, s->start));
+  for (size_t i : layout.steady) durations.push_back(sat::sub(layout.steps[i].end, layout.steps[i].start));
   c.step_ns = median(durations);
-  c.steady_step = steady.empty() ? -1 : steady.front()->step;
-  // From the events: a curve of every instant is two points per allocation more.
-  c.baseline_peak = sortedEventsPeak(events);
-  if (!steady.empty()) {
-    c.persistent = level.at(events.firstAfter(sat::sub(steady.front()->start, 1)));
-  }
-  // The last gap from where the recorded run had freed the checkpoints'
-  // arguments on: a checkpoint holds them there (chain_peak.cpp).
+  c.steady_step = layout.steady.empty() ? -1 : layout.steps[layout.steady.front()].step;
+}
+
+// The last gap from where the recorded run had freed the checkpoints'
+// arguments on, each step's highest level: a checkpoint holds them there
+// (chain_peak.cpp).
+void measureMidAfterArguments(UnitChain& c, const Trace& trace, const AllocationFilter& filter,
+                              const std::vector<const StepLayout*>& steps, const RecordedEvents& events,
+                              LevelBefore& level, const std::vector<BornStats>& born,
+                              const std::map<std::pair<int, int>, Bytes>& drop_min, int n) {
   c.mid_after_arguments_moments.clear();
   for (size_t si = 0; si < steps.size(); ++si) {
     const StepLayout* s = steps[si];
@@ -429,6 +211,63 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
     }
     raise(c.mid_after_arguments, &c.mid_after_arguments_moments, most);
   }
+}
+
+}  // namespace
+
+Ns UnitChain::recomputeNs(int first, int last) const {
+  Ns t = 0;
+  for (int k = first; k <= last; ++k) t = sat::add(t, sat::add(forward_ns[k], k < last ? gap_ns[k] : 0));
+  return t;
+}
+
+Bytes UnitChain::droppedBytes(int first, int last) const {
+  Bytes d = 0;
+  for (int j = first; j <= last; ++j)
+    for (const DropBucket& b : drops[j])
+      if (b.first >= first) sat::addTo(d, b.bytes);
+  return d;
+}
+
+UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
+                         const RunLayout& layout, const std::vector<std::string>& names,
+                         const RecordedEvents* recorded, bool moments) {
+  std::vector<const StepLayout*> steps = completeSteps(layout);
+  int n = static_cast<int>(names.size());
+  std::vector<StepRegions> regions;
+  for (const StepLayout* s : steps) regions.emplace_back(*s);
+
+  UnitChain c;
+  c.names = names;
+  c.complete_steps = steps.size();
+  std::vector<std::vector<Bytes>> entering;
+  std::optional<RecordedEvents> own;
+  if (!recorded) own.emplace(trace.allocations, filter);
+  const RecordedEvents& events = recorded ? *recorded : *own;
+  LevelBefore level(events);  // asked step after step, in time order
+  RegionMaxima maxima = regionMaxima(trace, events, steps, regions, entering, moments);
+  c.outside = std::max<Bytes>(0, maxima.outside);
+  c.outside_where = maxima.outside_where;
+  measureHolds(c, trace, filter, steps, n);
+  sizeEnvelope(c, n, moments);
+  CheckpointedForward early(trace, filter);
+  InPlaceOutputs inplace(trace, filter);
+  std::vector<BornStats> born;
+  for (size_t s = 0; s < steps.size(); ++s) born.push_back(bornStats(trace, filter, *steps[s], regions[s], inplace));
+  std::map<std::pair<int, int>, Bytes> drop_min = smallestDrops(steps, born);
+  ForwardProbes probes{early, inplace, level};
+  for (size_t s = 0; s < steps.size(); ++s) {
+    std::vector<Bytes> credit = skipCredit(*steps[s], born[s], drop_min, n);
+    StepMeasures m{*steps[s], regions[s], maxima.per_step[s], maxima.instants[s], entering[s], born[s], credit};
+    raiseByStep(c, trace, filter, probes, m, moments);
+  }
+  fileDrops(c, drop_min, n);
+  priceRecompute(c, trace, layout, n);
+  // From the events: a curve of every instant is two points per allocation more.
+  c.baseline_peak = sortedEventsPeak(events);
+  if (!layout.steady.empty())
+    c.persistent = level.at(events.firstAfter(sat::sub(layout.steps[layout.steady.front()].start, 1)));
+  measureMidAfterArguments(c, trace, filter, steps, events, level, born, drop_min, n);
   return c;
 }
 

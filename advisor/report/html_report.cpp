@@ -2,6 +2,7 @@
 // the memory chart (inline SVG), for people who would rather look than read.
 #include <sstream>
 
+#include "byte_text.h"
 #include "report/report_data.h"
 #include "report/svg_chart.h"
 #include "report/text_escape.h"
@@ -44,8 +45,8 @@ std::string htmlReport(const ReportData& r) {
       << (v.budget_memory == "reserved" ? mib(v.budget) + (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string())
                                         : std::string())
       << "</td></tr>\n";
-  h << "<tr><td>step time</td><td>" << ms(v.baseline_step_ns) << "</td><td>" << ms(v.predicted_step_ns)
-    << "</td><td>" << ms(v.measured_step_ns) << "</td><td></td></tr>\n</table>\n";
+  h << "<tr><td>step time</td><td>" << formatNs(v.baseline_step_ns) << "</td><td>" << formatNs(v.predicted_step_ns)
+    << "</td><td>" << formatNs(v.measured_step_ns) << "</td><td></td></tr>\n</table>\n";
   if (!r.ranks.empty()) {
     h << "<h2>Ranks</h2>\n";
     if (!r.culprit.empty()) h << "<p class=\"bad\">" << xmlEscape(r.culprit) << "</p>\n";
@@ -54,7 +55,7 @@ std::string htmlReport(const ReportData& r) {
     for (const RankRow& k : rankRows(r))
       h << "<tr><td>" << k.rank << "</td><td>" << k.baseline_run << "</td><td>" << k.run << "</td><td>"
         << xmlEscape(k.status) << "</td><td>" << mib(k.predicted_peak) << "</td><td>" << mib(k.measured_peak)
-        << "</td><td>" << ms(k.measured_step_ns) << "</td><td" << (k.verdict == "PASS" ? ">PASS" : " class=\"bad\">FAIL")
+        << "</td><td>" << formatNs(k.measured_step_ns) << "</td><td" << (k.verdict == "PASS" ? ">PASS" : " class=\"bad\">FAIL")
         << "</td></tr>\n";
     h << "</table>\n<p>The chart and the table above it show rank " << r.chart_rank
       << ", the highest measured peak.</p>\n";

@@ -1,6 +1,7 @@
 // The Markdown report: readable in a CI step summary ($GITHUB_STEP_SUMMARY).
 #include <sstream>
 
+#include "byte_text.h"
 #include "report/report_data.h"
 #include "report/text_escape.h"
 #include "report/what_if_table.h"
@@ -62,8 +63,8 @@ std::string markdownReport(const ReportData& r) {
        << (v.measured_reserved_peak >= 0 ? mib(v.measured_reserved_peak) + " (" + v.measured_reserved_source + ")" : "n/a")
        << " | " << (v.budget_memory == "reserved" ? mib(v.budget) + (v.headroom > 0 ? " (headroom " + mib(v.headroom) + ")" : std::string()) : "")
        << " |\n";
-  md << "| step time | " << ms(v.baseline_step_ns) << " | " << ms(v.predicted_step_ns) << " | "
-     << ms(v.measured_step_ns)
+  md << "| step time | " << formatNs(v.baseline_step_ns) << " | " << formatNs(v.predicted_step_ns) << " | "
+     << formatNs(v.measured_step_ns)
      << (slowdownMeasured(v) ? ratio(static_cast<double>(v.measured_step_ns), static_cast<double>(v.baseline_step_ns))
                              : std::string())
      << " | |\n\n";
@@ -74,7 +75,7 @@ std::string markdownReport(const ReportData& r) {
     for (const RankRow& k : rankRows(r))
       md << "| " << k.rank << " | " << k.baseline_run << " | " << k.run << " | " << markdownCell(k.status)
          << " | " << mib(k.predicted_peak) << " | " << mib(k.measured_peak) << " | "
-         << ms(k.measured_step_ns) << " | " << (k.verdict == "PASS" ? "PASS" : "**FAIL**") << " |\n";
+         << formatNs(k.measured_step_ns) << " | " << (k.verdict == "PASS" ? "PASS" : "**FAIL**") << " |\n";
     md << "\nPeak and step time above are rank " << r.chart_rank << "'s, the highest measured peak.";
     if (!r.culprit.empty()) md << " **Cause:** " << markdownCell(r.culprit) << ".";
     md << "\n\n";

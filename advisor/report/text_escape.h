@@ -63,14 +63,4 @@ inline std::string mib(Bytes b) {
   return buf;
 }
 
-// Durations in the unit that keeps three significant digits readable.
-inline std::string ms(Ns ns) {
-  char buf[32];
-  double v = static_cast<double>(ns);
-  if (ns < 10000) std::snprintf(buf, sizeof buf, "%lld ns", static_cast<long long>(ns));
-  else if (ns < 10000000) std::snprintf(buf, sizeof buf, "%.1f us", v / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.1f ms", v / 1e6);
-  return buf;
-}
-
 }  // namespace gcprof::advisor

@@ -49,6 +49,8 @@ Table tableOf(const nlohmann::json& plan) {
   return t;
 }
 
+// In milliseconds whatever the size, unlike formatNs: the step times of
+// several sizes are read side by side in one sentence, in one unit.
 std::string msText(double ns) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f ms", ns / 1e6);

@@ -254,25 +254,26 @@ bool splitPasses(const StepLayout& step, const std::vector<UnitRanges>& units, s
   return true;
 }
 
-}  // namespace
-
-RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units) {
-  std::unordered_map<std::string, size_t> index;
-  for (size_t i = 0; i < units.size(); ++i) index[units[i]] = i;
-
+// The steps the units are laid out in: the recorded ones or, without step
+// markers, the whole run as one pseudo-step (-1).
+std::vector<StepLayout> recordedSteps(const Trace& trace) {
   std::vector<StepLayout> steps;
-  std::unordered_map<int64_t, size_t> step_at;
-  for (const Step& s : trace.steps) {
-    step_at[s.index] = steps.size();
-    steps.push_back({s.index, s.start, s.end, {}, false, ""});
-  }
-  bool pseudo = steps.empty();
-  if (pseudo) {
-    // No step markers: the whole run is one step.
+  for (const Step& s : trace.steps) steps.push_back({s.index, s.start, s.end, {}, false, ""});
+  if (steps.empty()) {
     auto [lo, hi] = runSpan(trace);
     steps.push_back({-1, lo, hi, {}, false, ""});
   }
+  return steps;
+}
 
+// Each unit's forward and backward ranges, by step: [step][unit].
+std::vector<std::vector<UnitRanges>> unitRangesByStep(const Trace& trace, const std::vector<std::string>& units,
+                                                      const std::vector<StepLayout>& steps, bool pseudo) {
+  std::unordered_map<std::string, size_t> index;
+  for (size_t i = 0; i < units.size(); ++i) index[units[i]] = i;
+  std::unordered_map<int64_t, size_t> step_at;
+  if (!pseudo)
+    for (size_t i = 0; i < steps.size(); ++i) step_at[steps[i].step] = i;
   std::vector<std::vector<UnitRanges>> ranges(steps.size(), std::vector<UnitRanges>(units.size()));
   for (const Range& r : trace.ranges) {
     if (r.domain != RangeDomain::Module || r.phase == Phase::User) continue;
@@ -291,62 +292,77 @@ RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units)
     UnitRanges& ur = ranges[si][u->second];
     (r.phase == Phase::Forward ? ur.forward : ur.backward).push_back(&r);
   }
-  RunLayout layout;
-  for (size_t si = 0; si < steps.size(); ++si) {
-    StepLayout& st = steps[si];
-    if (units.empty()) {
-      st.problem = "no units";
-      layout.steps.push_back(std::move(st));
-      continue;
-    }
-    std::vector<UnitRanges>& ur = ranges[si];
-    for (UnitRanges& u : ur) {
-      auto byStart = [](const Range* a, const Range* b) { return a->start < b->start; };
-      std::sort(u.forward.begin(), u.forward.end(), byStart);
-      std::sort(u.backward.begin(), u.backward.end(), byStart);
-      dropForwardOnlyCalls(u);
-    }
-    std::vector<Span> spans;
-    for (const UnitRanges& u : ur) spans.push_back(spanOf(u.forward, u.backward));
-    st.problem = checkChain(spans, units, st.units);
-    // A unit called more often than the others can still look like a chain
-    // (two calls back to back); its windows would then mix both calls.
-    bool same_calls = std::all_of(ur.begin(), ur.end(), [&](const UnitRanges& u) {
-      return u.forward.size() == ur.front().forward.size();
-    });
-    if (st.problem.empty() && !same_calls) st.problem = repeatedCallProblem(ur, units);
-    if (!st.problem.empty()) {
-      size_t k = uniformPasses(ur);
-      if (k && splitPasses(st, ur, k, units, layout.steps)) {
-        layout.complete += k;
-        continue;
-      }
-      std::string repeated = repeatedCallProblem(ur, units);
-      if (!repeated.empty()) st.problem = repeated;
-    }
-    st.complete = st.problem.empty();
-    if (st.complete) {
-      ++layout.complete;
-      if (pseudo) {  // the pseudo-step spans the units' work, not the set-up around it
-        st.start = std::min(st.start, st.units.front().fwd_start);
-        st.end = std::max(st.end, st.units.front().bwd_end);
-      }
-    }
+  return ranges;
+}
+
+// Lays one step's units out into `layout` (as its passes, under gradient
+// accumulation), or says there why they are not a chain in it.
+void layOutStep(StepLayout st, std::vector<UnitRanges>& ur, const std::vector<std::string>& units, bool pseudo,
+                RunLayout& layout) {
+  if (units.empty()) {
+    st.problem = "no units";
     layout.steps.push_back(std::move(st));
+    return;
   }
+  for (UnitRanges& u : ur) {
+    auto byStart = [](const Range* a, const Range* b) { return a->start < b->start; };
+    std::sort(u.forward.begin(), u.forward.end(), byStart);
+    std::sort(u.backward.begin(), u.backward.end(), byStart);
+    dropForwardOnlyCalls(u);
+  }
+  std::vector<Span> spans;
+  for (const UnitRanges& u : ur) spans.push_back(spanOf(u.forward, u.backward));
+  st.problem = checkChain(spans, units, st.units);
+  // A unit called more often than the others can still look like a chain
+  // (two calls back to back); its windows would then mix both calls.
+  bool same_calls = std::all_of(ur.begin(), ur.end(), [&](const UnitRanges& u) {
+    return u.forward.size() == ur.front().forward.size();
+  });
+  if (st.problem.empty() && !same_calls) st.problem = repeatedCallProblem(ur, units);
+  if (!st.problem.empty()) {
+    size_t k = uniformPasses(ur);
+    if (k && splitPasses(st, ur, k, units, layout.steps)) {
+      layout.complete += k;
+      return;
+    }
+    std::string repeated = repeatedCallProblem(ur, units);
+    if (!repeated.empty()) st.problem = repeated;
+  }
+  st.complete = st.problem.empty();
+  if (st.complete) {
+    ++layout.complete;
+    if (pseudo) {  // the pseudo-step spans the units' work, not the set-up around it
+      st.start = std::min(st.start, st.units.front().fwd_start);
+      st.end = std::max(st.end, st.units.front().bwd_end);
+    }
+  }
+  layout.steps.push_back(std::move(st));
+}
+
+// The complete steps but the first (with all its micro-steps), when others
+// remain.
+std::vector<size_t> steadySteps(const RunLayout& layout) {
   std::vector<size_t> complete;
   for (size_t si = 0; si < layout.steps.size(); ++si)
     if (layout.steps[si].complete) complete.push_back(si);
-  if (complete.size() >= 2) {
-    // The first step goes whole, with all its micro-steps, when others remain.
-    int64_t first = layout.steps[complete.front()].step;
-    std::vector<size_t> later;
-    for (size_t si : complete)
-      if (layout.steps[si].step != first) later.push_back(si);
-    if (later.empty()) later.assign(complete.begin() + 1, complete.end());
-    complete = later;
-  }
-  layout.steady = complete;
+  if (complete.size() < 2) return complete;
+  int64_t first = layout.steps[complete.front()].step;
+  std::vector<size_t> later;
+  for (size_t si : complete)
+    if (layout.steps[si].step != first) later.push_back(si);
+  if (later.empty()) later.assign(complete.begin() + 1, complete.end());
+  return later;
+}
+
+}  // namespace
+
+RunLayout stepLayouts(const Trace& trace, const std::vector<std::string>& units) {
+  bool pseudo = trace.steps.empty();
+  std::vector<StepLayout> steps = recordedSteps(trace);
+  std::vector<std::vector<UnitRanges>> ranges = unitRangesByStep(trace, units, steps, pseudo);
+  RunLayout layout;
+  for (size_t si = 0; si < steps.size(); ++si) layOutStep(std::move(steps[si]), ranges[si], units, pseudo, layout);
+  layout.steady = steadySteps(layout);
   return layout;
 }
 

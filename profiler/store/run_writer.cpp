@@ -1,4 +1,5 @@
 #include "run_writer.h"
+#include "bind_values.h"
 
 #include "allocation_batch.h"
 #include "run_row.h"
@@ -147,22 +148,10 @@ void RunWriter::stepTransaction(sqlite3_stmt* st, const char* what) {
 
 void RunWriter::add(const Range& r) {
   begin();
-  sqlite3_bind_int64(range_, 1, run_);
-  sqlite3_bind_int64(range_, 2, rangeRow(r.id));
   // Names come from the job (NVTX, the C API): bytes, not always UTF-8.
-  const std::string name = validUtf8(r.name);
-  sqlite3_bind_text(range_, 3, name.c_str(), static_cast<int>(name.size()), SQLITE_TRANSIENT);
-  sqlite3_bind_int(range_, 4, static_cast<int>(r.domain));
-  sqlite3_bind_int(range_, 5, static_cast<int>(r.phase));
-  sqlite3_bind_int64(range_, 6, r.thread);
-  sqlite3_bind_int(range_, 7, r.depth);
-  sqlite3_bind_int64(range_, 8, rangeRow(r.parent));
-  sqlite3_bind_int64(range_, 9, r.start);
-  sqlite3_bind_int64(range_, 10, r.end);
-  sqlite3_bind_int64(range_, 11, r.step);
-  sqlite3_bind_int64(range_, 12, r.device_ns);
-  sqlite3_bind_int64(range_, 13, r.input_bytes);
-  sqlite3_bind_int64(range_, 14, r.output_bytes);
+  bindValues(range_, 1, run_, rangeRow(r.id), validUtf8(r.name), static_cast<int>(r.domain),
+             static_cast<int>(r.phase), r.thread, r.depth, rangeRow(r.parent), r.start, r.end, r.step, r.device_ns,
+             r.input_bytes, r.output_bytes);
   done(range_);
 }
 
@@ -170,19 +159,8 @@ namespace {
 
 // Binds one allocation row at parameters first .. first + 12.
 void bindAllocation(sqlite3_stmt* st, int first, int64_t run, const Allocation& a) {
-  sqlite3_bind_int64(st, first, run);
-  sqlite3_bind_int64(st, first + 1, static_cast<int64_t>(a.addr));
-  sqlite3_bind_int64(st, first + 2, a.bytes);
-  sqlite3_bind_int(st, first + 3, a.device);
-  sqlite3_bind_int64(st, first + 4, a.stream);
-  sqlite3_bind_int64(st, first + 5, a.thread);
-  sqlite3_bind_int(st, first + 6, a.api);
-  sqlite3_bind_int64(st, first + 7, a.alloc);
-  sqlite3_bind_int64(st, first + 8, a.free);
-  sqlite3_bind_int64(st, first + 9, a.range);
-  sqlite3_bind_int64(st, first + 10, a.step);
-  sqlite3_bind_int(st, first + 11, a.kind);
-  sqlite3_bind_int64(st, first + 12, a.id);
+  bindValues(st, first, run, static_cast<int64_t>(a.addr), a.bytes, static_cast<int>(a.device), a.stream, a.thread,
+             static_cast<int>(a.api), a.alloc, a.free, a.range, a.step, static_cast<int>(a.kind), a.id);
 }
 
 }  // namespace
@@ -206,11 +184,8 @@ void RunWriter::add(const Allocation& a) {
 void RunWriter::flushAllocations() {
   if (batch_rows_ == 0) return;
   closeBatch(batch_);
-  sqlite3_bind_int64(batch_insert_, 1, run_);
-  sqlite3_bind_int64(batch_insert_, 2, batch_base_.first_id);
-  sqlite3_bind_int64(batch_insert_, 3, batch_last_id_);
-  sqlite3_bind_int64(batch_insert_, 4, batch_rows_);
-  sqlite3_bind_int64(batch_insert_, 5, batch_base_.base_ns);
+  bindValues(batch_insert_, 1, run_, batch_base_.first_id, batch_last_id_, static_cast<int64_t>(batch_rows_),
+             batch_base_.base_ns);
   // SQLITE_STATIC: the text is not touched until the statement is reset.
   sqlite3_bind_text(batch_insert_, 6, batch_.data(), static_cast<int>(batch_.size()), SQLITE_STATIC);
   batch_rows_ = 0;
@@ -235,44 +210,26 @@ int64_t RunWriter::addLive(const Allocation& a) {
 
 void RunWriter::setFree(const Allocation& a) {
   begin();
-  sqlite3_bind_int64(set_free_, 1, a.free);
-  sqlite3_bind_int64(set_free_, 2, run_);
-  sqlite3_bind_int64(set_free_, 3, a.alloc);
-  sqlite3_bind_int64(set_free_, 4, a.id);
+  bindValues(set_free_, 1, a.free, run_, a.alloc, a.id);
   done(set_free_);
 }
 
 void RunWriter::add(const Step& s) {
   begin();
-  sqlite3_bind_int64(step_, 1, run_);
-  sqlite3_bind_int64(step_, 2, s.index);
-  sqlite3_bind_int64(step_, 3, s.start);
-  sqlite3_bind_int64(step_, 4, s.end);
-  sqlite3_bind_int64(step_, 5, s.peak);
+  bindValues(step_, 1, run_, s.index, s.start, s.end, s.peak);
   done(step_);
 }
 
 void RunWriter::add(const Scalar& s) {
   begin();
-  sqlite3_bind_int64(scalar_, 1, run_);
-  sqlite3_bind_int64(scalar_, 2, s.step);
-  const std::string name = validUtf8(s.name);
-  sqlite3_bind_text(scalar_, 3, name.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_double(scalar_, 4, s.value);
+  bindValues(scalar_, 1, run_, s.step, validUtf8(s.name).c_str(), s.value);
   done(scalar_);
 }
 
 void RunWriter::add(const Kernel& k) {
   begin();
-  sqlite3_bind_int64(kernel_, 1, run_);
-  const std::string name = validUtf8(k.name);
-  sqlite3_bind_text(kernel_, 2, name.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int(kernel_, 3, k.device);
-  sqlite3_bind_int64(kernel_, 4, k.stream);
-  sqlite3_bind_int64(kernel_, 5, k.start);
-  sqlite3_bind_int64(kernel_, 6, k.end);
-  sqlite3_bind_int64(kernel_, 7, k.correlation);
-  sqlite3_bind_int64(kernel_, 8, rangeRow(k.range));
+  bindValues(kernel_, 1, run_, validUtf8(k.name).c_str(), static_cast<int>(k.device), k.stream, k.start, k.end,
+             k.correlation, rangeRow(k.range));
   done(kernel_);
 }
 
@@ -313,16 +270,9 @@ void RunWriter::finish(const RunInfo& c) {
   sqlite3_stmt* st = prepare(
       "UPDATE runs SET status=?, ended_ns=?, small_allocs=?, small_bytes=?, dropped_events=?,"
       " unmatched_frees=?, backend=?, runtime=?, exit_code=? WHERE id=?");
-  sqlite3_bind_text(st, 1, c.status.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int64(st, 2, c.ended);
-  sqlite3_bind_int64(st, 3, c.small_allocs);
-  sqlite3_bind_int64(st, 4, c.small_bytes);
-  sqlite3_bind_int64(st, 5, c.dropped_events);
-  sqlite3_bind_int64(st, 6, c.unmatched_frees);
-  sqlite3_bind_text(st, 7, c.backend.empty() ? "host" : c.backend.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_text(st, 8, c.runtime.empty() ? "native" : c.runtime.c_str(), -1, SQLITE_TRANSIENT);
-  sqlite3_bind_int(st, 9, c.exit_code);
-  sqlite3_bind_int64(st, 10, run_);
+  bindValues(st, 1, c.status.c_str(), c.ended, c.small_allocs, c.small_bytes, c.dropped_events, c.unmatched_frees,
+             c.backend.empty() ? "host" : c.backend.c_str(), c.runtime.empty() ? "native" : c.runtime.c_str(),
+             c.exit_code, run_);
   int rc = sqlite3_step(st);
   sqlite3_finalize(st);
   if (rc != SQLITE_DONE) throw StoreError(path_ + ": cannot finish run: " + sqlite3_errmsg(db_));

@@ -1,0 +1,156 @@
+#include "trace_load.h"
+
+#include <algorithm>
+#include <new>
+
+#include "allocation_batch.h"
+#include "allocation_order.h"
+#include "statement.h"
+
+namespace gcprof {
+namespace {
+
+using Progress = std::function<void(int64_t done, int64_t total)>;
+
+// One run's rows in one trace file.
+struct RunRows {
+  sqlite3* db;
+  const std::string& path;
+  int version;
+  int64_t id;
+};
+
+// Tells `progress` every 65,536 rows read.
+class RowProgress {
+ public:
+  RowProgress(const Progress& progress, int64_t total) : progress_(progress), total_(total) {}
+  void row() {
+    if (progress_ && (++done_ & 0xffff) == 0) progress_(std::min(done_, total_), total_);
+  }
+
+ private:
+  const Progress& progress_;
+  int64_t total_, done_ = 0;
+};
+
+// Ranges and allocations are nearly all of a big run's rows. Counted first
+// so that the vectors are allocated once: growing a vector of ten million
+// allocations by doubling held up to three times its size. Returns the
+// rows counted.
+int64_t reserveRows(const RunRows& r, Trace& t) {
+  const std::string rows = std::string("SELECT count(*) FROM ") + allocationRowTable(r.version) + " WHERE run=?";
+  std::vector<std::string> counts{"SELECT count(*) FROM ranges WHERE run=?", rows};
+  if (r.version >= 4) counts.push_back("SELECT coalesce(sum(count), 0) FROM allocation_batches WHERE run=?");
+  int64_t n[3] = {0, 0, 0}, total = 0;
+  for (size_t i = 0; i < counts.size(); ++i) {
+    Stmt c(r.db, r.path, counts[i].c_str());
+    c.bind(1, r.id);
+    if (c.step()) n[i] = std::max<int64_t>(0, c.i64(0));
+    total += n[i];
+  }
+  // A damaged count must not reserve more than the file can hold (a row
+  // takes more than 8 bytes of it); a wrong one only costs reallocations.
+  Stmt pages(r.db, r.path, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
+  const int64_t most = pages.step() ? std::max<int64_t>(0, pages.i64(0)) / 8 : 0;
+  try {
+    t.ranges.reserve(static_cast<size_t>(std::min(n[0], most)));
+    t.allocations.reserve(static_cast<size_t>(std::min(n[1] + n[2], most)));
+  } catch (const std::bad_alloc&) {
+    // Grown as read instead.
+  }
+  return total;
+}
+
+// Appends one row to `out` per result of `sql` (whose one parameter is the
+// run), as `read` makes it of the statement.
+template <typename Row, typename Read>
+void readRows(const RunRows& r, const std::string& sql, std::vector<Row>& out, RowProgress* progress, Read read) {
+  Stmt s(r.db, r.path, sql.c_str());
+  s.bind(1, r.id);
+  while (s.step()) {
+    out.push_back(read(s));
+    if (progress) progress->row();
+  }
+}
+
+Range rangeFrom(Stmt& s) {
+  Range g;
+  s.columns(g.id, g.name, g.domain, g.phase, g.thread, g.depth, g.parent, g.start, g.end, g.step, g.device_ns,
+            g.input_bytes, g.output_bytes);
+  return g;
+}
+
+Kernel kernelFrom(Stmt& s) {
+  Kernel k;
+  s.columns(k.id, k.name, k.device, k.stream, k.start, k.end, k.correlation, k.range);
+  return k;
+}
+
+// From version 3 the table is clustered by (run, alloc_ns, id): this is a
+// walk along its primary key, no sort.
+void readAllocationRows(const RunRows& r, Trace& t, RowProgress& progress) {
+  const std::string number = allocationIdColumn(r.version);
+  readRows(r,
+           "SELECT " + number + ", addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind FROM " +
+               allocationRowTable(r.version) + " WHERE run=? ORDER BY alloc_ns, " + number,
+           t.allocations, &progress, [&](Stmt& s) {
+             Allocation a;
+             a.id = s.i64(0);
+             if (!setNarrowFields(a, s.i64(9), s.i64(10), s.i64(3), s.i64(6), s.i64(11)))
+               throw StoreError(r.path + ": run " + std::to_string(r.id) + ": allocation " + std::to_string(a.id) +
+                                " is damaged (a range, step, device, api or kind out of range)");
+             a.addr = static_cast<uint64_t>(s.i64(1));
+             a.bytes = s.i64(2);
+             a.stream = s.i64(4);
+             a.thread = s.i64(5);
+             a.alloc = s.i64(7);
+             a.free = s.i64(8);
+             return a;
+           });
+}
+
+// Version 4: most rows are in batches (allocation_batch.h), in the order the
+// recorder wrote them (at their free): all are put in (alloc_ns, id) order.
+void readAllocationBatches(const RunRows& r, Trace& t, RowProgress& progress) {
+  Stmt s(r.db, r.path, "SELECT first_id, base_ns, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
+  s.bind(1, r.id);
+  size_t before = t.allocations.size();
+  std::string problem;
+  while (s.step()) {
+    size_t from = t.allocations.size();
+    if (!parseBatch(s.text(2), BatchBase{s.i64(0), s.i64(1)}, t.allocations, problem))
+      throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the allocation batch from id " +
+                       std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
+    for (size_t i = from; i < t.allocations.size(); ++i) progress.row();
+  }
+  if (t.allocations.size() > before) sortByAllocation(t.allocations);
+}
+
+}  // namespace
+
+Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo& run, const Progress& progress) {
+  Trace t;
+  t.run = run;
+  RunRows r{db, path, version, run.id};
+  int64_t total = reserveRows(r, t);
+  if (progress) progress(0, total);
+  RowProgress rows(progress, total);
+  readRows(r,
+           "SELECT id, name, domain, phase, thread, depth, parent, start_ns, end_ns, step, device_ns, input_bytes,"
+           " output_bytes FROM ranges WHERE run=? ORDER BY start_ns, id",
+           t.ranges, &rows, rangeFrom);
+  readAllocationRows(r, t, rows);
+  if (version >= 4) readAllocationBatches(r, t, rows);
+  readRows(r, "SELECT step, start_ns, end_ns, peak_bytes FROM steps WHERE run=? ORDER BY step", t.steps, nullptr,
+           [](Stmt& s) { return Step{s.i64(0), s.i64(1), s.i64(2), s.i64(3)}; });
+  readRows(r, "SELECT step, name, value FROM scalars WHERE run=? ORDER BY step, rowid", t.scalars, nullptr,
+           [](Stmt& s) { return Scalar{s.i64(0), s.text(1), s.f64(2)}; });
+  readRows(r,
+           "SELECT rowid, name, device, stream, start_ns, end_ns, correlation, range FROM kernels WHERE run=?"
+           " ORDER BY start_ns",
+           t.kernels, nullptr, kernelFrom);
+  if (progress) progress(total, total);
+  return t;
+}
+
+}  // namespace gcprof

@@ -1,0 +1,22 @@
+// Reading one recorded run's rows into a Trace, in time order: ranges,
+// allocations (plain rows and, from version 4, batches), steps, scalars
+// and kernels.
+#pragma once
+
+#include <sqlite3.h>
+
+#include <cstdint>
+#include <functional>
+#include <string>
+
+#include "trace.h"
+
+namespace gcprof {
+
+// `run` is the run's row; `progress` (may be empty) hears (rows read, rows
+// in all) every 65,536 rows. Throws StoreError naming `path` and the row on
+// a damaged trace.
+Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo& run,
+                const std::function<void(int64_t done, int64_t total)>& progress);
+
+}  // namespace gcprof
