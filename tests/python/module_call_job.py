@@ -2,13 +2,12 @@
 
 argv[1]:
   direct        as it is: gcprof's hooks are the only ones (module_call.py's
-                Module.__call__ calls them directly)
+                Module.__call__ calls them directly); then failsafe.remove_all():
+                Module.__call__ and the hook registries must be torch's again
   global-hook   the job registers a global forward pre-hook and forward hook
                 of its own: every call goes through torch's dispatch
   module-hooks  the job hooks every other module of its own: calls of those
                 go through torch's dispatch, the rest directly
-  detach        as direct, then failsafe.remove_all(): Module.__call__ and
-                the hook registries must be torch's again
 Prints the job hooks' call counts and which Module.__call__ ran.
 """
 import os
@@ -50,7 +49,7 @@ if mode == "module-hooks":
 print("call", torch.nn.Module.__call__.__module__)
 runpy.run_path(os.path.join(HERE, "backward_ranges_job.py"), run_name="__main__")
 print("hooks", calls["pre"], calls["post"])
-if mode == "detach":
+if mode == "direct":
     from gcprof import failsafe
     failsafe.remove_all()
     dicts = ("_global_forward_pre_hooks", "_global_forward_hooks",
