@@ -45,6 +45,13 @@ saves per module call, step by step in one process. --count counts both.
 python-level calls (functions and builtins cProfile sees) and the calls into
 the injector (ctypes), against a hooks-off step.
 
+With module_call.py's Module.__call__ installed (the C++ hooks called
+without torch's hook dispatch), only the state "on" calls through it; "off"
+and the others run torch's own Module.__call__. --dispatch rotates in the
+state "torch dispatch": this shim's hooks called by torch's Module.__call__
+(as before module_call.py), so "torch dispatch" - "this shim" is what the
+direct call saves per module call, step by step in one process.
+
 Models: `linears` = 200 x Linear(8, 8) + ReLU at batch 1 (nothing but hooks:
 the worst case); `gpt` = samples/python/train_gpt.py's model, 4 layers, hidden
 128, batch 8 (the side-by-side job py-gpt); `gpt2`, `vit`, `resnet18`: the
@@ -73,6 +80,7 @@ _HOOK_DICTS = ("_global_forward_pre_hooks", "_global_forward_hooks",
 FORWARD_ONLY = "forward-only"  # this shim's module hooks without arming backward ranges
 PYTHON_BACKWARD = "python-backward"  # this shim with the python backward hooks instead of C++
 PYTHON_FORWARD = "python-forward"  # this shim with its python forward hooks instead of C++
+TORCH_DISPATCH = "torch-dispatch"  # this shim's hooks called by torch's Module.__call__
 _ON_VARIANTS = (FORWARD_ONLY, PYTHON_BACKWARD, PYTHON_FORWARD)  # "on"'s hooks, changed
 
 _PUBLIC = {
@@ -106,6 +114,10 @@ class Hooks:
         self.ranges = ranges
         # The C++ forward hooks' module (forward_hooks.cpp) when this shim uses them.
         self.native_forward = getattr(ranges, "_native", None)
+        # This shim's Module.__call__ (module_call.py) when installed: only "on"
+        # calls through it; the other states get torch's own (its hooks differ).
+        self.torch_call = torch.nn.Module._wrapped_call_impl
+        self.direct_call = torch.nn.Module.__dict__["__call__"]
         self.native_backward = self.python_backward = None
         if ranges is not None and getattr(ranges._backward, "native", False):
             from gcprof.backward_ranges import BackwardRanges
@@ -152,12 +164,13 @@ class Hooks:
         for n in _HOOK_DICTS:
             if hasattr(registry, n):
                 getattr(registry, n).clear()
-        entries_of = self.sets.get("on" if label in _ON_VARIANTS else label, {})
+        entries_of = self.sets.get("on" if label in _ON_VARIANTS + (TORCH_DISPATCH,) else label, {})
         python_forward = self.native_forward is not None and label in _ON_VARIANTS
         for n, entries in entries_of.items():
             if python_forward:
                 entries = {k: self._python_hook(v) for k, v in entries.items()}
             getattr(registry, n).update(entries)
+        torch.nn.Module.__call__ = self.direct_call if label == "on" else self.torch_call
         if self.native_forward is not None:
             self.ranges._native = None if python_forward else self.native_forward
         if self.native_backward is not None:
@@ -310,6 +323,8 @@ def main():
     ap.add_argument("--split", action="store_true",
                     help="also rotate in this shim's forward hooks alone (no backward ranges): "
                          "splits the module hooks' cost into forward and backward")
+    ap.add_argument("--dispatch", action="store_true",
+                    help="also rotate in this shim's hooks called by torch's Module.__call__")
     ap.add_argument("--compare", metavar="DIR",
                     help="another checkout's profiler/python: its hooks take turns with this one's")
     a = ap.parse_args()
@@ -338,6 +353,8 @@ def main():
         labels.append(PYTHON_BACKWARD)
     if a.split and hooks.native_forward is not None:
         labels.append(PYTHON_FORWARD)
+    if a.dispatch and hooks.direct_call is not hooks.torch_call:
+        labels.append(TORCH_DISPATCH)
     states = labels + ["off"]
     threads_before, main_before = threads_cpu_ns(), time.thread_time_ns()
     per_call = {label: [] for label in labels}
@@ -373,7 +390,8 @@ def main():
         name = {"on": "this shim" + cpp,
                 FORWARD_ONLY: f"this shim's{python_forward} forward hooks alone",
                 PYTHON_BACKWARD: f"this shim with{python_forward} forward and python backward hooks",
-                PYTHON_FORWARD: "this shim with python forward hooks (C++ backward)"
+                PYTHON_FORWARD: "this shim with python forward hooks (C++ backward)",
+                TORCH_DISPATCH: "this shim's hooks called by torch's Module.__call__",
                 }.get(label, a.compare)
         print(f"  {name}: module hooks per module call (fwd+bwd): median "
               f"{statistics.median(per_call[label]):.1f} us (quartiles {q[0]:.1f}-{q[2]:.1f}); "
@@ -391,6 +409,10 @@ def main():
         saved = [x - y for x, y in zip(per_call[PYTHON_FORWARD], per_call["on"])]
         print(f"  C++ forward hooks save per module call: median "
               f"{statistics.median(saved):.1f} us (python forward hooks - this shim, same rounds)")
+    if TORCH_DISPATCH in labels:
+        saved = [x - y for x, y in zip(per_call[TORCH_DISPATCH], per_call["on"])]
+        print(f"  the direct call saves per module call: median "
+              f"{statistics.median(saved):.1f} us (torch dispatch - this shim, same rounds)")
     print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step "
           f"(mean +{100 * statistics.mean(step_end):.2f}%), of which fingerprints "
           f"+{100 * statistics.median(fingerprint):.2f}% (mean +{100 * statistics.mean(fingerprint):.2f}%)")

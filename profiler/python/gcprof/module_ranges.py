@@ -40,13 +40,15 @@ C++ side keeps the per-thread stack and the names (set_names at each root
 call), and calls back into _native_pre/_native_post/_note_inplace below for
 root calls, calls during a backward pass, arguments it does not walk itself
 and a module's first in-place call (its later ones it marks itself). Both paths record the same events (tests/python/test_native_hooks.py).
+While they are the only module hooks, module_call.py's Module.__call__ calls
+the C++ pair directly, without torch's hook dispatch and the two wrappers.
 """
 import contextlib
 import sys
 import threading
 from time import perf_counter_ns as _clock
 
-from . import checkpointing, failsafe, native_hooks
+from . import checkpointing, failsafe, module_call, native_hooks
 from .backward_ranges import BackwardRanges
 from .native import FORWARD, USER
 from .tree_names import TreeNames
@@ -105,6 +107,7 @@ class ModuleRanges:
         # like a root there is checked (_begun_before_the_hooks).
         self._call_impl = getattr(torch.nn.Module._call_impl, "__code__", None) if attached \
             else None
+        self._direct_call = None  # module_call.py's Module.__call__ (its code) once installed
 
     def install(self):
         hooks = self._torch.nn.modules.module
@@ -129,6 +132,9 @@ class ModuleRanges:
             pre = hooks.register_module_forward_pre_hook(self._pre_without_always_call)
         failsafe.on_failure(pre.remove)
         failsafe.on_failure(post.remove)
+        if self._native is not None:  # last in, first out: gone before the hooks it stands for
+            self._direct_call = module_call.install(self._torch, self._native_pre_hook,
+                                                    self._native_post_hook)
         checkpointing.recompute_context = self.recompute
         failsafe.on_failure(lambda: setattr(checkpointing, "recompute_context", None))
         # One native call ends a forward (range_io + range_end) when the recorder can.
@@ -291,15 +297,20 @@ class ModuleRanges:
 
     def _begun_before_the_hooks(self):
         """attach: True when this thread's call that looks like a root is
-        nested in a module call begun before the hooks were in (its own
-        _call_impl frame is the only one a real root call has)."""
+        nested in a module call begun before the hooks were in (its own call
+        frame is the only one a real root call has: torch's _call_impl, or
+        module_call.py's __call__ with the _call_impl it may hand over to)."""
         tls = self._tls
         if getattr(tls, "whole", False):
             return False  # every call on this thread since passed the hooks
-        code, calls = self._call_impl, 0
+        code, direct, calls = self._call_impl, self._direct_call, 0
         frame = sys._getframe(1)
         while frame is not None:
-            calls += frame.f_code is code
+            if frame.f_code is direct:
+                calls += 1
+            elif frame.f_code is code:
+                caller = frame.f_back
+                calls += caller is None or caller.f_code is not direct
             frame = frame.f_back
         tls.whole = calls <= 1
         return not tls.whole
