@@ -25,7 +25,7 @@ PlanOutcome measure(const Trace& trace, const Advice& a, const std::string& name
   SimulationOptions options;
   options.recorded = a.recorded.get();
   if (a.memory.reserved_modelled) options.allocator = &a.memory.allocator;
-  Simulation sim = simulate(trace, a.filter, a.layout, segments, options);
+  Simulation sim = a.simulations.simulate(trace, a.filter, a.layout, segments, options);
   o.peak = sim.peak;
   if (a.memory.reserved_modelled) o.reserved_peak = sim.reserved_peak;
   o.recompute_ns = sim.recompute_ns;
@@ -251,7 +251,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
          resident.describe() + ")";
   SimulationOptions options;
   options.recorded = a.recorded.get();
-  Simulation at_least = simulate(trace, a.filter, a.layout, m.segments, options);
+  Simulation at_least = a.simulations.simulate(trace, a.filter, a.layout, m.segments, options);
   if (at_least.peak_replay_offset < 0) {  // recorded events set it: name who made them
     std::vector<std::string> units = a.units.names;
     units.insert(units.end(), a.chain.names.begin(), a.chain.names.end());
