@@ -50,6 +50,7 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
       if (allocations[i].freed()) refs_.push_back(row(i) << 1 | 1);
     }
     std::sort(refs_.begin(), refs_.end(), [this](uint32_t x, uint32_t y) { return earlier(of(x), of(y)); });
+    summarise();
     return;
   }
   // Rows in time order (a Trace's): swept with the live ones' frees in a
@@ -86,6 +87,32 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
               [&](uint32_t x, uint32_t y) { return allocations[x >> 1].bytes < allocations[y >> 1].bytes; });
   }
   freeUpTo(INT64_MAX);
+  summarise();
+}
+
+void RecordedEvents::summarise() {
+  constexpr Bytes kSmall = Bytes{1} << 61;
+  blocks_.assign((size() + kBlock - 1) / kBlock, Block{});
+  for (size_t b = 0; b < blocks_.size(); ++b) {
+    Block& blk = blocks_[b];
+    blk.small = true;
+    MemoryEvent next = (*this)[b * kBlock];
+    for (size_t i = b * kBlock; i < std::min(size(), (b + 1) * kBlock); ++i) {
+      const MemoryEvent e = next;
+      if (i + 1 < size()) next = (*this)[i + 1];
+      // Both under 2^61 in size before the sum: it cannot overflow.
+      if (e.delta <= -kSmall || e.delta >= kSmall) blk.small = false;
+      if (blk.small) blk.sum += e.delta;
+      if (blk.sum <= -kSmall || blk.sum >= kSmall) blk.small = false;
+      if (!blk.small) break;
+      bool instant_ends = i + 1 == size() || next.time != e.time;
+      if (instant_ends && (!blk.has_top || blk.sum > blk.top)) {
+        blk.top = blk.sum;
+        blk.top_at = static_cast<uint32_t>(i);
+        blk.has_top = true;
+      }
+    }
+  }
 }
 
 size_t RecordedEvents::firstAt(Ns t) const {

@@ -42,13 +42,30 @@ class RecordedEvents {
   size_t firstAfter(Ns t) const;  // the first event later than t; size() if none
   std::vector<MemoryEvent> copy() const;
 
+  // Runs of kBlock events, summarised so that a walk merging other events
+  // in (the replay simulator, once per plan) passes each stretch with none
+  // of its own at once instead of event by event.
+  static constexpr size_t kBlock = 128;
+  struct Block {
+    Bytes sum = 0;       // of the block's deltas
+    Bytes top = 0;       // the highest level at the end of an instant in it, above the level before it
+    uint32_t top_at = 0; // the first event of the block at that level (index into the events)
+    bool has_top = false;  // some instant ends in the block (one whose next event is later)
+    bool small = false;    // every partial sum under 2^61 in size: summed at once, nothing saturates
+  };
+  // Block b: events [b * kBlock, (b + 1) * kBlock) (the last may be shorter).
+  const Block& block(size_t b) const { return blocks_[b]; }
+
  private:
+  void summarise();
+
   MemoryEvent of(uint32_t ref) const {
     const Allocation& a = (*rows_)[ref >> 1];
     return ref & 1 ? MemoryEvent{a.free, -a.bytes} : MemoryEvent{a.alloc, a.bytes};
   }
   const std::vector<Allocation>* rows_;
   std::vector<uint32_t> refs_;  // row << 1, | 1 for the row's free
+  std::vector<Block> blocks_;
 };
 
 // stepPeaks(trace, memoryCurveOf(events, ...)) without the curve (two

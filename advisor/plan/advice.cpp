@@ -23,7 +23,7 @@ PlanOutcome outcomeOf(const Trace& trace, const Advice& a, const std::string& na
   SimulationOptions options;
   options.recorded = a.recorded.get();
   if (a.memory.reserved_modelled) options.allocator = &a.memory.allocator;
-  Simulation sim = simulate(trace, a.filter, a.layout, segments, options);
+  Simulation sim = a.simulations.simulate(trace, a.filter, a.layout, segments, options);
   o.peak = sim.peak;
   if (a.memory.reserved_modelled) o.reserved_peak = sim.reserved_peak;
   o.recompute_ns = sim.recompute_ns;

@@ -21,6 +21,7 @@
 #include "plan/headroom.h"
 #include "plan/memory_measure.h"
 #include "simulate/replay_simulator.h"
+#include "simulate/simulation_memo.h"
 #include "solve/optimal_solver.h"
 #include "solve/strategy.h"
 
@@ -88,6 +89,9 @@ struct Advice {
   // trace they are two events of 4 bytes per allocation, and they refer to
   // the trace's rows).
   std::shared_ptr<const RecordedEvents> recorded;
+  // The plans simulated on `layout` so far (a copy of the advice starts
+  // with none); measuring a plan again reads it here.
+  mutable SimulationMemo simulations;
   std::vector<ModuleStats> modules;
   UnitSelection units;            // the blocks (units of one level)
   // The chain's units: the blocks, or for a plan over the module tree the

@@ -86,7 +86,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
          resident.describe() + ")";
   SimulationOptions options;
   options.recorded = a.recorded.get();
-  Simulation at_least = simulate(trace, a.filter, a.layout, m.segments, options);
+  Simulation at_least = a.simulations.simulate(trace, a.filter, a.layout, m.segments, options);
   if (at_least.peak_replay_offset < 0) {  // recorded events set it: name who made them
     std::vector<std::string> units = a.units.names;
     units.insert(units.end(), a.chain.names.begin(), a.chain.names.end());

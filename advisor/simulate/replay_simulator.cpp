@@ -193,6 +193,29 @@ class Walk {
     if (has_pending_) count(pending_, nullptr);
     has_pending_ = false;
   }
+  // The recorded events of `block` at once, in place of add() of each, when
+  // nothing else is merged between them and the recorded event after the
+  // block (the caller checks): the level rises by the block's sum, and the
+  // peak is the block's top when that is higher. False, having added
+  // nothing, when the block must be walked event by event: a curve or the
+  // allocator model wants every event, or the sums could saturate.
+  bool addBlock(const RecordedEvents& recorded, size_t first) {
+    const RecordedEvents::Block& block = recorded.block(first / RecordedEvents::kBlock);
+    constexpr Bytes kSmall = Bytes{1} << 61;
+    if (options_.want_curve || reserved_ || !block.small || live_ <= -kSmall || live_ >= kSmall) return false;
+    const SimEvent head = asRecorded(recorded[first]);
+    if (has_pending_) count(pending_, &head);
+    has_pending_ = false;
+    if (block.has_top && live_ + block.top > sim_.peak) {
+      const Ns at = recorded.time(block.top_at);
+      sim_.peak = live_ + block.top;
+      sim_.peak_time = sat::add(at, shift_);
+      sim_.peak_at = at;
+      sim_.peak_replay_offset = -1;
+    }
+    live_ += block.sum;
+    return true;
+  }
 
  private:
   void count(const SimEvent& e, const SimEvent* next) {
@@ -228,7 +251,18 @@ class Walk {
 // so which goes first changes nothing.
 void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std::vector<SimEvent>& plan,
                size_t& p, Ns limit, bool all) {
+  constexpr size_t kBlock = RecordedEvents::kBlock;
   for (;;) {
+    // A whole block of recorded events when the plan's next event and the
+    // limit are past the recorded event after it.
+    if (r % kBlock == 0 && r + kBlock < recorded.size()) {
+      const SimEvent after = asRecorded(recorded[r + kBlock]);
+      if ((all || after.time < limit) && (p >= plan.size() || !before(plan[p], after)) &&
+          walk.addBlock(recorded, r)) {
+        r += kBlock;
+        continue;
+      }
+    }
     const SimEvent next = r < recorded.size() ? asRecorded(recorded[r]) : SimEvent{};
     bool have_r = r < recorded.size() && (all || next.time < limit);
     bool have_p = p < plan.size() && (all || plan[p].time < limit);
@@ -333,7 +367,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     if (streaming && earliest[si] > walked) {
-      std::sort(ev.begin(), ev.end(), before);
+      std::sort(ev.begin(), ev.end(), [](const SimEvent& x, const SimEvent& y) { return before(x, y); });
       p = 0;
       walkUntil(walk, recorded, r, ev, p, earliest[si], false);
       events += p;
@@ -350,7 +384,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
     ++sim.steps_applied;
   }
-  std::sort(ev.begin(), ev.end(), before);
+  std::sort(ev.begin(), ev.end(), [](const SimEvent& x, const SimEvent& y) { return before(x, y); });
   p = 0;
   walkUntil(walk, recorded, r, ev, p, 0, true);
   walk.finish();

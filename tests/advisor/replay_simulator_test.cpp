@@ -220,5 +220,33 @@ TEST(ReplaySimulator, SharedRecordedEventsSimulateTheSame) {
   }
 }
 
+// A simulation without a curve passes the stretches of recorded events
+// between a plan's own at once (RecordedEvents::Block); with a curve it
+// walks every event. Long steps (40 units: hundreds of recorded events
+// between the events of a plan of one segment) give both the same peak.
+TEST(ReplaySimulator, RecordedStretchesPassedAtOnceSimulateTheSame) {
+  ChainSpec spec;
+  spec.units = 40;
+  spec.steps = 4;
+  Fixture f(spec);
+  RecordedEvents recorded(f.trace.allocations, f.filter);
+  Segments every;
+  for (int k = 0; k < spec.units; ++k) every.push_back({k, k});
+  for (const Segments& plan : std::vector<Segments>{{}, {{0, 0}}, {{5, 9}}, {{39, 39}}, {{0, 0}, {20, 30}}, every}) {
+    SimulationOptions walked;
+    walked.want_curve = true;
+    walked.recorded = &recorded;
+    SimulationOptions passed;
+    passed.recorded = &recorded;
+    Simulation a = simulate(f.trace, f.filter, f.layout, plan, walked);
+    Simulation b = simulate(f.trace, f.filter, f.layout, plan, passed);
+    EXPECT_EQ(a.peak, b.peak) << plan.size();
+    EXPECT_EQ(a.peak_time, b.peak_time) << plan.size();
+    EXPECT_EQ(a.peak_at, b.peak_at) << plan.size();
+    EXPECT_EQ(a.peak_replay_offset, b.peak_replay_offset) << plan.size();
+    EXPECT_EQ(a.events, b.events) << plan.size();
+  }
+}
+
 }  // namespace
 }  // namespace gcprof::advisor

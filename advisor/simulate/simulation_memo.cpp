@@ -1,0 +1,31 @@
+#include "simulate/simulation_memo.h"
+
+namespace gcprof::advisor {
+
+Simulation SimulationMemo::simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
+                                    const Segments& plan, const SimulationOptions& options) {
+  Key key;
+  for (const Segment& s : plan) std::get<0>(key).emplace_back(s.first, s.last, s.option, s.save);
+  // options.recorded is the recorded run's events, made here when null: the
+  // same simulation either way.
+  std::get<1>(key) = options.want_curve;
+  std::get<2>(key) = options.max_curve_points;
+  std::get<3>(key) = options.allocator != nullptr;
+  std::get<4>(key) = options.allocator;
+  {
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = done_.find(key);
+    if (it != done_.end()) return it->second;
+  }
+  Simulation sim = gcprof::advisor::simulate(trace, filter, layout, plan, options);
+  std::lock_guard<std::mutex> lock(mutex_);
+  done_.emplace(std::move(key), sim);
+  return sim;
+}
+
+void SimulationMemo::clear() {
+  std::lock_guard<std::mutex> lock(mutex_);
+  done_.clear();
+}
+
+}  // namespace gcprof::advisor
