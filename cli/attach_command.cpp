@@ -17,6 +17,7 @@
 #include "process_tree.h"
 #include "commands.h"
 #include "recorded_launch.h"
+#include "session_folder.h"
 #include "size_parse.h"
 #include "trace_store.h"
 
@@ -63,14 +64,8 @@ void refuseIfAttached(const AttachTarget& t, const std::string& dir) {
                         " before; attaching twice to one process is not supported");
 }
 
-void removeSessionDir(const std::string& dir) {
-  for (const char* f : {"cli", "ctl", "state", "state.tmp", "request", "inject.gdb", "gdb.log"})
-    unlink((dir + "/" + f).c_str());
-  rmdir(dir.c_str());
-}
-
 void makeSessionDir(const AttachTarget& t, const std::string& dir) {
-  removeSessionDir(dir);
+  attach_session::removeFolder(dir);
   if (mkdir(dir.c_str(), 0700) != 0)
     throw std::runtime_error("cannot create " + dir + ": " + std::strerror(errno));
   std::ofstream(dir + "/cli") << getpid() << "\n";
@@ -169,6 +164,18 @@ void finishRun(const std::string& trace, long long id, const AttachArgs& a,
                  steps, a.steps, outcome.c_str());
 }
 
+// What became of the job, in words, from how waitForSession ended.
+std::string outcomeText(const std::string& outcome, bool attached) {
+  if (outcome == "ended")
+    return attached ? "the job ended while attached" : "the job ended before the attach completed";
+  // The injector writes "detached status=exited" when the job exits while
+  // attached (session.cpp): it did not continue.
+  if (outcome.find("status=exited") != std::string::npos) return "the job ended while attached";
+  if (outcome == "abandoned") return "left to detach by itself";
+  if (outcome.rfind("detached", 0) == 0) return "detached, the job continues";
+  return "nothing recorded";
+}
+
 int detachOther(pid_t pid) {
   std::string dir = sessionDir(pid);
   pid_t owner = sessionOwner(dir);
@@ -212,7 +219,7 @@ int runAttach(const AttachArgs& a) {
     injectAttachLibrary(gdb, a.pid, library, request, dir);
   } catch (...) {
     finishRun(trace, run, a, "nothing recorded");
-    removeSessionDir(dir);
+    attach_session::removeFolder(dir);
     throw;
   }
   std::fprintf(stderr, "gcprof: library loaded into pid %d in %.2f s\n", a.pid,
@@ -227,17 +234,9 @@ int runAttach(const AttachArgs& a) {
                  outcome.substr(0, outcome.find('\n')).c_str());
     rc = 2;
   }
-  // The injector writes "detached status=exited" when the job exits while
-  // attached (session.cpp): it did not continue.
-  bool exited = outcome.find("status=exited") != std::string::npos;
-  std::string said = outcome == "ended" && !attached ? "the job ended before the attach completed"
-                     : outcome == "ended" || exited ? "the job ended while attached"
-                     : outcome == "abandoned" ? "left to detach by itself"
-                     : outcome.rfind("detached", 0) == 0 ? "detached, the job continues"
-                                                         : "nothing recorded";
-  finishRun(trace, run, a, said);
+  finishRun(trace, run, a, outcomeText(outcome, attached));
   // Left to the job's side when it still has to detach (it reads ctl).
-  if (outcome != "abandoned") removeSessionDir(dir);
+  if (outcome != "abandoned") attach_session::removeFolder(dir);
   return rc;
 }
 

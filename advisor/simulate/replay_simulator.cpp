@@ -47,6 +47,13 @@ bool before(const SimEvent& a, const SimEvent& b) {
   return (a.src ? a.src->id : 0) < (b.src ? b.src->id : 0);
 }
 
+// A lambda, not `before` itself: std::sort then inlines the comparison
+// instead of calling through a function pointer (these sorts are 13% of
+// advise on a 1M-allocation trace).
+void sortInTimeOrder(std::vector<SimEvent>& events) {
+  std::sort(events.begin(), events.end(), [](const SimEvent& x, const SimEvent& y) { return before(x, y); });
+}
+
 // Adds the events one segment changes in one step; returns its recompute time.
 // FSDP's parameter gathers (ranges the python shim marks "fsdp.unshard
 // <module>"): the recomputation in backward uses the parameters gathered for
@@ -367,7 +374,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     if (streaming && earliest[si] > walked) {
-      std::sort(ev.begin(), ev.end(), [](const SimEvent& x, const SimEvent& y) { return before(x, y); });
+      sortInTimeOrder(ev);
       p = 0;
       walkUntil(walk, recorded, r, ev, p, earliest[si], false);
       events += p;
@@ -384,7 +391,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
     ++sim.steps_applied;
   }
-  std::sort(ev.begin(), ev.end(), [](const SimEvent& x, const SimEvent& y) { return before(x, y); });
+  sortInTimeOrder(ev);
   p = 0;
   walkUntil(walk, recorded, r, ev, p, 0, true);
   walk.finish();

@@ -10,8 +10,7 @@ Simulation SimulationMemo::simulate(const Trace& trace, const AllocationFilter& 
   // same simulation either way.
   std::get<1>(key) = options.want_curve;
   std::get<2>(key) = options.max_curve_points;
-  std::get<3>(key) = options.allocator != nullptr;
-  std::get<4>(key) = options.allocator;
+  std::get<3>(key) = options.allocator;
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = done_.find(key);

@@ -34,7 +34,7 @@ class SimulationMemo {
   void clear();
 
  private:
-  using Key = std::tuple<std::vector<std::tuple<int, int, int, std::vector<std::string>>>, bool, size_t, bool,
+  using Key = std::tuple<std::vector<std::tuple<int, int, int, std::vector<std::string>>>, bool, size_t,
                          const AllocatorSettings*>;
   std::mutex mutex_;
   std::map<Key, Simulation> done_;

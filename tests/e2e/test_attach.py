@@ -78,7 +78,7 @@ class Job:
             self.changed.notify_all()
 
     def steps_printed(self):
-        with self.changed:
+        with self.changed:  # a Condition's lock is reentrant: _wait's tests call this
             return sum(line.startswith("step ") for line in self.lines)
 
     def _wait(self, done, what):
@@ -94,8 +94,7 @@ class Job:
 
     def wait_for_more_steps(self, count, since):
         """Until `count` steps were printed after `since` (a steps_printed())."""
-        self._wait(lambda: sum(line.startswith("step ") for line in self.lines) >= since + count,
-                   f"{count} more steps")
+        self._wait(lambda: self.steps_printed() >= since + count, f"{count} more steps")
 
     def stderr(self):
         return "".join(self.err)

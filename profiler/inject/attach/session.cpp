@@ -20,6 +20,7 @@
 #include "attach/got_patch.h"
 #include "attach/python_bridge.h"
 #include "attach/session.h"
+#include "attach/session_folder.h"
 #include "config.h"
 #include "hook_guard.h"
 #include "recorder.h"
@@ -106,16 +107,6 @@ bool cliGone() {
          errno == ESRCH;
 }
 
-// The session's folder, when `gcprof attach` is gone and so cannot remove
-// it (killed, or left with a second Ctrl-C): a folder left in /tmp by every
-// such session would otherwise pile up.
-void removeSessionFiles() {
-  std::string dir = g_request.state.substr(0, g_request.state.rfind('/'));
-  for (const char* f : {"cli", "ctl", "state", "state.tmp", "request", "inject.gdb", "gdb.log"})
-    unlink((dir + "/" + f).c_str());
-  rmdir(dir.c_str());
-}
-
 // Undo in reverse: python hooks, GOT slots, then the writer's final flush.
 void detach(const char* reason, const char* status) {
   Phase expected = Phase::Attached;
@@ -128,7 +119,8 @@ void detach(const char* reason, const char* status) {
   g_phase.store(Phase::Detached);
   writeState(std::string("detached status=") + status + " reason=" + reason +
              " restored=" + std::to_string(restored));
-  if (cliGone()) removeSessionFiles();
+  // Nobody else will remove the session's folder.
+  if (cliGone()) attach_session::removeFolder(g_request.state.substr(0, g_request.state.rfind('/')));
 }
 
 // The job exits while attached: finish the run as a recorded job's is.
