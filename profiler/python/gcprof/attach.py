@@ -89,10 +89,11 @@ def _module_call_codes(torch):
 
 
 def _backward_codes(torch):
-    """The python frame below every backward (loss.backward(), autograd.grad)."""
-    graph = getattr(getattr(torch, "autograd", None), "graph", None)
-    run = getattr(graph, "_engine_run_backward", None)
-    return {run.__code__} if hasattr(run, "__code__") else set()
+    """The python frames below every backward: loss.backward() and
+    torch.autograd.backward / grad all run the engine from these two."""
+    autograd = getattr(torch, "autograd", None)
+    functions = (getattr(autograd, "backward", None), getattr(autograd, "grad", None))
+    return {f.__code__ for f in functions if hasattr(f, "__code__")}
 
 
 def _inside(codes):
