@@ -31,6 +31,7 @@ struct AttachArgs {
   double duration = 0;
   std::string name;
   std::string min_bytes = "1KiB";
+  std::string backend = "auto";
   bool detach = false;
 };
 
@@ -40,6 +41,14 @@ void onSignal(int) { g_signals = g_signals + 1; }
 std::string readAll(const std::string& path) {
   std::ifstream in(path);
   return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// The rest of the state file's line that starts with `key` ("" when none).
+std::string stateValue(const std::string& state, const std::string& key) {
+  size_t at = state.find("\n" + key);
+  if (at == std::string::npos) return "";
+  at += 1 + key.size();
+  return state.substr(at, state.find('\n', at) - at);
 }
 
 
@@ -99,7 +108,8 @@ std::string writeRequest(const std::string& dir, const std::string& trace, long 
   std::ofstream out(path);
   out << "db=" << trace << "\nrun_id=" << run << "\nmin_bytes=" << min_bytes
       << "\nsteps=" << a.steps << "\nduration_ms=" << static_cast<long long>(a.duration * 1000)
-      << "\ncli_pid=" << getpid() << "\nctl=" << dir << "/ctl\nstate=" << dir << "/state\n";
+      << "\ncli_pid=" << getpid() << "\nctl=" << dir << "/ctl\nstate=" << dir << "/state\n"
+      << "backend=" << a.backend << "\n";
   if (t.python) out << "shim=" << pythonShimDir() << "\n";
   return path;
 }
@@ -117,6 +127,9 @@ std::string waitForSession(const AttachArgs& a, const std::string& dir, bool& at
                    state.substr(0, state.find('\n')).c_str(), a.output.c_str(),
                    a.steps > 0 ? ("for " + std::to_string(a.steps) + " steps").c_str()
                                : "until Ctrl-C or `gcprof attach --detach PID`");
+      std::string why = stateValue(state, "cuda_off=");
+      if (!why.empty())
+        std::fprintf(stderr, "gcprof: CUDA backend off: %s\n", why.c_str());
     }
     if (!running(a.pid)) return "ended";
     if (g_signals > 1) return "abandoned";
@@ -256,6 +269,11 @@ void addAttach(CLI::App& app, int& exit_code) {
   sub->add_option("--name", args->name, "A tag for this run");
   sub->add_option("--min-bytes", args->min_bytes,
                   "Smaller host allocations are only counted, not recorded one by one")
+      ->capture_default_str();
+  sub->add_option("--backend", args->backend,
+                  "auto | host | cuda: cuda subscribes CUPTI in the job (kernels, device memory);\n"
+                  "auto does when the job has loaded CUDA")
+      ->check(CLI::IsMember({"auto", "host", "cuda"}))
       ->capture_default_str();
   sub->add_flag("--detach", args->detach, "End the `gcprof attach` session on PID now");
   sub->footer(

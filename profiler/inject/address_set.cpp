@@ -79,6 +79,16 @@ bool AddressSet::erase(uint64_t addr) {
   return true;
 }
 
+bool AddressSet::contains(uint64_t addr) {
+  uint64_t h = hashOf(addr);
+  Shard& s = shard(h);
+  Guard g(s.lock);
+  if (!s.slots) return false;
+  for (uint32_t i = static_cast<uint32_t>(h) % kSlots; s.slots[i] != 0; i = (i + 1) % kSlots)
+    if (s.slots[i] == addr) return true;
+  return false;
+}
+
 AddressSet& liveAddresses() {
   // Never destroyed: frees can arrive after static destructors have run.
   alignas(AddressSet) static char storage[sizeof(AddressSet)];

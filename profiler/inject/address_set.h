@@ -15,6 +15,7 @@ class AddressSet {
   bool insert(uint64_t addr);
   // true when `addr` was present (and is now removed).
   bool erase(uint64_t addr);
+  bool contains(uint64_t addr);
   bool empty() const { return size_.load(std::memory_order_relaxed) == 0; }
 
  private:

@@ -200,6 +200,24 @@ def job_report(args, job, checks, lines, doc):
     checks.add(f"{job}: advised", advised > 0, f"{advised} of {len(args.budgets)} budgets have a plan")
 
 
+def attach_report(args, lines, doc):
+    """The attached run as recorded (its failures are in failed.txt)."""
+    try:
+        run = json.load(open(os.path.join(args.work, "attach-show.json")))["runs"][-1]
+        said = open(os.path.join(args.work, "attach.err")).read()
+    except (OSError, ValueError, IndexError, KeyError):
+        return
+    cuda = re.search(r"cuda=(\w+)", said)
+    doc["attach"] = {k: run.get(k) for k in ("status", "steps", "backend", "peak_bytes",
+                                             "allocated_peak_bytes", "reserved_peak_bytes",
+                                             "reserved_source")}
+    doc["attach"]["cuda"] = cuda.group(1) if cuda else None
+    lines.append(f"\n## attach\n\nrun {run.get('status')}, {run.get('steps')} steps, backend "
+                 f"{run.get('backend')} (cuda={doc['attach']['cuda']}), allocated peak "
+                 f"{mib(run.get('allocated_peak_bytes'))}, reserved peak "
+                 f"{mib(run.get('reserved_peak_bytes'))} ({run.get('reserved_source')})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--work", required=True)
@@ -220,6 +238,7 @@ def main():
     doc = {"gpu": args.gpu, "device": args.device, "build_s": args.build_s, "run_s": args.run_s, "jobs": []}
     for job in args.jobs:
         job_report(args, job, checks, lines, doc)
+    attach_report(args, lines, doc)
     try:
         for l in open(os.path.join(args.work, "failed.txt")).read().splitlines():
             if l.strip():

@@ -308,7 +308,8 @@ class AttachTorchvision(unittest.TestCase):
 
 
 class AttachCpp(unittest.TestCase):
-    """The C++ sample (C API ranges and steps) attached the same way."""
+    """The C++ sample (C API ranges and steps) attached the same way, asking for
+    the CUDA backend in a job that runs on the CPU."""
 
     def test_cpp_sample_attached_and_advised(self):
         flags = [a if a != "3" else "40" for a in p.SMALL]
@@ -322,7 +323,12 @@ class AttachCpp(unittest.TestCase):
             lines.append(line)
             if line.startswith("step 3 "):
                 break
-        p.gcprof("attach", str(job.pid), "-o", db, "--steps", "3", timeout=300)
+        # --backend cuda on a job that never loaded CUDA: said, and host memory still recorded.
+        out = p.gcprof("attach", str(job.pid), "-o", db, "--steps", "3", "--backend", "cuda",
+                       timeout=300)
+        self.assertIn("cuda=off", out.stderr)
+        self.assertRegex(out.stderr, "gcprof: CUDA backend off: (the job has not loaded the CUDA "
+                                     "driver|this gcprof was built without the CUDA backend)")
         rest, err = job.communicate(timeout=600)
         self.assertEqual(job.returncode, 0, err)
         self.assertEqual(p.losses("".join(lines) + rest), p.losses(plain.stdout))

@@ -81,3 +81,14 @@ TEST(AddressSet, ASegmentAndItsFirstBlockAreKeptApart) {
   EXPECT_EQ(allocs, 2) << "the tensor at its segment's address was dropped";
   EXPECT_EQ(frees, 2);
 }
+
+// The attach baseline skips a block the allocator's tracker reported already.
+TEST(AddressSet, ContainsSeesInsertedAddressesUntilErased) {
+  static AddressSet set;
+  EXPECT_FALSE(set.contains(0x1000));
+  ASSERT_TRUE(set.insert(0x1000));
+  EXPECT_TRUE(set.contains(0x1000));
+  EXPECT_FALSE(set.contains(0x2000));
+  ASSERT_TRUE(set.erase(0x1000));
+  EXPECT_FALSE(set.contains(0x1000));
+}

@@ -192,3 +192,60 @@ def test_steps_carry_the_jobs_numbers_when_the_job_runs_during_attach():
     # The step numbered n is the one after the job's n-th optimizer step.
     taken = max(int(state["step"]) for state in opt.state.values())
     assert numbers == [taken - 2, taken - 1], (numbers, taken)
+
+
+def test_device_baseline_reads_segments_and_allocated_blocks_from_the_snapshot():
+    # torch.cuda.memory_snapshot()'s shape (torch/cuda/memory.py, _snapshot):
+    # a segment is reported by its mapped size, each tensor in it by the bytes
+    # requested (as the allocator's tracker reports them); free blocks and
+    # blocks waiting for another stream (freed for the tracker) are not.
+    from gcprof import device_baseline
+    snapshot = [
+        {"device": 1, "address": 0x7f0000000000, "total_size": 2 << 20, "stream": 7,
+         "blocks": [
+             {"address": 0x7f0000000000, "size": 1 << 20, "requested_size": 1000000,
+              "state": "active_allocated"},
+             {"address": 0x7f0000100000, "size": 512 << 10, "requested_size": 0,
+              "state": "inactive"},
+             {"address": 0x7f0000180000, "size": 512 << 10, "requested_size": 400000,
+              "state": "active_awaiting_free"}]},
+        # An older torch without block addresses: blocks lie in order from the segment's.
+        {"device": 0, "address": 0x7e0000000000, "total_size": 4096, "stream": 0,
+         "blocks": [{"size": 1024, "requested_size": 1000, "state": "inactive"},
+                    {"size": 3072, "requested_size": 3000, "state": "active_allocated"}]},
+    ]
+    S, T = device_baseline.SEGMENT, device_baseline.TENSOR
+    assert list(device_baseline.blocks(snapshot)) == [
+        (0x7f0000000000, 2 << 20, 1, 7, S),
+        (0x7f0000000000, 1000000, 1, 7, T),
+        (0x7e0000000000, 4096, 0, 0, S),
+        (0x7e0000000400, 3000, 0, 0, T),
+    ]
+
+
+def test_a_backward_in_progress_is_seen_from_another_thread():
+    # On a GPU the device baseline waits for no backward to run: the engine
+    # frees tensors without the GIL while the snapshot is reported.
+    from gcprof import attach
+    x = torch.randn(4, requires_grad=True)
+    entered, go = threading.Event(), threading.Event()
+
+    def hold(grad):
+        entered.set()
+        go.wait(30)
+        return grad
+
+    y = (x * 2).sum()
+    x.register_hook(hold)
+    job = threading.Thread(target=y.backward)
+    codes = attach._backward_codes(torch)
+    assert codes, "torch.autograd.backward and grad not found"
+    assert not attach._inside(codes)
+    job.start()
+    try:
+        assert entered.wait(30)
+        assert attach._inside(codes)
+    finally:
+        go.set()
+        job.join(30)
+    assert not attach._inside(codes)

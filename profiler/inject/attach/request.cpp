@@ -26,9 +26,14 @@ bool parseRequest(const std::string& text, Request& out, std::string& error) {
     else if (key == "ctl") out.ctl = value;
     else if (key == "state") out.state = value;
     else if (key == "shim") out.shim = value;
+    else if (key == "backend") out.backend = value;
   }
   if (out.db.empty() || out.run_id <= 0 || out.state.empty() || out.ctl.empty()) {
     error = "db, run_id, ctl and state are required";
+    return false;
+  }
+  if (out.backend != "auto" && out.backend != "host" && out.backend != "cuda") {
+    error = "backend must be auto, host or cuda, not '" + out.backend + "'";
     return false;
   }
   return true;

@@ -17,10 +17,13 @@
 #include <string>
 
 #include "attach/alloc_hooks.h"
+#include "attach/device_backend.h"
 #include "attach/got_patch.h"
 #include "attach/python_bridge.h"
 #include "attach/session.h"
 #include "attach/session_folder.h"
+#include "address_key.h"
+#include "address_set.h"
 #include "config.h"
 #include "hook_guard.h"
 #include "recorder.h"
@@ -87,7 +90,8 @@ std::string attachPython() {
   Dl_info info{};
   dladdr(self(), &info);
   std::string call = "__import__('sys').modules['gcprof.attach'].try_start(" +
-                     pythonLiteral(info.dli_fname ? info.dli_fname : "") + ")";
+                     pythonLiteral(info.dli_fname ? info.dli_fname : "") + ", " +
+                     pythonLiteral(g_request.backend) + ")";
   for (int64_t waited = 0; waited < 60000; waited += 2) {
     long r = evalPython(call, -1);
     if (r == 0) return "";
@@ -107,12 +111,13 @@ bool cliGone() {
          errno == ESRCH;
 }
 
-// Undo in reverse: python hooks, GOT slots, then the writer's final flush.
+// Undo in reverse: python hooks, CUPTI, GOT slots, then the writer's final flush.
 void detach(const char* reason, const char* status) {
   Phase expected = Phase::Attached;
   if (!g_phase.compare_exchange_strong(expected, Phase::Detaching)) return;
   setWindow(false);
   if (g_python) detachPython();
+  stopDeviceBackend();
   size_t restored = restorePatchedSlots();
   stopWriter(status, 30000, 0);
   recordingState().disabled.store(true);
@@ -127,6 +132,7 @@ void detach(const char* reason, const char* status) {
 void onExit(int status, void*) {
   Phase expected = Phase::Attached;
   if (!g_phase.compare_exchange_strong(expected, Phase::Detaching)) return;
+  flushDeviceBackend();
   stopWriter(status == 0 ? "complete" : "failed", 30000, status);
   recordingState().disabled.store(true);
   g_phase.store(Phase::Detached);
@@ -136,6 +142,7 @@ void onExit(int status, void*) {
 void onForkChild() { recordingState().disabled.store(true); forgetWriterInChild(); }
 
 void fail(const std::string& why) {
+  stopDeviceBackend();
   restorePatchedSlots();
   if (writerRunning()) stopWriter("interrupted", 5000, 0);
   recordingState().disabled.store(true);
@@ -175,7 +182,7 @@ bool startRecording(std::string& why) {
   c.steps_relative = true;
   c.root = true;
   c.run_id = g_request.run_id;
-  strcpy(c.backend, "host");
+  snprintf(c.backend, sizeof c.backend, "%s", g_request.backend.c_str());
   setConfig(c);
   recordingState().window.store(false);
   if (!resolveAllocator()) {
@@ -214,6 +221,8 @@ void* attachMain(void*) {
     return nullptr;
   }
   size_t slots = patchNewObjects();
+  std::string cuda_why;
+  std::string cuda = startDeviceBackend(g_request.backend, cuda_why);
   int64_t hooked = nowNs();
   g_phase.store(Phase::Attached);
   g_python = !g_request.shim.empty() && pythonPresent();
@@ -229,7 +238,8 @@ void* attachMain(void*) {
   writeState("attached run=" + std::to_string(g_request.run_id) + " slots=" +
              std::to_string(slots) + " python=" + (g_python ? "1" : "0") + " hooks_ms=" +
              std::to_string((hooked - t0) / 1000000) +
-             " ready_ms=" + std::to_string((ready - t0) / 1000000));
+             " ready_ms=" + std::to_string((ready - t0) / 1000000) + " cuda=" + cuda +
+             (cuda_why.empty() ? "" : "\ncuda_off=" + cuda_why));
   watch();
   return nullptr;
 }
@@ -267,6 +277,18 @@ __attribute__((visibility("default"))) void gcprof_attach_baseline(uint64_t addr
   gcprof::inject::HookGuard guard;
   gcprof::inject::recordAlloc(addr, bytes, static_cast<int>(gcprof::AllocApi::PosixMemalign),
                               device);
+}
+
+// What PyTorch's CUDA caching allocator held at attach (device_baseline.py):
+// a segment or tensor block its trace tracker has not reported since it was
+// attached, recorded as allocated now, as the allocator's own rows are.
+__attribute__((visibility("default"))) void gcprof_attach_device_baseline(uint64_t addr,
+                                                                          int64_t bytes, int device,
+                                                                          int64_t stream, int kind) {
+  gcprof::inject::HookGuard guard;
+  if (gcprof::inject::liveAddresses().contains(gcprof::inject::addressKey(addr, device, kind))) return;
+  gcprof::inject::recordAlloc(addr, bytes, gcprof::inject::kApiC10CachingAllocator, device, stream,
+                              kind, true);
 }
 
 }  // extern "C"

@@ -18,6 +18,7 @@ struct Request {
   std::string ctl;           // the CLI writes "detach" here
   std::string state;         // we write "attached ...", "detached ...", "failed: ..."
   std::string shim;          // profiler/python, for python jobs
+  std::string backend = "auto";  // auto | host | cuda (`gcprof attach --backend`)
 };
 
 // false with `error` set when a line is malformed or a key is missing.

@@ -14,21 +14,25 @@ every optimizer of the job (steps.py).
 Memory that existed before attach (parameters, gradients, optimizer state)
 never passed through the hooks: each live tensor storage is reported once as
 a block allocated at attach (its address is the allocator's block, so its
-later free is matched), which keeps the trace's peaks absolute.
+later free is matched), which keeps the trace's peaks absolute. On a GPU,
+PyTorch's caching allocator is observed from attach on and its own snapshot
+is the device baseline (device_baseline.py).
 """
 import ctypes
 import gc
 import sys
 
-from . import failsafe
+from . import device_baseline, failsafe
 
 READY, BUSY, NO_TORCH = 0, 1, 2
 
 _attached = None  # the recorder while attached
 
 
-def try_start(injector_path):
-    """READY once the hooks are in; BUSY while a thread is inside a module call."""
+def try_start(injector_path, backend="auto"):
+    """READY once the hooks are in; BUSY while a thread is inside a module call
+    (or, in a job that uses CUDA, inside a backward). `backend` is `gcprof
+    attach --backend`: host leaves device memory alone."""
     global _attached
     torch = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "nn"):
@@ -46,13 +50,15 @@ def try_start(injector_path):
     # nested in one begun before them (module_ranges.py), and what the
     # first step needs is set up before any module hook is in (_prepare_steps).
     lib = ctypes.PyDLL(injector_path)  # loaded already: the same handle
-    if _inside_module_call(torch):
+    cuda = backend != "host" and _cuda_in_use(torch)
+    if _inside(_module_call_codes(torch) | (_backward_codes(torch) if cuda else set())):
         return BUSY
+    recorder = native.InjectorRecorder(lib)
     # Before any hook: no step can begin before the baseline is in, so the
     # blocks it reports all come before the first step. (The allocator hooks
     # are in already: a reported block freed later is matched.)
-    _report_baseline(torch, lib)
-    recorder = native.InjectorRecorder(lib)
+    on_device = cuda and device_baseline.observe(torch, recorder, lib)
+    _report_baseline(torch, lib, with_cuda=not on_device)
     try:
         startup.install_hooks(torch, recorder,
                               attaching=lambda steps: _prepare_steps(torch, steps, recorder))
@@ -71,10 +77,27 @@ def detach():
     return 0
 
 
-def _inside_module_call(torch):
+def _cuda_in_use(torch):
+    cuda = getattr(torch, "cuda", None)
+    return cuda is not None and cuda.is_available() and cuda.is_initialized()
+
+
+def _module_call_codes(torch):
     module = torch.nn.Module
-    codes = {getattr(module, name).__code__ for name in ("_call_impl", "_wrapped_call_impl")
-             if hasattr(getattr(module, name, None), "__code__")}
+    return {getattr(module, name).__code__ for name in ("_call_impl", "_wrapped_call_impl")
+            if hasattr(getattr(module, name, None), "__code__")}
+
+
+def _backward_codes(torch):
+    """The python frames below every backward: loss.backward() and
+    torch.autograd.backward / grad all run the engine from these two."""
+    autograd = getattr(torch, "autograd", None)
+    functions = (getattr(autograd, "backward", None), getattr(autograd, "grad", None))
+    return {f.__code__ for f in functions if hasattr(f, "__code__")}
+
+
+def _inside(codes):
+    """True while any thread runs one of these functions."""
     for frame in sys._current_frames().values():
         while frame is not None:
             if frame.f_code in codes:
@@ -135,7 +158,7 @@ def _live_tensors(torch):
                 yield grad
 
 
-def _report_baseline(torch, lib):
+def _report_baseline(torch, lib, with_cuda=True):
     baseline = lib.gcprof_attach_baseline
     baseline.restype = None
     baseline.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.c_int]
@@ -148,7 +171,7 @@ def _report_baseline(torch, lib):
             address, size = storage.data_ptr(), storage.nbytes()
         except Exception:  # tensor subclasses without storage (functional, fake)
             continue
-        if not address or address in seen:
+        if not address or address in seen or (t.device.type == "cuda" and not with_cuda):
             continue
         seen.add(address)
         device = t.device.index if t.device.type == "cuda" else -1

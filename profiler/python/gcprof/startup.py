@@ -54,8 +54,8 @@ def install_profiler(torch, recorder=None):
     if recorder is None:
         return None  # GCPROF_DB without the injector (e.g. LD_PRELOAD dropped): stay out
     install_hooks(torch, recorder)
-    # PyTorch's CUDA allocator observed (allocator_trace.py); `record` only:
-    # attach records host memory.
+    # PyTorch's CUDA allocator observed (allocator_trace.py); attach does it
+    # itself, with a baseline of what the allocator holds (device_baseline.py).
     if os.environ.get("GCPROF_BACKEND", "auto") != "host":
         from . import allocator_trace
         allocator_trace.install(torch, recorder)
