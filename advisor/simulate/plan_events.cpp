@@ -25,9 +25,17 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
 
 }  // namespace
 
-PlanContext::PlanContext(const Trace& t, const AllocationFilter& f)
-    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), inplace(t, f), forward(t, f),
-      reentrant(reentrantCheckpoint(t)) {}
+PlanContext::PlanContext(const Trace& t, const AllocationFilter& f, const RunLayout& l)
+    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)) {
+  const InPlaceOutputs inplace(t, f);
+  kept_outputs_.resize(l.steps.size());
+  for (size_t si = 0; si < l.steps.size(); ++si) {
+    const StepLayout& step = l.steps[si];
+    if (!step.complete) continue;
+    const StepRegions reg(step);
+    for (int k = 0; k < static_cast<int>(step.units.size()); ++k) kept_outputs_[si].push_back(inplace.output(step, reg, k));
+  }
+}
 
 void sortInTimeOrder(std::vector<SimEvent>& events) {
   // A lambda, not `before` itself: std::sort then inlines the comparison
@@ -40,9 +48,9 @@ namespace {
 // One segment in one step: where each allocation of its forward goes.
 class SegmentEvents {
  public:
-  SegmentEvents(const PlanContext& ctx, const StepLayout& step, const StepRegions& reg, const Segment& seg,
-                StepEvents& out)
-      : ctx_(ctx), step_(step), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
+  SegmentEvents(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
+                const StepRegions& reg, const Segment& seg, StepEvents& out)
+      : ctx_(ctx), forward_(forward), step_(step), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
         last_(step.units[seg.last]) {
     // A selective segment's kept operator calls in this step, as time
     // windows: what is born inside them is not dropped and not replayed, and
@@ -56,7 +64,7 @@ class SegmentEvents {
     hi_ = StepRegions::forward(seg.last);
     // The segment's output when its last unit ends in place: its consumer
     // holds it, so checkpointing does not drop it (chain/in_place_outputs.h).
-    kept_output_ = ctx.inplace.output(step, reg, seg.last);
+    kept_output_ = ctx.keptOutput(si, seg.last);
     // A reentrant checkpoint (the C++ runtime) holds the replayed output and
     // its gradient until the segment's backward ends (chain/reentrant_holds.h).
     if (ctx.reentrant) holds_ = reentrantHolds(ctx.trace, ctx.filter, step, seg.first, seg.last);
@@ -95,6 +103,7 @@ class SegmentEvents {
   void place(const Allocation& a, int born, int freed);
 
   const PlanContext& ctx_;
+  const CheckpointedForward& forward_;
   const StepLayout& step_;
   const StepRegions& reg_;
   const Segment& seg_;
@@ -141,7 +150,7 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
     // sub-module that made it returns without it (checkpointed_forward.h);
     // the replayed copy is freed where the recorded one was.
     const UnitWindow& unit = step_.units[seg_.first + (born - lo_) / 2];
-    Ns early = ctx_.forward.freeTime(a, unit.fwd_start, unit.fwd_end);
+    Ns early = forward_.freeTime(a, unit.fwd_start, unit.fwd_end);
     if (early < unit.fwd_end)
       out_.add({early, 0, -a.bytes, 0, 1, &a});
     else
@@ -155,9 +164,9 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
 
 }  // namespace
 
-Ns applySegment(const PlanContext& ctx, const StepLayout& step, const StepRegions& reg, const Segment& seg,
-                StepEvents& out) {
-  return SegmentEvents(ctx, step, reg, seg, out).make();
+Ns applySegment(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
+                const StepRegions& reg, const Segment& seg, StepEvents& out) {
+  return SegmentEvents(ctx, forward, step, si, reg, seg, out).make();
 }
 
 // The arguments of each segment's checkpointed call (chain/

@@ -41,17 +41,25 @@ inline bool before(const SimEvent& a, const SimEvent& b) {
 
 void sortInTimeOrder(std::vector<SimEvent>& events);
 
-// What the plans' events need of the trace besides the plan itself.
-struct PlanContext {
-  PlanContext(const Trace& trace, const AllocationFilter& filter);
+// What the plans' events need of the trace and its steps besides the plan
+// itself, the same for every plan: made once and shared by the simulations
+// of one advice (SimulationMemo), read only.
+class PlanContext {
+ public:
+  PlanContext(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout);
 
   const Trace& trace;
-  AllocationFilter filter;
-  std::unordered_set<int64_t> gathers;  // FSDP's parameter gathers (range ids)
-  OpIndex ops;
-  InPlaceOutputs inplace;
-  CheckpointedForward forward;
-  bool reentrant;  // the C++ runtime's checkpoint
+  const AllocationFilter filter;
+  const std::unordered_set<int64_t> gathers;  // FSDP's parameter gathers (range ids)
+  const OpIndex ops;
+  const bool reentrant;  // the C++ runtime's checkpoint
+
+  // InPlaceOutputs::output of unit k of complete step si of the layout: the segment's
+  // output its consumer holds when k ends a segment.
+  const Allocation* keptOutput(size_t si, int k) const { return kept_outputs_[si][static_cast<size_t>(k)]; }
+
+ private:
+  std::vector<std::vector<const Allocation*>> kept_outputs_;
 };
 
 // One step's plan events as they are made. Most are a segment's replay, all
@@ -79,8 +87,9 @@ class StepEvents {
 };
 
 // Adds the events one segment changes in one step; returns its recompute time.
-Ns applySegment(const PlanContext& ctx, const StepLayout& step, const StepRegions& reg, const Segment& seg,
-                StepEvents& out);
+// `forward` is the simulation's own: it remembers what it looked up.
+Ns applySegment(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
+                const StepRegions& reg, const Segment& seg, StepEvents& out);
 
 // The arguments of each segment's checkpointed call held until its backward ends.
 void holdArguments(const PlanContext& ctx, const StepLayout& step, const Segments& plan, StepEvents& out);

@@ -211,7 +211,11 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   if (with_sources) sortInTimeOrder(ev);
   bool in_order = true;  // ev in before() order: each step's events are appended sorted
   std::vector<Ns> step_cost(layout.steps.size(), 0);
-  const PlanContext ctx(trace, filter);
+  // An empty plan makes no events: no context to make then.
+  std::optional<PlanContext> own_context;
+  if (!options.context && !plan.empty()) own_context.emplace(trace, filter, layout);
+  const PlanContext* ctx = options.context ? options.context : own_context ? &*own_context : nullptr;
+  CheckpointedForward forward(trace, filter);
   StepEvents made;
   const std::vector<Ns> earliest = earliestFromStep(layout);
   Walk walk(sim, options);
@@ -232,8 +236,8 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     }
     const size_t before_step = ev.size();
     StepRegions reg(step);
-    holdArguments(ctx, step, plan, made);
-    for (const Segment& seg : plan) sat::addTo(step_cost[si], applySegment(ctx, step, reg, seg, made));
+    holdArguments(*ctx, step, plan, made);
+    for (const Segment& seg : plan) sat::addTo(step_cost[si], applySegment(*ctx, forward, step, si, reg, seg, made));
     in_order = made.appendSorted(ev) && in_order;
     for (size_t i = before_step; i < ev.size(); ++i)
       if (ev[i].time < walked) return false;  // too late: walked past it
@@ -255,7 +259,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   // (chain/recompute_cost.h), not the median of each step's total.
   if (sim.steps_applied > 0)
     for (const Segment& seg : plan)
-      sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ctx.ops, seg.first, seg.last,
+      sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ctx->ops, seg.first, seg.last,
                                                       seg.selective() ? seg.save : std::vector<std::string>{}));
   sim.step_ns = median(trainingStepTimes(layout, step_cost));
   return true;
