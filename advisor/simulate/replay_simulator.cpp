@@ -127,7 +127,10 @@ void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std:
       walk.add(next);
       ++r;
     } else {
-      walk.add(plan[p++]);
+      // The plan's events up to the recorded one, at once: no block can be
+      // passed meanwhile (the recorded event after a block is not before `next`).
+      do walk.add(plan[p++]);
+      while (p < plan.size() && (all || plan[p].time < limit) && (!have_r || before(plan[p], next)));
     }
   }
 }
