@@ -54,15 +54,15 @@ class StepRegions {
 // order), walked on from the last answer instead of searched each time.
 class RegionCursor {
  public:
-  explicit RegionCursor(const StepRegions& reg) : reg_(reg) {}
+  explicit RegionCursor(const StepRegions& reg) : reg_(&reg) {}
   int at(Ns t) {
-    if (reg_.count() == 0 || t < reg_.begin() || t > reg_.end()) return StepRegions::kOutside;
-    while (next_ < reg_.count() && reg_.lastOf(next_) < t) ++next_;
+    if (reg_->count() == 0 || t < reg_->begin() || t > reg_->end()) return StepRegions::kOutside;
+    while (next_ < reg_->count() && reg_->lastOf(next_) < t) ++next_;
     return next_;
   }
 
  private:
-  const StepRegions& reg_;
+  const StepRegions* reg_;
   int next_ = 0;  // no region before it ends at or after the times asked
 };
 
