@@ -34,10 +34,11 @@ BornStats bornStats(const Trace& trace, const AllocationFilter& filter, const St
   std::vector<std::vector<MemoryEvent>> local(2 * n - 1);
   auto first = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), reg.begin(),
                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
+  RegionCursor born_in(reg);  // the allocations come in time order
   for (auto it = first; it != trace.allocations.end() && it->alloc <= reg.end(); ++it) {
     const Allocation& a = *it;
     if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= a.alloc) || keptByTheLibrary(a)) continue;
-    int p = reg.regionOf(a.alloc);
+    int p = born_in.at(a.alloc);
     if (!reg.isForwardPosition(p)) continue;
     int fr = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
     if (fr == p) {

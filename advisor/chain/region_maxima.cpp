@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <climits>
+#include <optional>
 
 #include "saturating.h"
 
@@ -79,17 +80,21 @@ RegionMaxima regionMaxima(const Trace& trace, const RecordedEvents& events,
     }
     cur = std::max(cur, r);
   };
+  // The events come in time order: each step's regions from a cursor.
+  std::optional<RegionCursor> region_at;
+  if (!steps.empty()) region_at.emplace(regions[0]);
   auto leaveStep = [&] {
     enterUpTo(regions[s].count() - 1);
     m.instants[s][cur] = open[cur].finish();
     ++s;
     cur = -1;
+    if (s < steps.size()) region_at.emplace(regions[s]);
   };
   for (size_t i = 0; i < events.size(); ++i) {
     const MemoryEvent e = events[i];
     Ns t = e.time;
     while (s < steps.size() && t > regions[s].end()) leaveStep();
-    int r = s < steps.size() ? regions[s].regionOf(t) : StepRegions::kOutside;
+    int r = s < steps.size() ? region_at->at(t) : StepRegions::kOutside;
     if (r != StepRegions::kOutside) enterUpTo(r);
     sat::addTo(live, e.delta);
     bool last_at_time = i + 1 == events.size() || events.time(i + 1) != t;

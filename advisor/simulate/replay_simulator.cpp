@@ -3,171 +3,20 @@
 #include <algorithm>
 #include <climits>
 #include <optional>
-#include <unordered_map>
-#include <unordered_set>
 
-#include "memory/cache_allocations.h"
-#include "chain/checkpointed_forward.h"
-#include "chain/checkpoint_arguments.h"
-#include "chain/in_place_outputs.h"
+#include "chain/recompute_cost.h"
 #include "median.h"
 #include "memory/memory_events.h"
-#include "units/op_table.h"
-#include "chain/recompute_cost.h"
-#include "chain/reentrant_holds.h"
 #include "units/step_regions.h"
 #include "saturating.h"
+#include "simulate/plan_events.h"
 #include "simulate/reserved_memory.h"
 
 namespace gcprof::advisor {
 namespace {
 
-// Phases at one instant: a replay that begins in this instant's region goes
-// first (0), recorded events next (1), drops and replays of a later region
-// last (2). Every event at one instant lies in one region, so this matches
-// the chain model's region maxima.
-struct SimEvent {
-  Ns time;
-  Ns rel;         // offset within a replay; 0 for recorded events
-  Bytes delta;
-  Ns shift;       // > 0: the marker ending a replay, adds this much time
-  uint8_t phase;
-  const Allocation* src;  // whose bytes; null for the replay-end marker
-};
-
 // A recorded allocation or free, as the simulator orders it.
 SimEvent asRecorded(const MemoryEvent& m) { return {m.time, 0, m.delta, 0, 1, nullptr}; }
-
-bool before(const SimEvent& a, const SimEvent& b) {
-  if (a.time != b.time) return a.time < b.time;
-  if (a.phase != b.phase) return a.phase < b.phase;
-  if (a.rel != b.rel) return a.rel < b.rel;
-  if (a.delta != b.delta) return a.delta < b.delta;
-  // Only the reserved-memory replay tells these apart: a fixed order.
-  return (a.src ? a.src->id : 0) < (b.src ? b.src->id : 0);
-}
-
-// A lambda, not `before` itself: std::sort then inlines the comparison
-// instead of calling through a function pointer (these sorts are 13% of
-// advise on a 1M-allocation trace).
-void sortInTimeOrder(std::vector<SimEvent>& events) {
-  std::sort(events.begin(), events.end(), [](const SimEvent& x, const SimEvent& y) { return before(x, y); });
-}
-
-// Adds the events one segment changes in one step; returns its recompute time.
-// FSDP's parameter gathers (ranges the python shim marks "fsdp.unshard
-// <module>"): the recomputation in backward uses the parameters gathered for
-// backward, which the trace holds already, so a replay must not repeat them.
-std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
-  std::unordered_set<int64_t> out;
-  for (const Range& r : trace.ranges)
-    if (r.domain == RangeDomain::User && r.name.rfind("fsdp.unshard ", 0) == 0) out.insert(r.id);
-  return out;
-}
-
-Ns applySegment(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
-                const StepRegions& reg, const Segment& seg, const OpIndex& ops,
-                const std::unordered_set<int64_t>& gathers, const InPlaceOutputs& inplace,
-                const CheckpointedForward& forward, bool reentrant, std::vector<SimEvent>& ev) {
-  const UnitWindow& first = step.units[seg.first];
-  const UnitWindow& last = step.units[seg.last];
-  // A selective segment's kept operator calls in this step, as time
-  // windows: what is born inside them is not dropped and not replayed, and
-  // their time is not recomputed (chain/recompute_cost.h).
-  std::vector<OpCall> kept = seg.selective() ? keptCalls(ops, step, seg.first, seg.save) : std::vector<OpCall>{};
-  Ns cost = stepRecomputeNs(step, seg.first, seg.last, kept);
-  Ns anchor = last.bwd_start;
-  uint8_t replay_phase = reg.regionOf(anchor) == reg.backward(seg.last) ? 0 : 2;
-  Ns replay_end = sat::add(sat::sub(last.fwd_end, first.fwd_start), 1);
-  int lo = StepRegions::forward(seg.first), hi = StepRegions::forward(seg.last);
-  auto begin = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), first.fwd_start,
-                                [](const Allocation& a, Ns t) { return a.alloc < t; });
-  // The segment's output when its last unit ends in place: its consumer holds
-  // it, so checkpointing does not drop it (chain/in_place_outputs.h).
-  const Allocation* kept_output = inplace.output(step, reg, seg.last);
-  // A reentrant checkpoint (the C++ runtime) holds the replayed output and
-  // its gradient until the segment's backward ends (chain/reentrant_holds.h).
-  ReentrantHolds holds;
-  if (reentrant) holds = reentrantHolds(trace, filter, step, seg.first, seg.last);
-  auto hold = [&](const Allocation& a, Ns recorded_free) {
-    if (recorded_free >= holds.until) return;
-    ev.push_back({recorded_free, 0, a.bytes, 0, 1, &a});
-    ev.push_back({holds.until, 0, -a.bytes, 0, 1, &a});
-  };
-  if (holds.output_grad) hold(*holds.output_grad, holds.output_grad->free);
-  if (!kept_output) kept_output = holds.output;
-  for (auto it = begin; it != trace.allocations.end() && it->alloc <= last.fwd_end; ++it) {
-    const Allocation& a = *it;
-    if (!filter.counts(a) || keptByTheLibrary(a)) continue;
-    int born = reg.regionOf(a.alloc);
-    if (born < lo || born > hi) continue;
-    int freed = a.freed() ? reg.regionOf(a.free) : StepRegions::kOutside;
-    Ns rel = sat::sub(a.alloc, first.fwd_start);
-    if (gathers.count(a.range)) continue;
-    if (const OpCall* call = kept.empty() ? nullptr : callAt(kept, a.alloc)) {
-      if (outputFate(a, *call, reg, seg.last) == OutputFate::Lingering) {
-        // An output autograd does not keep, saved anyway (torchtitan's
-        // rule): the checkpoint's cache holds it from the forward until the
-        // replay, which uses it where the forward did. Its recorded free is
-        // cancelled; it is freed in the replay where it was in the forward,
-        // or when the replay ends.
-        ev.push_back({a.free, 0, a.bytes, 0, 1, &a});
-        ev.push_back({anchor, freed <= hi ? sat::sub(a.free, first.fwd_start) : replay_end, -a.bytes, 0,
-                      replay_phase, &a});
-      }
-      continue;  // otherwise carried as recorded: kept to the backward, not re-made
-    }
-    ev.push_back({anchor, rel, a.bytes, 0, replay_phase, &a});
-    if (freed >= born && freed <= hi) {  // transient: same lifetime in the replay
-      ev.push_back({anchor, sat::sub(a.free, first.fwd_start), -a.bytes, 0, replay_phase, &a});
-      continue;
-    }
-    int bpos = reg.backwardPosition(freed);
-    if (&a == kept_output && bpos >= lo && bpos <= hi) {
-      // Held by its consumer until the replay: freed as the replay begins.
-      ev.push_back({anchor, 0, -a.bytes, 0, replay_phase, &a});
-      if (&a == holds.output) hold(a, a.free);  // the replayed copy
-    } else if (bpos >= lo && bpos <= hi) {
-      // Dropped: freed as the segment's forward ends, or earlier, when the
-      // sub-module that made it returns without it (checkpointed_forward.h);
-      // the replayed copy is freed where the recorded one was.
-      const UnitWindow& unit = step.units[seg.first + (born - lo) / 2];
-      Ns early = forward.freeTime(a, unit.fwd_start, unit.fwd_end);
-      if (early < unit.fwd_end)
-        ev.push_back({early, 0, -a.bytes, 0, 1, &a});
-      else
-        ev.push_back({last.fwd_end, 0, -a.bytes, 0, 2, &a});
-    } else if (&a == holds.output) {
-      ev.push_back({holds.until, 0, -a.bytes, 0, 1, &a});  // the replayed copy
-    } else {
-      ev.push_back({anchor, replay_end, -a.bytes, 0, replay_phase, &a});
-    }
-  }
-  ev.push_back({anchor, LLONG_MAX, 0, std::max<Ns>(cost, 1), replay_phase, nullptr});
-  return cost;
-}
-
-// The arguments of each segment's checkpointed call (chain/
-// checkpoint_arguments.h) are held until the segment's backward ends; the
-// recorded run may have freed them earlier (HF GPT-2's attention mask, when
-// the model's forward returns). The latest of the frees is kept: every
-// block is passed the same mask, and the first block's checkpoint, whose
-// backward ends last, decides.
-void holdArguments(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
-                   const Segments& plan, std::vector<SimEvent>& ev) {
-  std::unordered_map<const Allocation*, Ns> until;
-  for (const Segment& seg : plan) {
-    const Range* call = checkpointedCall(trace, step, seg.first, seg.last);
-    if (!call) continue;
-    Ns end = step.units[seg.first].bwd_end;
-    for (const Allocation* a : callArguments(trace, filter, step, *call))
-      if (a->freed() && a->free < end) until[a] = std::max(until[a], end);
-  }
-  for (const auto& [a, end] : until) {
-    ev.push_back({a->free, 0, a->bytes, 0, 1, a});  // cancels the recorded free
-    ev.push_back({end, 0, -a->bytes, 0, 1, a});
-  }
-}
 
 // The caching allocator's view of one event; its reserved bytes only grow
 // (the model never gives a segment back), so the peak is where it last grew.
@@ -278,7 +127,10 @@ void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std:
       walk.add(next);
       ++r;
     } else {
-      walk.add(plan[p++]);
+      // The plan's events up to the recorded one, at once: no block can be
+      // passed meanwhile (the recorded event after a block is not before `next`).
+      do walk.add(plan[p++]);
+      while (p < plan.size() && (all || plan[p].time < limit) && (!have_r || before(plan[p], next)));
     }
   }
 }
@@ -359,12 +211,15 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   const RecordedEvents& recorded = options.recorded && !with_sources ? *options.recorded : *own;
   // The plan's events not walked yet.
   std::vector<SimEvent> ev = with_sources ? recordedWithAllocations(trace, filter) : std::vector<SimEvent>{};
+  if (with_sources) sortInTimeOrder(ev);
+  bool in_order = true;  // ev in before() order: each step's events are appended sorted
   std::vector<Ns> step_cost(layout.steps.size(), 0);
-  std::unordered_set<int64_t> gathers = parameterGathers(trace);
-  OpIndex ops(trace);
-  InPlaceOutputs inplace(trace, filter);
+  // An empty plan makes no events: no context to make then.
+  std::optional<PlanContext> own_context;
+  if (!options.context && !plan.empty()) own_context.emplace(trace, filter, layout);
+  const PlanContext* ctx = options.context ? options.context : own_context ? &*own_context : nullptr;
   CheckpointedForward forward(trace, filter);
-  const bool reentrant = reentrantCheckpoint(trace);
+  StepEvents made;
   const std::vector<Ns> earliest = earliestFromStep(layout);
   Walk walk(sim, options);
   size_t r = 0, p = 0;
@@ -374,24 +229,25 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     const StepLayout& step = layout.steps[si];
     if (!step.complete || plan.empty()) continue;
     if (streaming && earliest[si] > walked) {
-      sortInTimeOrder(ev);
+      if (!in_order) sortInTimeOrder(ev);
+      in_order = true;
       p = 0;
       walkUntil(walk, recorded, r, ev, p, earliest[si], false);
       events += p;
       ev.erase(ev.begin(), ev.begin() + static_cast<std::ptrdiff_t>(p));
       walked = earliest[si];
     }
-    size_t made = ev.size();
+    const size_t before_step = ev.size();
     StepRegions reg(step);
-    holdArguments(trace, filter, step, plan, ev);
-    for (const Segment& seg : plan)
-      sat::addTo(step_cost[si], applySegment(trace, filter, step, reg, seg, ops, gathers, inplace, forward, reentrant, ev));
-    for (size_t i = made; i < ev.size(); ++i)
+    holdArguments(*ctx, step, plan, made);
+    for (const Segment& seg : plan) sat::addTo(step_cost[si], applySegment(*ctx, forward, step, si, reg, seg, made));
+    in_order = made.appendSorted(ev) && in_order;
+    for (size_t i = before_step; i < ev.size(); ++i)
       if (ev[i].time < walked) return false;  // too late: walked past it
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
     ++sim.steps_applied;
   }
-  sortInTimeOrder(ev);
+  if (!in_order) sortInTimeOrder(ev);
   p = 0;
   walkUntil(walk, recorded, r, ev, p, 0, true);
   walk.finish();
@@ -406,7 +262,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   // (chain/recompute_cost.h), not the median of each step's total.
   if (sim.steps_applied > 0)
     for (const Segment& seg : plan)
-      sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ops, seg.first, seg.last,
+      sat::addTo(sim.recompute_ns, segmentRecomputeNs(layout, ctx->ops, seg.first, seg.last,
                                                       seg.selective() ? seg.save : std::vector<std::string>{}));
   sim.step_ns = median(trainingStepTimes(layout, step_cost));
   return true;

@@ -21,6 +21,8 @@
 
 namespace gcprof::advisor {
 
+class PlanContext;
+
 struct SimulationOptions {
   bool want_curve = false;
   size_t max_curve_points = 0;  // 0: every point
@@ -32,6 +34,10 @@ struct SimulationOptions {
   // Also replay the events through PyTorch's caching allocator with these
   // settings (simulate/caching_allocator.h) for the reserved memory.
   const AllocatorSettings* allocator = nullptr;
+  // What every plan's events need of this trace, filter and layout
+  // (simulate/plan_events.h), when the caller keeps one for several
+  // simulations. Null: made here.
+  const PlanContext* context = nullptr;
 };
 
 struct Simulation {

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <map>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <tuple>
@@ -38,6 +39,7 @@ class SimulationMemo {
                          const AllocatorSettings*>;
   std::mutex mutex_;
   std::map<Key, Simulation> done_;
+  std::shared_ptr<const PlanContext> context_;  // made at the first simulation
 };
 
 }  // namespace gcprof::advisor

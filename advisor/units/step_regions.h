@@ -41,10 +41,29 @@ class StepRegions {
   // is not in the backward part.
   int backwardPosition(int region) const;
 
+  // The last time in `region` (non-decreasing over the regions).
+  Ns lastOf(int region) const { return last_[static_cast<size_t>(region)]; }
+
  private:
   int n_ = 0;
   Ns begin_ = 0;
   std::vector<Ns> last_;  // last time (ns) in each region, made non-decreasing
+};
+
+// regionOf() of times asked in non-decreasing order (allocations in time
+// order), walked on from the last answer instead of searched each time.
+class RegionCursor {
+ public:
+  explicit RegionCursor(const StepRegions& reg) : reg_(&reg) {}
+  int at(Ns t) {
+    if (reg_->count() == 0 || t < reg_->begin() || t > reg_->end()) return StepRegions::kOutside;
+    while (next_ < reg_->count() && reg_->lastOf(next_) < t) ++next_;
+    return next_;
+  }
+
+ private:
+  const StepRegions* reg_;
+  int next_ = 0;  // no region before it ends at or after the times asked
 };
 
 }  // namespace gcprof::advisor
