@@ -32,6 +32,41 @@ const Range* checkpointedCall(const Trace& trace, const StepLayout& step, int fi
   return widest;
 }
 
+namespace {
+
+// Of `candidates` (largest first, the later born first among equal sizes),
+// the largest-first selection that adds up to exactly `total`; empty when
+// it does not add up.
+std::vector<const Allocation*> largestFirst(const std::vector<const Allocation*>& candidates, Bytes total) {
+  std::vector<const Allocation*> out;
+  Bytes left = total;
+  for (const Allocation* a : candidates) {
+    if (a->bytes > left) continue;
+    out.push_back(a);
+    left -= a->bytes;
+    if (left == 0) return out;
+  }
+  return {};
+}
+
+// A tensor the units before `call` saved for their backward: born in the
+// forward of one of them and freed in the backward of one of them (with
+// sub-module units, GELU's output is born in `activation_fn` and freed in
+// `fc2`'s backward). Such a tensor is their business, not an argument of a
+// later call.
+bool savedByEarlierUnits(const Allocation& a, const StepLayout& step, const Range& call) {
+  if (!a.freed()) return false;
+  bool born = false, freed = false;
+  for (const UnitWindow& u : step.units) {
+    if (u.fwd_end > call.start) continue;
+    born = born || (a.alloc >= u.fwd_start && a.alloc <= u.fwd_end);
+    freed = freed || (a.free >= u.bwd_start && a.free <= u.bwd_end);
+  }
+  return born && freed;
+}
+
+}  // namespace
+
 std::vector<const Allocation*> callArguments(const Trace& trace, const AllocationFilter& filter,
                                              const StepLayout& step, const Range& call) {
   if (call.input_bytes <= 0) return {};
@@ -52,15 +87,17 @@ std::vector<const Allocation*> callArguments(const Trace& trace, const Allocatio
   std::stable_sort(candidates.begin(), candidates.end(), [](const Allocation* a, const Allocation* b) {
     return a->bytes != b->bytes ? a->bytes > b->bytes : a->alloc > b->alloc;
   });
-  std::vector<const Allocation*> out;
-  Bytes left = call.input_bytes;
-  for (const Allocation* a : candidates) {
-    if (a->bytes > left) continue;
-    out.push_back(a);
-    left -= a->bytes;
-    if (left == 0) return out;
-  }
-  return {};
+  std::vector<const Allocation*> out = largestFirst(candidates, call.input_bytes);
+  if (!out.empty()) return out;
+  // An earlier unit's saved activation can be the largest candidate and
+  // leave a remainder nothing adds up to (HF Whisper under bf16 autocast:
+  // an encoder block's 4,000,000-byte attention weights taken first for a
+  // decoder block passed 4,048,000 bytes, its hidden state, the causal mask
+  // and the encoder's output); without those the arguments are found.
+  candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                  [&](const Allocation* a) { return savedByEarlierUnits(*a, step, call); }),
+                   candidates.end());
+  return largestFirst(candidates, call.input_bytes);
 }
 
 namespace {

@@ -15,7 +15,12 @@
 // python shim records as its input (Range::input_bytes, logical bytes of the
 // tensors passed): of the allocations born in the step before the call and
 // alive until it ends, the largest-first selection (the later born first
-// among equal sizes) that adds up to exactly that many bytes. When none adds
+// among equal sizes) that adds up to exactly that many bytes; when that
+// leaves a remainder nothing adds up to, the same selection among them less
+// the tensors the earlier units saved for their backward (HF Whisper under
+// bf16 autocast: an encoder block's attention weights, taken first, hid the
+// causal mask and the encoder's output that each decoder block holds; `every`
+// was 1.5% low). When none adds
 // up (views, sizes not recorded, native runs) the call has no known
 // arguments and nothing is held. Among equal sizes the guess may name the
 // wrong tensor (GPT-2's token embeddings are the hidden state's size); that
