@@ -47,6 +47,7 @@ if mode == "module-hooks":
     torch.nn.Module.__init__ = init
 
 print("call", torch.nn.Module.__call__.__module__)
+print("installed", type(torch.nn.Module.__dict__["__call__"]).__name__)
 runpy.run_path(os.path.join(HERE, "backward_ranges_job.py"), run_name="__main__")
 print("hooks", calls["pre"], calls["post"])
 if mode == "direct":

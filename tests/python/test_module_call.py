@@ -23,7 +23,9 @@ def _run(mode):
 def test_the_job_hooks_see_every_call_the_events_stay_the_same_and_detaching_restores():
     _library()
     direct, events = _run("direct")
+    # What python sees is module_call.py's function; what runs is its C version.
     assert direct["call"] == "gcprof.module_call", direct
+    assert direct["installed"] == "ModuleCall", direct
     assert direct["hooks"] == "0 0"
     assert len(events) > 200, len(events)
     for mode in ("global-hook", "module-hooks"):

@@ -17,6 +17,11 @@ module with hooks of its own (FSDP, accelerate, the job's), a JIT trace, a
 compiled call (`module.compile()`), and torch.compile tracing: is_compiling()
 is the first test, so Dynamo sees torch's __call__ and nothing of ours.
 
+With the extension's module_call (module_call.cpp) the same function runs in
+C, without a python frame: what is installed is a C object whose descriptor
+gives this python __call__ (so introspection, super().__call__ and Dynamo see
+it), and which calls it whenever a call is not the common case.
+
 Removing it (failsafe.remove_all on detach or after an internal error) puts
 back the very function that was there; it is installed only over torch's
 own (another library's replacement is left alone, hooks then run through it).
@@ -24,9 +29,10 @@ own (another library's replacement is left alone, hooks then run through it).
 from . import failsafe
 
 
-def install(torch, pre, post):
+def install(torch, pre, post, native=None):
     """Installs the direct call around the C++ hooks `pre` and `post` (the
-    functions gcprof registered wrappers of); returns its code object (the
+    functions gcprof registered wrappers of), in C when `native` (the
+    extension) has module_call; returns the python function's code object (the
     frames of calls made through it, module_ranges.py's attach check), or
     None when torch's __call__ is not the one this was written for."""
     module_class = torch.nn.Module
@@ -74,12 +80,17 @@ def install(torch, pre, post):
         return result
 
     __call__.__qualname__ = "Module.__call__"
+    installed = __call__
+    in_c = getattr(native, "module_call", None)
+    if in_c is not None:
+        installed = in_c(__call__, on, error, vars(torch.compiler),
+                         (pre_hooks, post_hooks, backward_pre_hooks, backward_hooks))
 
     def remove():
         on.clear()
-        if module_class.__dict__.get("__call__") is __call__:
+        if module_class.__dict__.get("__call__") is installed:
             module_class.__call__ = torch_call
 
-    module_class.__call__ = __call__
+    module_class.__call__ = installed
     failsafe.on_failure(remove)
     return __call__.__code__
