@@ -20,7 +20,9 @@ is the first test, so Dynamo sees torch's __call__ and nothing of ours.
 With the extension's module_call (module_call.cpp) the same function runs in
 C, without a python frame: what is installed is a C object whose descriptor
 gives this python __call__ (so introspection, super().__call__ and Dynamo see
-it), and which calls it whenever a call is not the common case.
+it), and which calls it whenever a call is not the common case. Code that
+saves Module.__call__ and sets it back (FX's tracer) puts this function
+there: its next plain call installs the C version again.
 
 Removing it (failsafe.remove_all on detach or after an internal error) puts
 back the very function that was there; it is installed only over torch's
@@ -47,6 +49,8 @@ def install(torch, pre, post, native=None):
     is_compiling = torch.compiler.is_compiling
     on = [True]
     error = failsafe.internal_error
+    class_dict = module_class.__dict__  # a live view
+    in_c = [None]  # the C version once installed
 
     def __call__(self, *args, **kwargs):
         if is_compiling():
@@ -60,6 +64,10 @@ def install(torch, pre, post, native=None):
             if compiled is not None:
                 return compiled(*args, **kwargs)
             return self._call_impl(*args, **kwargs)
+        if in_c[0] is not None and class_dict.get("__call__") is __call__:
+            # Code that saved Module.__call__ (its descriptor gives this function)
+            # and put it back, as FX's tracer does: the C version again.
+            module_class.__call__ = in_c[0]
         forward = self.forward
         try:
             pre(self, args)
@@ -81,14 +89,14 @@ def install(torch, pre, post, native=None):
 
     __call__.__qualname__ = "Module.__call__"
     installed = __call__
-    in_c = getattr(native, "module_call", None)
-    if in_c is not None:
-        installed = in_c(__call__, on, error, vars(torch.compiler),
-                         (pre_hooks, post_hooks, backward_pre_hooks, backward_hooks))
+    make = getattr(native, "module_call", None)
+    if make is not None:
+        installed = in_c[0] = make(__call__, on, error, vars(torch.compiler),
+                                   (pre_hooks, post_hooks, backward_pre_hooks, backward_hooks))
 
     def remove():
         on.clear()
-        if module_class.__dict__.get("__call__") is installed:
+        if class_dict.get("__call__") in (installed, __call__):
             module_class.__call__ = torch_call
 
     module_class.__call__ = installed
