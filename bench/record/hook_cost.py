@@ -40,6 +40,10 @@ the states "forward-only" and "python backward hooks" run with the python
 forward hooks (the C++ ones arm in C++, which the bench cannot turn off), so
 "python forward hooks" - "this shim" is what moving the forward side to C++
 saves per module call, step by step in one process. --count counts both.
+It also rotates in "C++ forward alone": this shim as "on" (direct call, C++
+forward hooks) with the C++ backward arming switched off (the extension's
+disable/install): "on" - that is what the backward ranges cost per module
+call (arming at the forward's end, node hooks in the backward pass).
 
 --count runs one hooks-on step under cProfile and prints, per module call, the
 python-level calls (functions and builtins cProfile sees) and the calls into
@@ -50,7 +54,10 @@ without torch's hook dispatch), only the state "on" calls through it; "off"
 and the others run torch's own Module.__call__. --dispatch rotates in the
 state "torch dispatch": this shim's hooks called by torch's Module.__call__
 (as before module_call.py), so "torch dispatch" - "this shim" is what the
-direct call saves per module call, step by step in one process.
+direct call saves per module call, step by step in one process. When the
+direct call is the C one (module_call.cpp), --dispatch also rotates in
+"python call": module_call.py's python __call__ (what its descriptor gives),
+so that "python call" - "this shim" is what the C call saves.
 
 Models: `linears` = 200 x Linear(8, 8) + ReLU at batch 1 (nothing but hooks:
 the worst case); `gpt` = samples/python/train_gpt.py's model, 4 layers, hidden
@@ -81,7 +88,10 @@ FORWARD_ONLY = "forward-only"  # this shim's module hooks without arming backwar
 PYTHON_BACKWARD = "python-backward"  # this shim with the python backward hooks instead of C++
 PYTHON_FORWARD = "python-forward"  # this shim with its python forward hooks instead of C++
 TORCH_DISPATCH = "torch-dispatch"  # this shim's hooks called by torch's Module.__call__
+CPP_FORWARD_ONLY = "cpp-forward-only"  # "on" with the C++ backward arming switched off
+PYTHON_CALL = "python-call"  # "on" through module_call.py's python Module.__call__
 _ON_VARIANTS = (FORWARD_ONLY, PYTHON_BACKWARD, PYTHON_FORWARD)  # "on"'s hooks, changed
+_DIRECT = ("on", CPP_FORWARD_ONLY)  # the states that call through the installed __call__
 
 _PUBLIC = {
     "gpt2": ["--model", "gpt2", "--layers", "4", "--hidden", "128", "--seq", "256", "--batch", "8"],
@@ -118,6 +128,9 @@ class Hooks:
         # calls through it; the other states get torch's own (its hooks differ).
         self.torch_call = torch.nn.Module._wrapped_call_impl
         self.direct_call = torch.nn.Module.__dict__["__call__"]
+        # The python function behind a C-implemented direct call (what its
+        # descriptor gives: module_call.py), else the direct call itself.
+        self.python_call = torch.nn.Module.__call__
         self.native_backward = self.python_backward = None
         if ranges is not None and getattr(ranges._backward, "native", False):
             from gcprof.backward_ranges import BackwardRanges
@@ -164,13 +177,21 @@ class Hooks:
         for n in _HOOK_DICTS:
             if hasattr(registry, n):
                 getattr(registry, n).clear()
-        entries_of = self.sets.get("on" if label in _ON_VARIANTS + (TORCH_DISPATCH,) else label, {})
+        like_on = _ON_VARIANTS + (TORCH_DISPATCH, CPP_FORWARD_ONLY, PYTHON_CALL)
+        entries_of = self.sets.get("on" if label in like_on else label, {})
         python_forward = self.native_forward is not None and label in _ON_VARIANTS
         for n, entries in entries_of.items():
             if python_forward:
                 entries = {k: self._python_hook(v) for k, v in entries.items()}
             getattr(registry, n).update(entries)
-        torch.nn.Module.__call__ = self.direct_call if label == "on" else self.torch_call
+        torch.nn.Module.__call__ = (self.direct_call if label in _DIRECT else
+                                    self.python_call if label == PYTHON_CALL else self.torch_call)
+        if self.native_backward is not None:  # C++ arming off: the backward ranges' module
+            module = self.native_backward.module
+            if label == CPP_FORWARD_ONLY:
+                module.disable()
+            else:
+                module.install(*self.ranges._rec.native_entry_points())
         if self.native_forward is not None:
             self.ranges._native = None if python_forward else self.native_forward
         if self.native_backward is not None:
@@ -355,6 +376,10 @@ def main():
         labels.append(PYTHON_FORWARD)
     if a.dispatch and hooks.direct_call is not hooks.torch_call:
         labels.append(TORCH_DISPATCH)
+    if a.split and hooks.native_forward is not None and hooks.direct_call is not hooks.torch_call:
+        labels.append(CPP_FORWARD_ONLY)
+    if a.dispatch and hooks.python_call is not hooks.direct_call:
+        labels.append(PYTHON_CALL)
     states = labels + ["off"]
     threads_before, main_before = threads_cpu_ns(), time.thread_time_ns()
     per_call = {label: [] for label in labels}
@@ -392,6 +417,8 @@ def main():
                 PYTHON_BACKWARD: f"this shim with{python_forward} forward and python backward hooks",
                 PYTHON_FORWARD: "this shim with python forward hooks (C++ backward)",
                 TORCH_DISPATCH: "this shim's hooks called by torch's Module.__call__",
+                CPP_FORWARD_ONLY: "this shim's C++ forward hooks alone (C++ arming off)",
+                PYTHON_CALL: "this shim through module_call.py's python __call__",
                 }.get(label, a.compare)
         print(f"  {name}: module hooks per module call (fwd+bwd): median "
               f"{statistics.median(per_call[label]):.1f} us (quartiles {q[0]:.1f}-{q[2]:.1f}); "
@@ -413,6 +440,14 @@ def main():
         saved = [x - y for x, y in zip(per_call[TORCH_DISPATCH], per_call["on"])]
         print(f"  the direct call saves per module call: median "
               f"{statistics.median(saved):.1f} us (torch dispatch - this shim, same rounds)")
+    if CPP_FORWARD_ONLY in labels:
+        both = [x - y for x, y in zip(per_call["on"], per_call[CPP_FORWARD_ONLY])]
+        print(f"  C++ backward ranges (arming + dispatch), per module call: median "
+              f"{statistics.median(both):.1f} us (this shim - its C++ forward alone, same rounds)")
+    if PYTHON_CALL in labels:
+        saved = [x - y for x, y in zip(per_call[PYTHON_CALL], per_call["on"])]
+        print(f"  the C-implemented call saves per module call: median "
+              f"{statistics.median(saved):.1f} us (python __call__ - this shim, same rounds)")
     print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step "
           f"(mean +{100 * statistics.mean(step_end):.2f}%), of which fingerprints "
           f"+{100 * statistics.median(fingerprint):.2f}% (mean +{100 * statistics.mean(fingerprint):.2f}%)")

@@ -382,7 +382,8 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "gcprof_backward_hooks",
 PyMODINIT_FUNC PyInit_gcprof_backward_hooks() {
   PyObject* m = PyModule_Create(&kModule);
   if (m && (PyModule_AddStringConstant(m, "built_for", GCPROF_BUILT_FOR) < 0 ||
-            !gcprof_hooks::addForwardHooks(m) || !gcprof_hooks::addTreeFunctions(m))) {
+            !gcprof_hooks::addForwardHooks(m) || !gcprof_hooks::addTreeFunctions(m) ||
+            !gcprof_hooks::addModuleCall(m))) {
     Py_DECREF(m);
     return nullptr;
   }

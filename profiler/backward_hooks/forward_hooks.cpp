@@ -152,11 +152,11 @@ bool fastPre(Stack& s, PyObject* module, PyObject* args) {
   return true;
 }
 
-// Python's _native_pre(module, args, root) -> _Frame or None (not recorded).
-bool slowPre(Stack& s, PyObject* module, PyObject* args) {
-  bool root = s.depth == 0;
-  PyObject* frame = PyObject_CallMethod(g_shim, "_native_pre", "OOO", module, args,
-                                        root ? Py_True : Py_False);
+// Python's _native_pre(module, args, root) -> _Frame or None (not recorded);
+// root is 2 for a root call made by module_call.cpp (no python frame of its own).
+bool slowPre(Stack& s, PyObject* module, PyObject* args, bool frameless) {
+  long root = s.depth == 0 ? (frameless ? 2 : 1) : 0;
+  PyObject* frame = PyObject_CallMethod(g_shim, "_native_pre", "OOl", module, args, root);
   if (!frame) return false;
   Entry& e = s.push();
   if (frame == Py_None) {
@@ -173,22 +173,33 @@ bool slowPre(Stack& s, PyObject* module, PyObject* args) {
   return true;
 }
 
+}  // namespace
+
+namespace gcprof_hooks {
+bool forwardPre(PyObject* module, PyObject* args, bool frameless) {
+  if (!g_shim) return true;
+  HookTimer timer(true);
+  Stack& s = t_stack;
+  try {
+    bool done = s.depth > 0 && torch::autograd::get_current_graph_task_id() == -1 &&
+                fastPre(s, module, args);
+    if (!done && !slowPre(s, module, args, frameless)) return false;
+  } catch (const std::exception& e) {
+    PyErr_SetString(PyExc_RuntimeError, e.what());
+    return false;
+  }
+  return true;
+}
+}  // namespace gcprof_hooks
+
+namespace {
+
 PyObject* py_forward_pre(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
   if (argc != 2 || !PyTuple_Check(argv[1])) {
     PyErr_SetString(PyExc_TypeError, "forward_pre(module, args: tuple)");
     return nullptr;
   }
-  if (!g_shim) Py_RETURN_NONE;
-  HookTimer timer(true);
-  Stack& s = t_stack;
-  try {
-    bool done = s.depth > 0 && torch::autograd::get_current_graph_task_id() == -1 &&
-                fastPre(s, argv[0], argv[1]);
-    if (!done && !slowPre(s, argv[0], argv[1])) return nullptr;
-  } catch (const std::exception& e) {
-    PyErr_SetString(PyExc_RuntimeError, e.what());
-    return nullptr;
-  }
+  if (!gcprof_hooks::forwardPre(argv[0], argv[1], false)) return nullptr;
   Py_RETURN_NONE;
 }
 
@@ -274,18 +285,14 @@ bool fastPost(Stack& s, Entry& e, PyObject* args, PyObject* kwargs, PyObject* ou
   return true;
 }
 
-PyObject* py_forward_post(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
-  if (argc != 3 && argc != 4) {
-    PyErr_SetString(PyExc_TypeError, "forward_post(module, args, [kwargs,] output)");
-    return nullptr;
-  }
-  if (!g_shim) Py_RETURN_NONE;
+}  // namespace
+
+namespace gcprof_hooks {
+bool forwardPost(PyObject* args, PyObject* kwargs, PyObject* output) {
+  if (!g_shim) return true;
   HookTimer timer(false);
   Stack& s = t_stack;
-  if (s.depth == 0) Py_RETURN_NONE;  // the call began before the hooks were installed
-  PyObject* args = argv[1];
-  PyObject* kwargs = argc == 4 ? argv[2] : Py_None;
-  PyObject* output = argv[argc - 1];
+  if (s.depth == 0) return true;  // the call began before the hooks were installed
   Entry& e = s.entries[--s.depth];
   if (e.scope) s.scopes--;
   bool ok = true;
@@ -308,7 +315,19 @@ PyObject* py_forward_post(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
     PyErr_SetString(PyExc_RuntimeError, ex.what());
     ok = false;
   }
-  if (!ok) return nullptr;
+  return ok;
+}
+}  // namespace gcprof_hooks
+
+namespace {
+
+PyObject* py_forward_post(PyObject*, PyObject* const* argv, Py_ssize_t argc) {
+  if (argc != 3 && argc != 4) {
+    PyErr_SetString(PyExc_TypeError, "forward_post(module, args, [kwargs,] output)");
+    return nullptr;
+  }
+  if (!gcprof_hooks::forwardPost(argv[1], argc == 4 ? argv[2] : Py_None, argv[argc - 1]))
+    return nullptr;
   Py_RETURN_NONE;
 }
 

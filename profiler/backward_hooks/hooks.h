@@ -30,10 +30,19 @@ torch::autograd::Node* nodeOf(PyObject* obj);
 void armBackward(const std::string& name, const std::vector<torch::autograd::Node*>& outputs,
                  const std::vector<torch::autograd::Node*>& inputs, bool root);
 
+// The module forward hooks (forward_hooks.cpp) as module_call.cpp calls them:
+// false with a python error set. `frameless`: called by module_call.cpp's
+// Module.__call__, which leaves no python frame (module_ranges.py's attach check).
+bool forwardPre(PyObject* module, PyObject* args, bool frameless);
+bool forwardPost(PyObject* args, PyObject* kwargs, PyObject* output);
+
 // Adds forward_hooks.cpp's functions to the module; false with a python error set.
 bool addForwardHooks(PyObject* module);
 
 // Adds module_tree.cpp's functions (same_tree) likewise.
 bool addTreeFunctions(PyObject* module);
+
+// Adds module_call.cpp's function (module_call) likewise.
+bool addModuleCall(PyObject* module);
 
 }  // namespace gcprof_hooks

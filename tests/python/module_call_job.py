@@ -8,6 +8,9 @@ argv[1]:
                 of its own: every call goes through torch's dispatch
   module-hooks  the job hooks every other module of its own: calls of those
                 go through torch's dispatch, the rest directly
+  fx-trace      no job: torch.fx traces a module twice, a module is called
+                between and after: Module.__call__ must be gcprof's C one
+                again after a call, and detaching must still restore torch's
 Prints the job hooks' call counts and which Module.__call__ ran.
 """
 import os
@@ -47,9 +50,21 @@ if mode == "module-hooks":
     torch.nn.Module.__init__ = init
 
 print("call", torch.nn.Module.__call__.__module__)
-runpy.run_path(os.path.join(HERE, "backward_ranges_job.py"), run_name="__main__")
+print("installed", type(torch.nn.Module.__dict__["__call__"]).__name__)
+if mode == "fx-trace":
+    # FX's tracer saves Module.__call__ and sets it back when done: what it
+    # saw is module_call.py's python function.
+    def installed():
+        return type(torch.nn.Module.__dict__["__call__"]).__name__
+    torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+    print("after-trace", installed())
+    torch.nn.Linear(2, 2)(torch.randn(1, 2))
+    print("after-a-call", installed())
+    torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+else:
+    runpy.run_path(os.path.join(HERE, "backward_ranges_job.py"), run_name="__main__")
 print("hooks", calls["pre"], calls["post"])
-if mode == "direct":
+if mode in ("direct", "fx-trace"):
     from gcprof import failsafe
     failsafe.remove_all()
     dicts = ("_global_forward_pre_hooks", "_global_forward_hooks",

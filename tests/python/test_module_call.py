@@ -23,7 +23,9 @@ def _run(mode):
 def test_the_job_hooks_see_every_call_the_events_stay_the_same_and_detaching_restores():
     _library()
     direct, events = _run("direct")
+    # What python sees is module_call.py's function; what runs is its C version.
     assert direct["call"] == "gcprof.module_call", direct
+    assert direct["installed"] == "ModuleCall", direct
     assert direct["hooks"] == "0 0"
     assert len(events) > 200, len(events)
     for mode in ("global-hook", "module-hooks"):
@@ -34,3 +36,11 @@ def test_the_job_hooks_see_every_call_the_events_stay_the_same_and_detaching_res
     # Detached at the end: torch's Module.__call__ is back, gcprof's hooks are gone
     # (torch leaves the with_kwargs entry of a removed global hook: not ours to clear)
     assert direct["detached"].startswith("True [0, 0, 0"), direct
+
+
+def test_a_call_after_an_fx_trace_puts_the_c_call_back_and_detaching_restores_torch():
+    _library()
+    lines, _ = _run("fx-trace")
+    assert lines["after-trace"] == "function", lines  # what FX's tracer put back
+    assert lines["after-a-call"] == "ModuleCall", lines
+    assert lines["detached"].startswith("True [0, 0, 0"), lines

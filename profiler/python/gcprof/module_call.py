@@ -17,6 +17,13 @@ module with hooks of its own (FSDP, accelerate, the job's), a JIT trace, a
 compiled call (`module.compile()`), and torch.compile tracing: is_compiling()
 is the first test, so Dynamo sees torch's __call__ and nothing of ours.
 
+With the extension's module_call (module_call.cpp) the same function runs in
+C, without a python frame: what is installed is a C object whose descriptor
+gives this python __call__ (so introspection, super().__call__ and Dynamo see
+it), and which calls it whenever a call is not the common case. Code that
+saves Module.__call__ and sets it back (FX's tracer) puts this function
+there: its next plain call installs the C version again.
+
 Removing it (failsafe.remove_all on detach or after an internal error) puts
 back the very function that was there; it is installed only over torch's
 own (another library's replacement is left alone, hooks then run through it).
@@ -24,9 +31,10 @@ own (another library's replacement is left alone, hooks then run through it).
 from . import failsafe
 
 
-def install(torch, pre, post):
+def install(torch, pre, post, native=None):
     """Installs the direct call around the C++ hooks `pre` and `post` (the
-    functions gcprof registered wrappers of); returns its code object (the
+    functions gcprof registered wrappers of), in C when `native` (the
+    extension) has module_call; returns the python function's code object (the
     frames of calls made through it, module_ranges.py's attach check), or
     None when torch's __call__ is not the one this was written for."""
     module_class = torch.nn.Module
@@ -41,6 +49,8 @@ def install(torch, pre, post):
     is_compiling = torch.compiler.is_compiling
     on = [True]
     error = failsafe.internal_error
+    class_dict = module_class.__dict__  # a live view
+    in_c = [None]  # the C version once installed
 
     def __call__(self, *args, **kwargs):
         if is_compiling():
@@ -54,6 +64,10 @@ def install(torch, pre, post):
             if compiled is not None:
                 return compiled(*args, **kwargs)
             return self._call_impl(*args, **kwargs)
+        if in_c[0] is not None and class_dict.get("__call__") is __call__:
+            # Code that saved Module.__call__ (its descriptor gives this function)
+            # and put it back, as FX's tracer does: the C version again.
+            module_class.__call__ = in_c[0]
         forward = self.forward
         try:
             pre(self, args)
@@ -74,12 +88,17 @@ def install(torch, pre, post):
         return result
 
     __call__.__qualname__ = "Module.__call__"
+    installed = __call__
+    make = getattr(native, "module_call", None)
+    if make is not None:
+        installed = in_c[0] = make(__call__, on, error, vars(torch.compiler),
+                                   (pre_hooks, post_hooks, backward_pre_hooks, backward_hooks))
 
     def remove():
         on.clear()
-        if module_class.__dict__.get("__call__") is __call__:
+        if class_dict.get("__call__") in (installed, __call__):
             module_class.__call__ = torch_call
 
-    module_class.__call__ = __call__
+    module_class.__call__ = installed
     failsafe.on_failure(remove)
     return __call__.__code__

@@ -134,7 +134,7 @@ class ModuleRanges:
         failsafe.on_failure(post.remove)
         if self._native is not None:  # last in, first out: gone before the hooks it stands for
             self._direct_call = module_call.install(self._torch, self._native_pre_hook,
-                                                    self._native_post_hook)
+                                                    self._native_post_hook, native)
         checkpointing.recompute_context = self.recompute
         failsafe.on_failure(lambda: setattr(checkpointing, "recompute_context", None))
         # One native call ends a forward (range_io + range_end) when the recorder can.
@@ -252,7 +252,8 @@ class ModuleRanges:
         return None
 
     def _native_pre(self, module, args, root):
-        """The calls the C++ pre-hook leaves to python: its _Frame, or None (not recorded)."""
+        """The calls the C++ pre-hook leaves to python: its _Frame, or None (not recorded).
+        root: 0, 1, or 2 for a root call made by module_call.cpp (no frame of its own)."""
         self._stack()
         if self._graph_task() != -1:
             return self._open_in_backward(module)
@@ -272,7 +273,7 @@ class ModuleRanges:
 
     def _open(self, module, args, root):
         if root:
-            if self._call_impl is not None and self._begun_before_the_hooks():
+            if self._call_impl is not None and self._begun_before_the_hooks(root == 2):
                 return _SKIP  # the rest of a forward the hooks never saw begin
             self._root_call(module)
         name = self._names.get(id(module)) if self._recording else None
@@ -295,11 +296,12 @@ class ModuleRanges:
             self.ops.begin()
         return frame
 
-    def _begun_before_the_hooks(self):
+    def _begun_before_the_hooks(self, frameless=False):
         """attach: True when this thread's call that looks like a root is
         nested in a module call begun before the hooks were in (its own call
         frame is the only one a real root call has: torch's _call_impl, or
-        module_call.py's __call__ with the _call_impl it may hand over to)."""
+        module_call.py's __call__ with the _call_impl it may hand over to;
+        none when module_call.cpp made the call: `frameless`)."""
         tls = self._tls
         if getattr(tls, "whole", False):
             return False  # every call on this thread since passed the hooks
@@ -312,7 +314,7 @@ class ModuleRanges:
                 caller = frame.f_back
                 calls += caller is None or caller.f_code is not direct
             frame = frame.f_back
-        tls.whole = calls <= 1
+        tls.whole = calls <= (0 if frameless else 1)
         return not tls.whole
 
     def primary(self):
