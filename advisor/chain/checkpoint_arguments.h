@@ -19,8 +19,7 @@
 // leaves a remainder nothing adds up to, the same selection among them less
 // the tensors the earlier units saved for their backward (HF Whisper under
 // bf16 autocast: an encoder block's attention weights, taken first, hid the
-// causal mask and the encoder's output that each decoder block holds; `every`
-// was 1.5% low). When none adds
+// causal mask and the encoder's output that each decoder block holds). When none adds
 // up (views, sizes not recorded, native runs) the call has no known
 // arguments and nothing is held. Among equal sizes the guess may name the
 // wrong tensor (GPT-2's token embeddings are the hidden state's size); that

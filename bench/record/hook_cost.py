@@ -423,31 +423,28 @@ def main():
         print(f"  {name}: module hooks per module call (fwd+bwd): median "
               f"{statistics.median(per_call[label]):.1f} us (quartiles {q[0]:.1f}-{q[2]:.1f}); "
               f"step with them / without: {statistics.median(ratio[label]):.3f}")
-    if FORWARD_ONLY in labels:
-        full = PYTHON_FORWARD if PYTHON_FORWARD in labels else "on"  # same forward hooks
-        both = [x - y for x, y in zip(per_call[full], per_call[FORWARD_ONLY])]
-        print(f"  backward node hooks (arming + dispatch), per module call: median "
-              f"{statistics.median(both):.1f} us ({full} - its forward hooks alone, same round)")
-    if PYTHON_BACKWARD in labels:
-        both = [x - y for x, y in zip(per_call[PYTHON_BACKWARD], per_call[FORWARD_ONLY])]
-        print(f"  python backward node hooks instead, per module call: median "
-              f"{statistics.median(both):.1f} us (same rounds)")
-    if PYTHON_FORWARD in labels:
-        saved = [x - y for x, y in zip(per_call[PYTHON_FORWARD], per_call["on"])]
-        print(f"  C++ forward hooks save per module call: median "
-              f"{statistics.median(saved):.1f} us (python forward hooks - this shim, same rounds)")
-    if TORCH_DISPATCH in labels:
-        saved = [x - y for x, y in zip(per_call[TORCH_DISPATCH], per_call["on"])]
-        print(f"  the direct call saves per module call: median "
-              f"{statistics.median(saved):.1f} us (torch dispatch - this shim, same rounds)")
-    if CPP_FORWARD_ONLY in labels:
-        both = [x - y for x, y in zip(per_call["on"], per_call[CPP_FORWARD_ONLY])]
-        print(f"  C++ backward ranges (arming + dispatch), per module call: median "
-              f"{statistics.median(both):.1f} us (this shim - its C++ forward alone, same rounds)")
-    if PYTHON_CALL in labels:
-        saved = [x - y for x, y in zip(per_call[PYTHON_CALL], per_call["on"])]
-        print(f"  the C-implemented call saves per module call: median "
-              f"{statistics.median(saved):.1f} us (python __call__ - this shim, same rounds)")
+    def same_rounds(more, less):
+        """Median over the rounds of `more`'s per-call cost less `less`'s."""
+        return statistics.median([x - y for x, y in zip(per_call[more], per_call[less])])
+
+    full = PYTHON_FORWARD if PYTHON_FORWARD in labels else "on"  # same forward hooks
+    differences = [  # (shown when, more, less, what the difference is)
+        (FORWARD_ONLY, full, FORWARD_ONLY, "backward node hooks (arming + dispatch), per module call",
+         f"{full} - its forward hooks alone, same round"),
+        (PYTHON_BACKWARD, PYTHON_BACKWARD, FORWARD_ONLY, "python backward node hooks instead, per module call",
+         "same rounds"),
+        (PYTHON_FORWARD, PYTHON_FORWARD, "on", "C++ forward hooks save per module call",
+         "python forward hooks - this shim, same rounds"),
+        (TORCH_DISPATCH, TORCH_DISPATCH, "on", "the direct call saves per module call",
+         "torch dispatch - this shim, same rounds"),
+        (CPP_FORWARD_ONLY, "on", CPP_FORWARD_ONLY, "C++ backward ranges (arming + dispatch), per module call",
+         "this shim - its C++ forward alone, same rounds"),
+        (PYTHON_CALL, PYTHON_CALL, "on", "the C-implemented call saves per module call",
+         "python __call__ - this shim, same rounds"),
+    ]
+    for when, more, less, what, how in differences:
+        if when in labels:
+            print(f"  {what}: median {same_rounds(more, less):.1f} us ({how})")
     print(f"  end-of-step hook (loss, fingerprints): +{100 * statistics.median(step_end):.2f}% of a step "
           f"(mean +{100 * statistics.mean(step_end):.2f}%), of which fingerprints "
           f"+{100 * statistics.median(fingerprint):.2f}% (mean +{100 * statistics.mean(fingerprint):.2f}%)")
