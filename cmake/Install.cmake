@@ -57,7 +57,7 @@ set(_exported gcprof_api)
 set(GCPROF_INSTALLED_TORCH OFF)
 if(TARGET gcprof_torch)
   set(GCPROF_INSTALLED_TORCH ON)
-  install(DIRECTORY ${PROJECT_SOURCE_DIR}/profiler/torch/include/gcprof/torch
+  install(DIRECTORY ${PROJECT_SOURCE_DIR}/runtime/torch/include/gcprof/torch
           DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/gcprof COMPONENT development)
   # gcprof::libtorch names the LibTorch gcprof::torch was compiled against
   # (its absolute paths): the helper only links with that one.

@@ -1,6 +1,6 @@
 // What the C++ runtime's checkpoint holds through a segment's backward.
 //
-// gcprof::torch::checkpoint (profiler/torch/src/checkpoint.cpp) is
+// gcprof::torch::checkpoint (runtime/torch/src/checkpoint.cpp) is
 // reentrant: its backward replays the segment with a graph and runs a nested
 // backward from the replayed outputs, holding, until that nested backward
 // ends (the first unit's backward end):

@@ -7,7 +7,7 @@
 Builds the job's model (the slowdown bench's configurations), then in
 alternating rounds runs it three ways in this one process, one intra-op
 thread: training steps as they are (baseline); training steps with every unit
-checkpointed by gcprof's own wrapper (profiler/python/gcprof/checkpointing.py,
+checkpointed by gcprof's own wrapper (profiler/python/gcprof/runtime/checkpointing.py,
 the one `GCPROF_PLAN` applies); and forwards under no_grad (what the units
 cost without building a graph or keeping tensors). Medians per step, the
 first step of each run left out: step CPU time; the units' forward CPU time;
@@ -27,7 +27,7 @@ sys.path[:0] = [os.path.join(ROOT, "samples", "python"), os.path.join(ROOT, "tes
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from gcprof import checkpointing  # noqa: E402
+from gcprof.runtime import checkpointing  # noqa: E402
 
 cpu = time.process_time_ns
 spent = {"forward": 0, "recompute": 0}  # CPU ns inside the units this step

@@ -58,7 +58,7 @@ def test_unreadable_or_foreign_plan_exits_2():
 
 def test_apply_plan_from_code_rejects_bad_names_and_leaves_model_untouched():
     import gcprof
-    from gcprof.checkpointing import is_checkpointed
+    from gcprof.runtime.checkpointing import is_checkpointed
     from tiny_model import TinyGPT
     model = TinyGPT()
     try:
@@ -75,7 +75,7 @@ def test_apply_plan_from_code_rejects_bad_names_and_leaves_model_untouched():
 
 def test_tree_plans_wrap_each_segments_module_and_refuse_nested_ones():
     import gcprof
-    from gcprof.checkpointing import is_checkpointed
+    from gcprof.runtime.checkpointing import is_checkpointed
     from tiny_model import TinyGPT
     # A v2 plan over the module tree: a whole block here, one sub-module there.
     units = ["layers.0.attn", "layers.0.mlp", "layers.1.attn", "layers.1.mlp"]
@@ -113,7 +113,7 @@ def test_tree_plan_gives_identical_losses():
 
 def test_plan_names_recorded_through_a_wrapper_apply_to_the_bare_model():
     import gcprof
-    from gcprof.checkpointing import is_checkpointed
+    from gcprof.runtime.checkpointing import is_checkpointed
     from tiny_model import TinyGPT
     model = TinyGPT()
     gcprof.apply_plan(model, plan_file([["module.layers.1"], ["_orig_mod.layers.2"]], "ddp.json"))
@@ -316,7 +316,7 @@ def test_selective_plan_keeps_the_listed_outputs_and_gives_identical_losses():
     # The policy numbers calls per operator and keeps exactly the listed ones.
     import torch
     from torch.utils.checkpoint import CheckpointPolicy
-    from gcprof.checkpointing import save_policy
+    from gcprof.runtime.checkpointing import save_policy
     policy = save_policy(save)
 
     class Ctx:

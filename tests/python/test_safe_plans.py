@@ -230,7 +230,7 @@ _BN_JOB = """
 import os, sys, torch
 sys.path.insert(0, os.environ["TESTS"])
 import gcprof
-from gcprof import checkpointing
+from gcprof.runtime import checkpointing
 from test_safe_plans import _bn_model, _train
 if os.environ.get("RESTORE") == "0":
     checkpointing._restore = lambda state: None

@@ -13,6 +13,6 @@ __all__ = ["apply_plan", "load_plan", "PlanError"]
 
 def __getattr__(name):
     if name in __all__:
-        from . import plan
+        from .runtime import plan
         return getattr(plan, name)
     raise AttributeError("module 'gcprof' has no attribute %r" % name)

@@ -2,53 +2,30 @@
 
 Two global module hooks (forward pre-hook and forward hook) see every module
 call of the process. A call made while no other module forward is active on
-the thread is a *root* call: it may open a training step (steps.py), and its
-subtree is named (tree_names.py: the model's names carry no prefix, other
-roots' start with their class name).
-Modules outside any walked tree are not recorded.
+the thread is a *root* call: it may open a training step (steps.py) and its
+subtree is named (tree_names.py); modules outside any walked tree are not
+recorded. Per call the pre-hook captures the inputs' grad_fn and version
+counters (before an in-place forward rebinds them); the post-hook reports
+input/output bytes, ends the range and arms the module's backward range
+(backward_ranges.py). What each call leaves in the trace (the `recompute
+<name>`, `inplace <name>`, `inplace output 0x<address>` and `torch.compile
+<class>` ranges, the hooks' own cost `hook_ns_per_call`): docs/python-shim.md.
 
-A root that is a torch.compile wrapper (it has `_orig_mod`) runs its
-sub-modules inside compiled graphs, where the hooks cannot run: the first
-such call leaves a marker range `torch.compile <class>` (phase none) so that
-`gcprof advise` can name the cause instead of finding no modules.
-
-Forward pre-hooks that fire while autograd executes a backward pass come from
-a checkpoint's recomputation: the outermost one becomes a user range
-`recompute <name>` and nothing inside it is recorded, so forward times are
-not counted twice.
-
-Per call the pre-hook captures the grad_fn of the inputs (before an in-place
-forward rebinds them) and their version counters; the post-hook reports
-input/output tensor bytes, ends the range and arms the module's backward range
-(backward_ranges.py). A module that changed an input in place (ReLU(inplace=True),
-`x += ...`) is reported once as the scalar `inplace <name>`: checkpointing it
-would recompute from the changed input, so the advisor leaves it out. Each
-such call also leaves a user range `inplace output 0x<address>` inside its
-own range: the storage address of the tensor it returned, which the replay
-uses to find that tensor's allocation exactly.
-
-The hooks time themselves: a unit's recorded forward includes the hooks of
-every module called inside it, which its recomputation (unrecorded) does not
-pay. take_hook_cost() gives the mean cost per module call since the last
-call; steps.py records it per step as the scalar `hook_ns_per_call` and the
-advisor subtracts it from recorded forward times.
-
-With the C++ extension loaded (native_hooks.py), the common module call is
-done in C++ (profiler/backward_hooks/forward_hooks.cpp): the registered hooks
-are two thin python functions around its forward_pre/forward_post, the
-C++ side keeps the per-thread stack and the names (set_names at each root
-call), and calls back into _native_pre/_native_post/_note_inplace below for
-root calls, calls during a backward pass, arguments it does not walk itself
-and a module's first in-place call (its later ones it marks itself). Both paths record the same events (tests/python/test_native_hooks.py).
-While they are the only module hooks, module_call.py's Module.__call__ calls
-the C++ pair directly, without torch's hook dispatch and the two wrappers.
+With the C++ extension loaded (native_hooks.py) the common call is done in
+C++ (profiler/backward_hooks/forward_hooks.cpp), which calls back into
+_native_pre/_native_post/_note_inplace below only for root calls, calls
+during a backward pass, arguments it does not walk and a module's first
+in-place call; while they are the only module hooks, module_call.py's
+Module.__call__ calls the C++ pair directly. Both paths record the same
+events (tests/python/test_native_hooks.py).
 """
 import contextlib
 import sys
 import threading
 from time import perf_counter_ns as _clock
 
-from . import checkpointing, failsafe, module_call, native_hooks
+from . import failsafe, module_call, native_hooks
+from .runtime import checkpointing
 from .backward_ranges import BackwardRanges
 from .native import FORWARD, USER
 from .tree_names import TreeNames

@@ -27,7 +27,7 @@ def start():
         TorchImportWatcher(on_torch_loaded).install()
     plan_path = os.environ.get("GCPROF_PLAN")
     if plan_path:
-        from .env_plan import arm_job, warn_if_unapplied
+        from .runtime.env_plan import arm_job, warn_if_unapplied
         if arm_job(plan_path):  # only the job's first process speaks for the job
             import atexit
             atexit.register(warn_if_unapplied, plan_path)
@@ -37,7 +37,7 @@ def on_torch_loaded(torch):
     plan_path = os.environ.get("GCPROF_PLAN")
     if plan_path:
         # Before the profiler's hooks: global pre-hooks run in registration order.
-        from .env_plan import PlanOnFirstForward
+        from .runtime.env_plan import PlanOnFirstForward
         PlanOnFirstForward(torch, plan_path).install()
     if os.environ.get("GCPROF_DB"):
         try:

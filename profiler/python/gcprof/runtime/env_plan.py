@@ -27,7 +27,7 @@ import threading
 
 from . import plan as _plan
 from .plan import PlanError, checked_names, load_plan, names_of_other_roots, resolve, wrap
-from .root_names import RootNames
+from ..root_names import RootNames
 
 APPLIED_ENV = "GCPROF_PLAN_APPLIED"
 

@@ -189,7 +189,7 @@ def apply_plan(model, plan):
     first calls them (root_names.py). All names are checked before any
     module is changed, so a bad plan leaves the models untouched.
     """
-    from .root_names import RootNames
+    from ..root_names import RootNames
 
     where = "plan" if isinstance(plan, dict) else os.fspath(plan)
     data = load_plan(plan)
@@ -226,7 +226,7 @@ def names_of_other_roots(names, model, class_names):
     """The names that belong to other roots, by prefix ("TextTower",
     "Encoder[1]"): those that start with one of `class_names` (optionally
     with an instance index) and are not modules of `model`."""
-    from .root_names import split_prefix
+    from ..root_names import split_prefix
 
     modules = dict(model.named_modules())
     out = {}
