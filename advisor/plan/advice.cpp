@@ -12,7 +12,7 @@
 #include "plan/infeasible_message.h"
 #include "simulate/peak_moment.h"
 #include "solve/fixed_plans.h"
-#include "verify/verification.h"
+#include "units/step_time.h"
 
 namespace gcprof::advisor {
 

@@ -12,6 +12,7 @@
 
 #include "plan/plan_file.h"
 #include "trace.h"
+#include "units/step_time.h"
 
 namespace gcprof::advisor {
 
@@ -73,20 +74,6 @@ constexpr double kPeakTolerance = 0.05;
 // practice; CUDA kernels may pick other algorithms, hence a looser bound.
 double lossTolerance(const std::string& backend);
 
-// The median duration of a run's steps, leaving out the first (warm-up) when
-// there are at least three.
-Ns medianStepNs(const Trace& run);
-
-// A run's step time as `advise` prices it. With step markers, medianStepNs.
-// Without, the steps advise infers: the forward/backward passes of `units`
-// (stepLayouts), the median of the steady ones; the whole run only when no
-// pass is found. `steps` counts the steps the time is the median of.
-struct StepTime {
-  Ns ns = 0;
-  size_t steps = 0;
-  bool inferred = false;
-};
-StepTime stepTime(const Trace& run, const std::vector<std::string>& units);
 
 // Step time is always reported; it is a gate only with `step_tolerance`
 // (0.25: measured within 25% of predicted). Off by default: on a shared or
