@@ -160,10 +160,9 @@ std::string problemAt(const Cursor& c) {
   return std::string(c.why) + " before byte " + at;
 }
 
-}  // namespace
-
-bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
-                std::string& problem) {
+// parseBatch, each row given to `add`.
+template <typename Add>
+bool parseRows(std::string_view text, const BatchBase& base, std::string& problem, Add add) {
   Cursor c{text.data(), text.data(), text.data() + text.size()};
   auto failed = [&]() {
     problem = problemAt(c);
@@ -179,7 +178,7 @@ bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Alloca
         c.fault = c.p;
         return failed();
       }
-      out.push_back(a);
+      add(a);
       if (c.p < c.end && *c.p == ',') {
         ++c.p;
         continue;
@@ -193,6 +192,17 @@ bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Alloca
     return failed();
   }
   return true;
+}
+
+}  // namespace
+
+bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
+                std::string& problem) {
+  return parseRows(text, base, problem, [&](const Allocation& a) { out.push_back(a); });
+}
+
+bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, std::string& problem) {
+  return parseRows(text, base, problem, [&](const Allocation& a) { out.append(a); });
 }
 
 }  // namespace gcprof

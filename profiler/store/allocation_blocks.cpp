@@ -20,15 +20,17 @@ constexpr size_t kBlockBytes = AllocationBlocks::kRows * sizeof(Allocation);
 // of a second load would come from the heap and stay there once released.
 void AllocationBlocks::Unmap::operator()(Allocation* p) const { munmap(p, kBlockBytes); }
 
+void AllocationBlocks::addBlock() {
+  void* p = mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (p == MAP_FAILED) throw std::bad_alloc();
+  Allocation* first = static_cast<Allocation*>(p);
+  blocks_.push_back(Block{std::unique_ptr<Allocation, Unmap>(first), first});
+}
+
 void AllocationBlocks::append(const Allocation* rows, size_t n) {
   while (n > 0) {
     const size_t at = size_ & (kRows - 1);
-    if (at == 0) {
-      void* p = mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-      if (p == MAP_FAILED) throw std::bad_alloc();
-      Allocation* first = static_cast<Allocation*>(p);
-      blocks_.push_back(Block{std::unique_ptr<Allocation, Unmap>(first), first});
-    }
+    if (at == 0) addBlock();
     const size_t take = std::min(n, kRows - at);
     // Allocation is trivially copyable: whole rows at once.
     std::memcpy(static_cast<void*>(blocks_.back().rows + at), rows, take * sizeof(Allocation));

@@ -22,7 +22,12 @@ class AllocationBlocks {
   static constexpr size_t kRows = size_t{1} << kShift;
 
   void append(const Allocation* rows, size_t n);
-  void append(const Allocation& row) { append(&row, 1); }
+  void append(const Allocation& row) {
+    const size_t at = size_ & (kRows - 1);
+    if (at == 0) addBlock();
+    blocks_.back().rows[at] = row;
+    ++size_;
+  }
   size_t size() const { return size_; }
   bool empty() const { return size_ == 0; }
   const Allocation& operator[](size_t i) const { return blocks_[i >> kShift].rows[i & (kRows - 1)]; }
@@ -39,6 +44,7 @@ class AllocationBlocks {
     std::unique_ptr<Allocation, Unmap> pages;
     Allocation* rows = nullptr;
   };
+  void addBlock();
   std::vector<Block> blocks_;
   size_t size_ = 0;
 };

@@ -125,15 +125,13 @@ void readAllocationBatches(const RunRows& r, Trace& t, RowProgress& progress) {
   readAllocationRows(r, progress, [&](const Allocation& a) { read.append(a); });
   Stmt s(r.db, r.path, "SELECT first_id, base_ns, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
   s.bind(1, r.id);
-  std::vector<Allocation> batch;
   std::string problem;
   while (s.step()) {
-    batch.clear();
-    if (!parseBatch(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, batch, problem))
+    const size_t before = read.size();
+    if (!parseBatch(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, read, problem))
       throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the allocation batch from id " +
                        std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
-    read.append(batch.data(), batch.size());
-    for (size_t i = 0; i < batch.size(); ++i) progress.row();
+    for (size_t i = before; i < read.size(); ++i) progress.row();
   }
   moveByAllocation(read, t.allocations);
 }
