@@ -86,8 +86,9 @@ struct Cursor {
   const char* p;
   const char* end;
   const char* fault = nullptr;  // set on malformed text
-  const char* why = nullptr;
-  char wanted = 0;
+  const char* why = nullptr;     // what was wrong there
+  char wanted = 0;               // or the character expected there
+  bool before = false;           // a bad row: said as before where it ends
 
   bool take(char c) {
     if (p < end && *p == c) {
@@ -95,7 +96,7 @@ struct Cursor {
       return true;
     }
     wanted = c;
-    return fail("expected '");
+    return fail("expected a character");
   }
   bool fail(const char* what) {
     fault = p;
@@ -109,7 +110,8 @@ struct Cursor {
     const char* q = p + (p < end && *p == '-');
     uint64_t u = 0;
     const char* digits = q;
-    while (q < end && static_cast<unsigned>(*q - '0') < 10 && q - digits < 19) u = u * 10 + static_cast<unsigned>(*q++ - '0');
+    while (q < end && static_cast<unsigned>(*q - '0') < 10 && q - digits < 19)
+      u = u * 10 + static_cast<unsigned>(*q++ - '0');
     if (q == digits) return fail("expected an integer");
     if (q - digits <= 18) {
       v = *p == '-' ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
@@ -153,11 +155,8 @@ bool rowFrom(const int64_t (&v)[kFields], const BatchBase& base, Allocation& a, 
 
 // The problem's text, as the loader's error shows it.
 std::string problemAt(const Cursor& c) {
-  const std::string at = std::to_string(c.fault - c.begin);
-  if (c.wanted) return std::string(c.why) + c.wanted + "' at byte " + at;
-  if (std::strcmp(c.why, "expected an integer") == 0 || std::strcmp(c.why, "text after the batch") == 0)
-    return std::string(c.why) + " at byte " + at;
-  return std::string(c.why) + " before byte " + at;
+  const std::string what = c.wanted ? std::string("expected '") + c.wanted + "'" : std::string(c.why);
+  return what + (c.before ? " before byte " : " at byte ") + std::to_string(c.fault - c.begin);
 }
 
 // parseBatch, each row given to `add`.
@@ -176,6 +175,7 @@ bool parseRows(std::string_view text, const BatchBase& base, std::string& proble
       Allocation a;
       if (!rowFrom(v, base, a, c.why)) {
         c.fault = c.p;
+        c.before = true;
         return failed();
       }
       add(a);
