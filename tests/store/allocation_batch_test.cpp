@@ -1,5 +1,6 @@
-// parseBatch's numbers, read eight characters at a time where eight remain:
-// every length, sign and place in the text reads as std::from_chars reads it.
+// parseBatch's numbers, summed digit by digit up to 18 digits and left to
+// std::from_chars past that: every length, sign and place in the text reads
+// as from_chars alone reads it.
 #include "allocation_batch.h"
 
 #include <gtest/gtest.h>
