@@ -1,5 +1,6 @@
 #include "stacked_memory.h"
 
+#include "allocation_order.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -37,7 +38,7 @@ StackedMemory::StackedMemory(const std::vector<Allocation>& allocs, const std::v
   auto by_alloc = [&](uint32_t a, uint32_t b) { return allocs[a].alloc < allocs[b].alloc; };
   if (!std::is_sorted(alloc_order.begin(), alloc_order.end(), by_alloc))
     std::stable_sort(alloc_order.begin(), alloc_order.end(), by_alloc);
-  std::sort(frees.begin(), frees.end());
+  sortTimeRows(frees);  // std::sort's order; a radix sort (a twentieth of opening 10M rows)
 
   size_t n = alloc_order.size() + frees.size();
   time_.reserve(n);

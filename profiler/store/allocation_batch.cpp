@@ -76,67 +76,133 @@ bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& 
 
 void closeBatch(std::string& batch) { batch.push_back(']'); }
 
-bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
-                std::string& problem) {
-  const char* p = text.data();
-  const char* end = p + text.size();
-  auto expect = [&](char c) {
+namespace {
+
+// Where parseBatch is in the text. The steps are small and inlined; what
+// went wrong is only spelled out on the way out (a damaged batch is rare,
+// and building the message in the loop kept it from being inlined).
+struct Cursor {
+  const char* begin;
+  const char* p;
+  const char* end;
+  const char* fault = nullptr;  // set on malformed text
+  const char* why = nullptr;     // what was wrong there
+  char wanted = 0;               // or the character expected there
+  bool before = false;           // a bad row: said as before where it ends
+
+  bool take(char c) {
     if (p < end && *p == c) {
       ++p;
       return true;
     }
-    problem = std::string("expected '") + c + "' at byte " + std::to_string(p - text.data());
-    return false;
-  };
-  if (!expect('[')) return false;
-  if (p < end && *p == ']') {  // an empty batch (never written, but valid)
-    ++p;
-    if (p == end) return true;
-    problem = "text after the batch at byte " + std::to_string(p - text.data());
+    wanted = c;
+    return fail("expected a character");
+  }
+  bool fail(const char* what) {
+    fault = p;
+    why = what;
     return false;
   }
-  for (;;) {
-    if (!expect('[')) return false;
-    int64_t v[kFields];
-    for (int i = 0; i < kFields; ++i) {
-      if (i && !expect(',')) return false;
-      auto [next, ec] = std::from_chars(p, end, v[i]);
-      if (ec != std::errc()) {
-        problem = "expected an integer at byte " + std::to_string(p - text.data());
-        return false;
-      }
-      p = next;
+  // An integer as std::from_chars reads one: an optional '-', then digits.
+  // Up to 18 digits cannot overflow and are summed here; longer ones go to
+  // from_chars, which says when they do.
+  bool integer(int64_t& v) {
+    const char* q = p + (p < end && *p == '-');
+    uint64_t u = 0;
+    const char* digits = q;
+    while (q < end && static_cast<unsigned>(*q - '0') < 10 && q - digits < 19)
+      u = u * 10 + static_cast<unsigned>(*q++ - '0');
+    if (q == digits) return fail("expected an integer");
+    if (q - digits <= 18) {
+      v = *p == '-' ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
+      p = q;
+      return true;
     }
-    if (!expect(']')) return false;
-    Allocation a;
-    if (__builtin_add_overflow(base.first_id, v[0], &a.id) ||
-        __builtin_add_overflow(base.base_ns, v[7], &a.alloc) || v[8] < -1 ||
-        (v[8] >= 0 && __builtin_add_overflow(a.alloc, v[8], &a.free))) {
-      problem = "a row out of range before byte " + std::to_string(p - text.data());
-      return false;
-    }
-    if (v[8] < 0) a.free = -1;
-    if (!setNarrowFields(a, v[9], v[10], v[3], v[6], v[11])) {
-      problem = "a range, step, device, api or kind out of range before byte " +
-                std::to_string(p - text.data());
-      return false;
-    }
-    a.addr = static_cast<uint64_t>(v[1]);
-    a.bytes = v[2];
-    a.stream = v[4];
-    a.thread = v[5];
-    out.push_back(a);
-    if (p < end && *p == ',') {
-      ++p;
-      continue;
-    }
-    if (!expect(']')) return false;
-    if (p != end) {
-      problem = "text after the batch at byte " + std::to_string(p - text.data());
-      return false;
-    }
+    auto [next, ec] = std::from_chars(p, end, v);
+    if (ec != std::errc()) return fail("expected an integer");
+    p = next;
     return true;
   }
+};
+
+// One row's twelve numbers, "[...]" included.
+bool parseRow(Cursor& c, int64_t (&v)[kFields]) {
+  if (!c.take('[')) return false;
+  for (int i = 0; i < kFields; ++i)
+    if ((i && !c.take(',')) || !c.integer(v[i])) return false;
+  return c.take(']');
+}
+
+// The row `v` relative to `base` as an Allocation; false when a field is
+// out of range.
+bool rowFrom(const int64_t (&v)[kFields], const BatchBase& base, Allocation& a, const char*& why) {
+  if (__builtin_add_overflow(base.first_id, v[0], &a.id) || __builtin_add_overflow(base.base_ns, v[7], &a.alloc) ||
+      v[8] < -1 || (v[8] >= 0 && __builtin_add_overflow(a.alloc, v[8], &a.free))) {
+    why = "a row out of range";
+    return false;
+  }
+  if (v[8] < 0) a.free = -1;
+  if (!setNarrowFields(a, v[9], v[10], v[3], v[6], v[11])) {
+    why = "a range, step, device, api or kind out of range";
+    return false;
+  }
+  a.addr = static_cast<uint64_t>(v[1]);
+  a.bytes = v[2];
+  a.stream = v[4];
+  a.thread = v[5];
+  return true;
+}
+
+// The problem's text, as the loader's error shows it.
+std::string problemAt(const Cursor& c) {
+  const std::string what = c.wanted ? std::string("expected '") + c.wanted + "'" : std::string(c.why);
+  return what + (c.before ? " before byte " : " at byte ") + std::to_string(c.fault - c.begin);
+}
+
+// parseBatch, each row given to `add`.
+template <typename Add>
+bool parseRows(std::string_view text, const BatchBase& base, std::string& problem, Add add) {
+  Cursor c{text.data(), text.data(), text.data() + text.size()};
+  auto failed = [&]() {
+    problem = problemAt(c);
+    return false;
+  };
+  if (!c.take('[')) return failed();
+  if (!(c.p < c.end && *c.p == ']')) {  // not an empty batch (never written, but valid)
+    for (;;) {
+      int64_t v[kFields];
+      if (!parseRow(c, v)) return failed();
+      Allocation a;
+      if (!rowFrom(v, base, a, c.why)) {
+        c.fault = c.p;
+        c.before = true;
+        return failed();
+      }
+      add(a);
+      if (c.p < c.end && *c.p == ',') {
+        ++c.p;
+        continue;
+      }
+      break;
+    }
+  }
+  if (!c.take(']')) return failed();
+  if (c.p != c.end) {
+    c.fail("text after the batch");
+    return failed();
+  }
+  return true;
+}
+
+}  // namespace
+
+bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
+                std::string& problem) {
+  return parseRows(text, base, problem, [&](const Allocation& a) { out.push_back(a); });
+}
+
+bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, std::string& problem) {
+  return parseRows(text, base, problem, [&](const Allocation& a) { out.append(a); });
 }
 
 }  // namespace gcprof

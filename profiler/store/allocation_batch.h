@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "allocation_blocks.h"
 #include "trace.h"
 
 namespace gcprof {
@@ -37,5 +38,8 @@ void closeBatch(std::string& batch);
 // Returns false and says what is wrong in `problem` on malformed text.
 bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
                 std::string& problem);
+// The same into blocks (the loader's: no copy in between). On malformed
+// text the rows before the fault stay in `out`.
+bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, std::string& problem);
 
 }  // namespace gcprof

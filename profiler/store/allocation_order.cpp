@@ -43,17 +43,20 @@ void radixSort(uint64_t* first, uint64_t* last, int bits) {
 }
 
 // The rows in (alloc, row) order, as row numbers.
-std::vector<uint64_t> rowsByAllocation(const std::vector<Allocation>& a) {
+std::vector<uint64_t> rowsByAllocation(const AllocationBlocks& a) {
   const size_t n = a.size();
-  auto [lo, hi] = std::minmax_element(a.begin(), a.end(),
-                                      [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
-  const uint64_t span = static_cast<uint64_t>(hi->alloc) - static_cast<uint64_t>(lo->alloc);
+  Ns lo = a[0].alloc, hi = lo;
+  for (size_t i = 1; i < n; ++i) {
+    lo = std::min(lo, a[i].alloc);
+    hi = std::max(hi, a[i].alloc);
+  }
+  const uint64_t span = static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo);
   const int row_bits = bitWidth(n - 1);
   std::vector<uint64_t> keys(n);
   if (row_bits + bitWidth(span) <= 64) {
     // One word a row: the time since the first allocation above the row
     // number, so that equal times keep the rows' order.
-    const uint64_t base = static_cast<uint64_t>(lo->alloc);
+    const uint64_t base = static_cast<uint64_t>(lo);
     for (size_t i = 0; i < n; ++i) keys[i] = ((static_cast<uint64_t>(a[i].alloc) - base) << row_bits) | i;
     radixSort(keys.data(), keys.data() + n, row_bits + bitWidth(span));
     const uint64_t mask = row_bits == 64 ? ~uint64_t{0} : (uint64_t{1} << row_bits) - 1;
@@ -68,36 +71,75 @@ std::vector<uint64_t> rowsByAllocation(const std::vector<Allocation>& a) {
   return keys;
 }
 
-}  // namespace
-
-void sortByAllocation(std::vector<Allocation>& a) {
-  if (a.size() < 2) return;
-  std::vector<uint64_t> rows = rowsByAllocation(a);
-  // Rows at one instant go by id (the row's place in the vector is not its id).
-  for (size_t i = 0; i < rows.size();) {
-    const Ns at = a[rows[i]].alloc;
-    size_t j = i + 1;
-    while (j < rows.size() && a[rows[j]].alloc == at) ++j;
-    if (j - i > 1)
-      std::sort(rows.begin() + static_cast<std::ptrdiff_t>(i), rows.begin() + static_cast<std::ptrdiff_t>(j),
-                [&](uint64_t x, uint64_t y) { return a[x].id < a[y].id; });
+// Rows at one instant go by id (a row's place in the file is not its id).
+void orderTiesById(Allocation* first, Allocation* last) {
+  for (Allocation* i = first; i != last;) {
+    Allocation* j = i + 1;
+    while (j != last && j->alloc == i->alloc) ++j;
+    if (j - i > 1) std::sort(i, j, [](const Allocation& x, const Allocation& y) { return x.id < y.id; });
     i = j;
   }
-  // Position i takes row rows[i]: follow each cycle of the permutation
-  // once, marking the positions filled (row = i).
-  for (size_t i = 0; i < rows.size(); ++i) {
-    if (rows[i] == i) continue;
-    Allocation first = std::move(a[i]);
-    size_t at = i;
-    while (rows[at] != i) {
-      size_t from = rows[at];
-      a[at] = std::move(a[from]);
-      rows[at] = at;
-      at = from;
+}
+
+}  // namespace
+
+void moveByAllocation(AllocationBlocks& read, std::vector<Allocation>& out) {
+  const size_t n = read.size();
+  if (n == 0) return;
+  const std::vector<uint64_t> rows = rowsByAllocation(read);
+  std::vector<uint32_t> left(read.blocks());
+  for (size_t b = 0; b < left.size(); ++b) left[b] = static_cast<uint32_t>(read.rowsIn(b));
+  const size_t from = out.size();
+  out.reserve(from + n);
+  // The loads are independent: asked for a few rows ahead, their misses
+  // overlap (a row spans two cache lines at most).
+  constexpr size_t kAhead = 16;
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n) {
+      const char* next = reinterpret_cast<const char*>(&read[rows[i + kAhead]]);
+      __builtin_prefetch(next);
+      __builtin_prefetch(next + sizeof(Allocation) - 1);
     }
-    a[at] = std::move(first);
-    rows[at] = at;
+    out.push_back(read[rows[i]]);
+    const size_t b = rows[i] >> AllocationBlocks::kShift;
+    if (--left[b] == 0) read.release(b);
   }
+  read = AllocationBlocks();
+  orderTiesById(out.data() + from, out.data() + out.size());
+}
+
+void sortTimeRows(std::vector<std::pair<Ns, uint32_t>>& pairs) {
+  if (pairs.size() < 2) return;
+  Ns lo = pairs[0].first, hi = lo;
+  uint32_t most = 0;
+  for (const auto& [t, row] : pairs) {
+    lo = std::min(lo, t);
+    hi = std::max(hi, t);
+    most = std::max(most, row);
+  }
+  const int row_bits = bitWidth(most);
+  const int time_bits = bitWidth(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
+  if (row_bits + time_bits > 64) {
+    std::sort(pairs.begin(), pairs.end());
+    return;
+  }
+  std::vector<uint64_t> keys(pairs.size());
+  const uint64_t base = static_cast<uint64_t>(lo);
+  for (size_t i = 0; i < pairs.size(); ++i)
+    keys[i] = (static_cast<uint64_t>(pairs[i].first) - base) << row_bits | pairs[i].second;
+  radixSort(keys.data(), keys.data() + keys.size(), row_bits + time_bits);
+  const uint64_t mask = (uint64_t{1} << row_bits) - 1;
+  for (size_t i = 0; i < pairs.size(); ++i) {
+    const uint64_t k = keys[i];
+    pairs[i] = {static_cast<Ns>(base + (k >> row_bits)), static_cast<uint32_t>(k & mask)};
+  }
+}
+
+void sortByAllocation(std::vector<Allocation>& a) {
+  AllocationBlocks read;
+  read.append(a.data(), a.size());
+  a.clear();
+  moveByAllocation(read, a);
 }
 
 }  // namespace gcprof

@@ -86,44 +86,54 @@ Kernel kernelFrom(Stmt& s) {
   return k;
 }
 
+Allocation allocationFrom(const RunRows& r, Stmt& s) {
+  Allocation a;
+  a.id = s.i64(0);
+  if (!setNarrowFields(a, s.i64(9), s.i64(10), s.i64(3), s.i64(6), s.i64(11)))
+    throw StoreError(r.path + ": run " + std::to_string(r.id) + ": allocation " + std::to_string(a.id) +
+                     " is damaged (a range, step, device, api or kind out of range)");
+  a.addr = static_cast<uint64_t>(s.i64(1));
+  a.bytes = s.i64(2);
+  a.stream = s.i64(4);
+  a.thread = s.i64(5);
+  a.alloc = s.i64(7);
+  a.free = s.i64(8);
+  return a;
+}
+
 // From version 3 the table is clustered by (run, alloc_ns, id): this is a
-// walk along its primary key, no sort.
-void readAllocationRows(const RunRows& r, Trace& t, RowProgress& progress) {
+// walk along its primary key, no sort. `add` takes each row.
+template <typename Add>
+void readAllocationRows(const RunRows& r, RowProgress& progress, Add add) {
   const std::string number = allocationIdColumn(r.version);
-  readRows(r,
-           "SELECT " + number + ", addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind FROM " +
-               allocationRowTable(r.version) + " WHERE run=? ORDER BY alloc_ns, " + number,
-           t.allocations, &progress, [&](Stmt& s) {
-             Allocation a;
-             a.id = s.i64(0);
-             if (!setNarrowFields(a, s.i64(9), s.i64(10), s.i64(3), s.i64(6), s.i64(11)))
-               throw StoreError(r.path + ": run " + std::to_string(r.id) + ": allocation " + std::to_string(a.id) +
-                                " is damaged (a range, step, device, api or kind out of range)");
-             a.addr = static_cast<uint64_t>(s.i64(1));
-             a.bytes = s.i64(2);
-             a.stream = s.i64(4);
-             a.thread = s.i64(5);
-             a.alloc = s.i64(7);
-             a.free = s.i64(8);
-             return a;
-           });
+  Stmt s(r.db, r.path,
+         ("SELECT " + number + ", addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind FROM " +
+          allocationRowTable(r.version) + " WHERE run=? ORDER BY alloc_ns, " + number)
+             .c_str());
+  s.bind(1, r.id);
+  while (s.step()) {
+    add(allocationFrom(r, s));
+    progress.row();
+  }
 }
 
 // Version 4: most rows are in batches (allocation_batch.h), in the order the
-// recorder wrote them (at their free): all are put in (alloc_ns, id) order.
+// recorder wrote them (at their free): read into blocks with the rows of
+// their own, then all put in (alloc_ns, id) order.
 void readAllocationBatches(const RunRows& r, Trace& t, RowProgress& progress) {
+  AllocationBlocks read;
+  readAllocationRows(r, progress, [&](const Allocation& a) { read.append(a); });
   Stmt s(r.db, r.path, "SELECT first_id, base_ns, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
   s.bind(1, r.id);
-  size_t before = t.allocations.size();
   std::string problem;
   while (s.step()) {
-    size_t from = t.allocations.size();
-    if (!parseBatch(s.text(2), BatchBase{s.i64(0), s.i64(1)}, t.allocations, problem))
+    const size_t before = read.size();
+    if (!parseBatch(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, read, problem))
       throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the allocation batch from id " +
                        std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
-    for (size_t i = from; i < t.allocations.size(); ++i) progress.row();
+    for (size_t i = before; i < read.size(); ++i) progress.row();
   }
-  if (t.allocations.size() > before) sortByAllocation(t.allocations);
+  moveByAllocation(read, t.allocations);
 }
 
 }  // namespace
@@ -139,8 +149,10 @@ Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo
            "SELECT id, name, domain, phase, thread, depth, parent, start_ns, end_ns, step, device_ns, input_bytes,"
            " output_bytes FROM ranges WHERE run=? ORDER BY start_ns, id",
            t.ranges, &rows, rangeFrom);
-  readAllocationRows(r, t, rows);
-  if (version >= 4) readAllocationBatches(r, t, rows);
+  if (version >= 4)
+    readAllocationBatches(r, t, rows);
+  else
+    readAllocationRows(r, rows, [&](const Allocation& a) { t.allocations.push_back(a); });
   readRows(r, "SELECT step, start_ns, end_ns, peak_bytes FROM steps WHERE run=? ORDER BY step", t.steps, nullptr,
            [](Stmt& s) { return Step{s.i64(0), s.i64(1), s.i64(2), s.i64(3)}; });
   readRows(r, "SELECT step, name, value FROM scalars WHERE run=? ORDER BY step, rowid", t.scalars, nullptr,

@@ -72,5 +72,60 @@ TEST(AllocationOrder, RealClockTimesAndExtremeSpans) {
   }
 }
 
+// Rows read into several blocks, in the recorder's order (a step's blocks
+// freed last-allocated first, a few kept to the end, ties): each block is
+// given back as its rows are placed, and the rows come out as by sorting.
+TEST(AllocationOrder, RowsFromManyBlocksComeOutInOrder) {
+  std::vector<Allocation> written;
+  int64_t id = 1;
+  for (Ns step = 0; step < 150; ++step) {
+    std::vector<Allocation> live;
+    for (int i = 0; i < 1000; ++i) live.push_back(row(0, step * 100000 + (i / 2) * 10));  // in pairs
+    for (auto it = live.rbegin(); it != live.rend(); ++it) {
+      it->id = id++;
+      written.push_back(*it);
+    }
+    written.push_back(row(0, step * 100000 + 3));  // kept: written at the end
+  }
+  for (Allocation& a : written)
+    if (a.id == 0) a.id = id++;
+  for (Allocation& a : written) a.bytes = a.id * 10;
+  std::stable_partition(written.begin(), written.end(), [](const Allocation& a) { return a.alloc % 10 != 3; });
+  AllocationBlocks read;
+  read.append(written.data(), 100);
+  read.append(written.data() + 100, written.size() - 100);
+  ASSERT_GT(read.blocks(), 2u);
+  std::vector<Allocation> expected = written;
+  std::sort(expected.begin(), expected.end(), [](const Allocation& a, const Allocation& b) {
+    return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
+  });
+  std::vector<Allocation> out{row(0, -1)};  // appended after what is there
+  moveByAllocation(read, out);
+  EXPECT_TRUE(read.empty());
+  ASSERT_EQ(out.size(), expected.size() + 1);
+  for (size_t i = 0; i < expected.size(); ++i) {
+    ASSERT_EQ(out[i + 1].id, expected[i].id) << i;
+    ASSERT_EQ(out[i + 1].bytes, out[i + 1].id * 10) << i;
+  }
+}
+
+// (time, row) pairs: as std::sort orders them, with close clock times, with
+// times too far apart for one word, and with a single row number.
+TEST(AllocationOrder, TimeRowPairsAsStdSort) {
+  std::mt19937_64 rng(5);
+  for (int round = 0; round < 3; ++round) {
+    std::vector<std::pair<Ns, uint32_t>> pairs;
+    for (uint32_t i = 0; i < 30000; ++i) {
+      Ns t = round == 0 ? Ns{1700000000000000000} + static_cast<Ns>(rng() % 5000) : static_cast<Ns>(rng());
+      pairs.emplace_back(t, round == 2 ? 0u : static_cast<uint32_t>(rng() % 40000));
+    }
+    pairs.push_back(pairs[3]);
+    std::vector<std::pair<Ns, uint32_t>> expected = pairs;
+    std::sort(expected.begin(), expected.end());
+    sortTimeRows(pairs);
+    EXPECT_EQ(pairs, expected) << round;
+  }
+}
+
 }  // namespace
 }  // namespace gcprof

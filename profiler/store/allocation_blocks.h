@@ -1,0 +1,52 @@
+// Allocation rows as they are read (in the recorder's order), kept in
+// fixed blocks of pages that can each be given back to the system as soon
+// as its rows have been moved on. Putting ten million rows in time order
+// out of one vector meant either moving them in place along the
+// permutation's cycles (one cache miss after another, each waiting for the
+// last: a quarter of opening a trace) or a second copy of all of them.
+// From blocks, the rows are copied out in order, independent loads the
+// processor overlaps, and the copy grows as the blocks go.
+#pragma once
+
+#include <cstddef>
+#include <memory>
+#include <vector>
+
+#include "trace.h"
+
+namespace gcprof {
+
+class AllocationBlocks {
+ public:
+  static constexpr int kShift = 16;  // 65,536 rows (4.5 MB) a block
+  static constexpr size_t kRows = size_t{1} << kShift;
+
+  void append(const Allocation* rows, size_t n);
+  void append(const Allocation& row) {
+    const size_t at = size_ & (kRows - 1);
+    if (at == 0) addBlock();
+    blocks_.back().rows[at] = row;
+    ++size_;
+  }
+  size_t size() const { return size_; }
+  bool empty() const { return size_ == 0; }
+  const Allocation& operator[](size_t i) const { return blocks_[i >> kShift].rows[i & (kRows - 1)]; }
+  size_t blocks() const { return blocks_.size(); }
+  size_t rowsIn(size_t block) const;
+  // Unmaps block `b` (its rows must not be read again).
+  void release(size_t b) { blocks_[b].pages.reset(); }
+
+ private:
+  struct Unmap {
+    void operator()(Allocation* p) const;
+  };
+  struct Block {
+    std::unique_ptr<Allocation, Unmap> pages;
+    Allocation* rows = nullptr;
+  };
+  void addBlock();
+  std::vector<Block> blocks_;
+  size_t size_ = 0;
+};
+
+}  // namespace gcprof
