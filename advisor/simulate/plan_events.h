@@ -11,6 +11,7 @@
 #include "chain/chain_peak.h"
 #include "chain/checkpointed_forward.h"
 #include "chain/in_place_outputs.h"
+#include "simulate/early_frees.h"
 #include "units/op_table.h"
 #include "units/step_layout.h"
 #include "units/step_regions.h"
@@ -53,6 +54,7 @@ class PlanContext {
   const std::unordered_set<int64_t> gathers;  // FSDP's parameter gathers (range ids)
   const OpIndex ops;
   const bool reentrant;  // the C++ runtime's checkpoint
+  const EarlyFrees early_frees;  // by complete step of the layout
 
   // InPlaceOutputs::output of unit k of complete step si of the layout: the segment's
   // output its consumer holds when k ends a segment.
