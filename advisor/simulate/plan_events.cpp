@@ -30,11 +30,18 @@ PlanContext::PlanContext(const Trace& t, const AllocationFilter& f, const RunLay
       early_frees(t.allocations, l.steps.size()) {
   const InPlaceOutputs inplace(t, f);
   kept_outputs_.resize(l.steps.size());
+  first_rows_.resize(l.steps.size());
+  const std::vector<Allocation>& rows = t.allocations;
   for (size_t si = 0; si < l.steps.size(); ++si) {
     const StepLayout& step = l.steps[si];
     if (!step.complete) continue;
     const StepRegions reg(step);
-    for (int k = 0; k < static_cast<int>(step.units.size()); ++k) kept_outputs_[si].push_back(inplace.output(step, reg, k));
+    for (int k = 0; k < static_cast<int>(step.units.size()); ++k) {
+      kept_outputs_[si].push_back(inplace.output(step, reg, k));
+      auto first = std::lower_bound(rows.begin(), rows.end(), step.units[static_cast<size_t>(k)].fwd_start,
+                                    [](const Allocation& a, Ns at) { return a.alloc < at; });
+      first_rows_[si].push_back(static_cast<size_t>(first - rows.begin()));
+    }
   }
 }
 
@@ -75,8 +82,7 @@ class SegmentEvents {
 
   Ns make() {
     const std::vector<Allocation>& rows = ctx_.trace.allocations;
-    auto it = std::lower_bound(rows.begin(), rows.end(), first_.fwd_start,
-                               [](const Allocation& a, Ns t) { return a.alloc < t; });
+    auto it = rows.begin() + static_cast<std::ptrdiff_t>(ctx_.firstRow(si_, seg_.first));
     RegionCursor born_in(reg_);
     for (; it != rows.end() && it->alloc <= last_.fwd_end; ++it) {
       const Allocation& a = *it;

@@ -59,9 +59,14 @@ class PlanContext {
   // InPlaceOutputs::output of unit k of complete step si of the layout: the segment's
   // output its consumer holds when k ends a segment.
   const Allocation* keptOutput(size_t si, int k) const { return kept_outputs_[si][static_cast<size_t>(k)]; }
+  // The first row of trace.allocations born at or after unit k's forward
+  // start in complete step si: where a segment beginning with k looks for
+  // its forward's allocations (searched once, not once per plan).
+  size_t firstRow(size_t si, int k) const { return first_rows_[si][static_cast<size_t>(k)]; }
 
  private:
   std::vector<std::vector<const Allocation*>> kept_outputs_;
+  std::vector<std::vector<size_t>> first_rows_;
 };
 
 // One step's plan events as they are made. Most are a segment's replay, all
