@@ -97,6 +97,7 @@ void RecordedEvents::summarise() {
     Block& blk = blocks_[b];
     blk.small = true;
     MemoryEvent next = (*this)[b * kBlock];
+    blk.head = next;
     for (size_t i = b * kBlock; i < std::min(size(), (b + 1) * kBlock); ++i) {
       const MemoryEvent e = next;
       if (i + 1 < size()) next = (*this)[i + 1];

@@ -52,6 +52,9 @@ class RecordedEvents {
     uint32_t top_at = 0; // the first event of the block at that level (index into the events)
     bool has_top = false;  // some instant ends in the block (one whose next event is later)
     bool small = false;    // every partial sum under 2^61 in size: summed at once, nothing saturates
+    // Its first event: a walk decides whether to pass the block, and passes
+    // it, without reading that event's row (a cache miss per block and plan).
+    MemoryEvent head;
   };
   // Block b: events [b * kBlock, (b + 1) * kBlock) (the last may be shorter).
   const Block& block(size_t b) const { return blocks_[b]; }

@@ -26,14 +26,22 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
 }  // namespace
 
 PlanContext::PlanContext(const Trace& t, const AllocationFilter& f, const RunLayout& l)
-    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)) {
+    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)),
+      early_frees(t.allocations, l.steps.size()) {
   const InPlaceOutputs inplace(t, f);
   kept_outputs_.resize(l.steps.size());
+  first_rows_.resize(l.steps.size());
+  const std::vector<Allocation>& rows = t.allocations;
   for (size_t si = 0; si < l.steps.size(); ++si) {
     const StepLayout& step = l.steps[si];
     if (!step.complete) continue;
     const StepRegions reg(step);
-    for (int k = 0; k < static_cast<int>(step.units.size()); ++k) kept_outputs_[si].push_back(inplace.output(step, reg, k));
+    for (int k = 0; k < static_cast<int>(step.units.size()); ++k) {
+      kept_outputs_[si].push_back(inplace.output(step, reg, k));
+      auto first = std::lower_bound(rows.begin(), rows.end(), step.units[static_cast<size_t>(k)].fwd_start,
+                                    [](const Allocation& a, Ns at) { return a.alloc < at; });
+      first_rows_[si].push_back(static_cast<size_t>(first - rows.begin()));
+    }
   }
 }
 
@@ -50,7 +58,7 @@ class SegmentEvents {
  public:
   SegmentEvents(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
                 const StepRegions& reg, const Segment& seg, StepEvents& out)
-      : ctx_(ctx), forward_(forward), step_(step), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
+      : ctx_(ctx), forward_(forward), step_(step), si_(si), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
         last_(step.units[seg.last]) {
     // A selective segment's kept operator calls in this step, as time
     // windows: what is born inside them is not dropped and not replayed, and
@@ -74,8 +82,7 @@ class SegmentEvents {
 
   Ns make() {
     const std::vector<Allocation>& rows = ctx_.trace.allocations;
-    auto it = std::lower_bound(rows.begin(), rows.end(), first_.fwd_start,
-                               [](const Allocation& a, Ns t) { return a.alloc < t; });
+    auto it = rows.begin() + static_cast<std::ptrdiff_t>(ctx_.firstRow(si_, seg_.first));
     RegionCursor born_in(reg_);
     for (; it != rows.end() && it->alloc <= last_.fwd_end; ++it) {
       const Allocation& a = *it;
@@ -105,6 +112,7 @@ class SegmentEvents {
   const PlanContext& ctx_;
   const CheckpointedForward& forward_;
   const StepLayout& step_;
+  const size_t si_;
   const StepRegions& reg_;
   const Segment& seg_;
   StepEvents& out_;
@@ -150,7 +158,7 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
     // sub-module that made it returns without it (checkpointed_forward.h);
     // the replayed copy is freed where the recorded one was.
     const UnitWindow& unit = step_.units[seg_.first + (born - lo_) / 2];
-    Ns early = forward_.freeTime(a, unit.fwd_start, unit.fwd_end);
+    Ns early = ctx_.early_frees.freeTime(forward_, si_, reg_, a, unit);
     if (early < unit.fwd_end)
       out_.add({early, 0, -a.bytes, 0, 1, &a});
     else

@@ -11,6 +11,7 @@
 #include "chain/chain_peak.h"
 #include "chain/checkpointed_forward.h"
 #include "chain/in_place_outputs.h"
+#include "simulate/early_frees.h"
 #include "units/op_table.h"
 #include "units/step_layout.h"
 #include "units/step_regions.h"
@@ -53,13 +54,19 @@ class PlanContext {
   const std::unordered_set<int64_t> gathers;  // FSDP's parameter gathers (range ids)
   const OpIndex ops;
   const bool reentrant;  // the C++ runtime's checkpoint
+  const EarlyFrees early_frees;  // by complete step of the layout
 
   // InPlaceOutputs::output of unit k of complete step si of the layout: the segment's
   // output its consumer holds when k ends a segment.
   const Allocation* keptOutput(size_t si, int k) const { return kept_outputs_[si][static_cast<size_t>(k)]; }
+  // The first row of trace.allocations born at or after unit k's forward
+  // start in complete step si: where a segment beginning with k looks for
+  // its forward's allocations (searched once, not once per plan).
+  size_t firstRow(size_t si, int k) const { return first_rows_[si][static_cast<size_t>(k)]; }
 
  private:
   std::vector<std::vector<const Allocation*>> kept_outputs_;
+  std::vector<std::vector<size_t>> first_rows_;
 };
 
 // One step's plan events as they are made. Most are a segment's replay, all

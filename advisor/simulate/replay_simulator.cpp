@@ -59,7 +59,7 @@ class Walk {
     const RecordedEvents::Block& block = recorded.block(first / RecordedEvents::kBlock);
     constexpr Bytes kSmall = Bytes{1} << 61;
     if (options_.want_curve || reserved_ || !block.small || live_ <= -kSmall || live_ >= kSmall) return false;
-    const SimEvent head = asRecorded(recorded[first]);
+    const SimEvent head = asRecorded(block.head);
     if (has_pending_) count(pending_, &head);
     has_pending_ = false;
     if (block.has_top && live_ + block.top > sim_.peak) {
@@ -112,14 +112,15 @@ void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std:
     // A whole block of recorded events when the plan's next event and the
     // limit are past the recorded event after it.
     if (r % kBlock == 0 && r + kBlock < recorded.size()) {
-      const SimEvent after = asRecorded(recorded[r + kBlock]);
+      const SimEvent after = asRecorded(recorded.block(r / kBlock + 1).head);
       if ((all || after.time < limit) && (p >= plan.size() || !before(plan[p], after)) &&
           walk.addBlock(recorded, r)) {
         r += kBlock;
         continue;
       }
     }
-    const SimEvent next = r < recorded.size() ? asRecorded(recorded[r]) : SimEvent{};
+    const SimEvent next = r >= recorded.size() ? SimEvent{}
+                          : asRecorded(r % kBlock == 0 ? recorded.block(r / kBlock).head : recorded[r]);
     bool have_r = r < recorded.size() && (all || next.time < limit);
     bool have_p = p < plan.size() && (all || plan[p].time < limit);
     if (!have_r && !have_p) return;

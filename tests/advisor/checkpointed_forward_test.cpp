@@ -7,7 +7,9 @@
 
 #include "chain/chain_peak.h"
 #include "chain/unit_chain.h"
+#include "simulate/early_frees.h"
 #include "simulate/replay_simulator.h"
+#include "units/step_layout.h"
 #include "solve/optimal_solver.h"
 #include "chain_run.h"
 
@@ -108,6 +110,23 @@ TEST(CheckpointedForward, TheChainPricesTheCheckpointedForwardAsTheSimulator) {
   ASSERT_TRUE(s.feasible);
   EXPECT_EQ(s.peak, 17100);
   EXPECT_EQ(s.segments.size(), 1u);
+}
+
+// The plans of one advice share the answers (simulate/early_frees.h): the
+// same as asking freeTime, the first time and from memory after.
+TEST(CheckpointedForward, EarlyFreesRememberFreeTimesAcrossPlans) {
+  Trace t = nested(100);
+  CheckpointedForward fwd(t, primaryFilter(t));
+  RunLayout layout = stepLayouts(t, {"a"});
+  ASSERT_TRUE(layout.steps.at(0).complete);
+  const StepLayout& step = layout.steps[0];
+  StepRegions reg(step);
+  EarlyFrees early(t.allocations, layout.steps.size());
+  for (int ask = 0; ask < 2; ++ask) {
+    EXPECT_EQ(early.freeTime(fwd, 0, reg, bornAt(t, 120), step.units[0]), 200);
+    EXPECT_EQ(early.freeTime(fwd, 0, reg, bornAt(t, 190), step.units[0]), 300);
+    EXPECT_EQ(early.freeTime(fwd, 0, reg, bornAt(t, 250), step.units[0]), 300);
+  }
 }
 
 }  // namespace
