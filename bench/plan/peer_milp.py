@@ -153,6 +153,11 @@ def decisions_policy(ops):
 
 
 def apply_decisions(model, path):
+    """Checkpoints the chosen modules with the solve's save-lists. The MILP
+    saves an in-place op together with the op whose output it mutates, so the
+    cache is mutated after the save: PyTorch's selective checkpointing refuses
+    that unless allow_cache_entry_mutation is set (peers_bench.py checks that
+    the losses stay those of the job without checkpointing)."""
     with open(path) as f:
         decisions = json.load(f)
     named = dict(model.named_modules())
@@ -160,7 +165,7 @@ def apply_decisions(model, path):
         ops = d["ops"]
         peer_rules.checkpoint_with(
             named[name], lambda ops=ops: torch.utils.checkpoint.create_selective_checkpoint_contexts(
-                decisions_policy(ops)))
+                decisions_policy(ops), allow_cache_entry_mutation=True))
 
 
 def main():

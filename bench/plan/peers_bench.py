@@ -77,14 +77,15 @@ def recorded_peak(build, db, argv):
     runs = json.loads(gcprof(build, "show", db, "--json").stdout)["runs"]
     if runs[-1]["exit_code"] != 0:
         sys.exit("peers_bench: %s failed under gcprof record (trace %s)" % (" ".join(argv), db))
-    return runs[-1]["peak_bytes"]
+    return runs[-1]["peak_bytes"], [x["value"] for x in runs[-1]["losses"]]
 
 
 class Contender:
     """One configuration: its peak, whether it fits, how to run it for time."""
 
-    def __init__(self, label, prefix, argv, peak, verdict=None):
+    def __init__(self, label, prefix, argv, peak, verdict=None, losses=None):
         self.label, self.prefix, self.argv, self.peak, self.verdict = label, prefix, argv, peak, verdict
+        self.losses = losses
         self.ratios = []
 
     def ratio(self):
@@ -132,8 +133,8 @@ def milp_plans(build, job, budgets, plain_peak, work):
                                         + "; blocks %s" % ", ".join("%s discards %.2f" % (k, v["discard"])
                                                                     for k, v in solved["modules"].items())))
         argv = [*job, "--peer", "milp:" + path]
-        plans.append(Contender("MILP %s MiB" % mib(budget), [], argv,
-                               recorded_peak(build, os.path.join(work, "milp-%d.db" % i), argv)))
+        peak, losses = recorded_peak(build, os.path.join(work, "milp-%d.db" % i), argv)
+        plans.append(Contender("MILP %s MiB" % mib(budget), [], argv, peak, losses=losses))
     return plans
 
 
@@ -143,12 +144,14 @@ def time_rounds(contenders, job, rounds, work):
         return statistics.median(clocked(prefix, argv, out))
     rng = random.Random(0)
     for r in range(rounds):
-        plain = median_step([], job, os.path.join(work, "plain-%d.json" % r))
-        order = list(range(len(contenders)))
+        order = list(range(-1, len(contenders)))  # -1: the job without checkpointing
         rng.shuffle(order)
+        steps = {}
         for i in order:
-            c = contenders[i]
-            c.ratios.append(median_step(c.prefix, c.argv, os.path.join(work, "t-%d-%d.json" % (i, r))) / plain)
+            prefix, argv = (contenders[i].prefix, contenders[i].argv) if i >= 0 else ([], job)
+            steps[i] = median_step(prefix, argv, os.path.join(work, "t-%d-%d.json" % (i, r)))
+        for i, c in enumerate(contenders):
+            c.ratios.append(steps[i] / steps[-1])
         print("  round %d of %d done (%s)" % (r + 1, rounds, load()), flush=True)
 
 
@@ -166,11 +169,18 @@ def bench(build, name, a, work):
     print("  recorded peak %s MiB, every predicted %s MiB; budgets %s MiB" % (
         mib(none_peak), mib(every_peak), ", ".join(mib(b) for b in budgets)), flush=True)
     plans = gcprof_plans(build, db, job, budgets, work)
-    peers = [Contender("no checkpointing (control)", [], job, recorded_peak(build, os.path.join(work, "none.db"), job))]
+    peak, losses = recorded_peak(build, os.path.join(work, "none.db"), job)
+    peers = [Contender("no checkpointing (control)", [], job, peak, losses=losses)]
     for peer in STATIC_PEERS + ["compile:%g" % v for v in a.compile_values]:
         argv = [*job, "--peer", peer]
-        peers.append(Contender(peer, [], argv, recorded_peak(build, os.path.join(work, peer + ".db"), argv)))
-    milps = milp_plans(build, job, budgets, none_peak, work)
+        peak, losses = recorded_peak(build, os.path.join(work, peer + ".db"), argv)
+        peers.append(Contender(peer, [], argv, peak, losses=losses))
+    milps = milp_plans(build, job, budgets, peak, work)
+    for c in peers + milps:
+        # Checkpointing recomputes what it dropped: the losses are the same;
+        # torch.compile's kernels (and their dropout draws) are other ones.
+        if c and c.losses != losses and not c.label.startswith("compile"):
+            print("  WARNING: %s's losses %s differ from no checkpointing's %s" % (c.label, c.losses, losses))
     time_rounds([c for c in plans + peers + milps if c], job, a.rounds, work)
     report(name, budgets, plans, peers, milps)
 
@@ -208,7 +218,7 @@ def main():
     ap.add_argument("--small", action="store_true", help="4 layers, 128 wide, seq 128, batch 4; two compile values")
     ap.add_argument("--jobs", default="gpt,gpt2")
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--steps", type=int, default=4)
+    ap.add_argument("--steps", type=int, default=5)
     ap.add_argument("--fractions", default="0.2,0.4,0.6,0.8")
     ap.add_argument("--compile-values", default=None, help="activation_memory_budget values (default 0.1,0.3,0.5,0.7; "
                     "--small 0.3,0.6)")
