@@ -169,18 +169,18 @@ def bench(build, name, a, work):
     print("  recorded peak %s MiB, every predicted %s MiB; budgets %s MiB" % (
         mib(none_peak), mib(every_peak), ", ".join(mib(b) for b in budgets)), flush=True)
     plans = gcprof_plans(build, db, job, budgets, work)
-    peak, losses = recorded_peak(build, os.path.join(work, "none.db"), job)
-    peers = [Contender("no checkpointing (control)", [], job, peak, losses=losses)]
+    plain_peak, plain_losses = recorded_peak(build, os.path.join(work, "none.db"), job)
+    peers = [Contender("no checkpointing (control)", [], job, plain_peak, losses=plain_losses)]
     for peer in STATIC_PEERS + ["compile:%g" % v for v in a.compile_values]:
         argv = [*job, "--peer", peer]
         peak, losses = recorded_peak(build, os.path.join(work, peer + ".db"), argv)
         peers.append(Contender(peer, [], argv, peak, losses=losses))
-    milps = milp_plans(build, job, budgets, peak, work)
+    milps = milp_plans(build, job, budgets, plain_peak, work)
     for c in peers + milps:
         # Checkpointing recomputes what it dropped: the losses are the same;
         # torch.compile's kernels (and their dropout draws) are other ones.
-        if c and c.losses != losses and not c.label.startswith("compile"):
-            print("  WARNING: %s's losses %s differ from no checkpointing's %s" % (c.label, c.losses, losses))
+        if c and c.losses != plain_losses and not c.label.startswith("compile"):
+            print("  WARNING: %s's losses %s differ from no checkpointing's %s" % (c.label, c.losses, plain_losses))
     time_rounds([c for c in plans + peers + milps if c], job, a.rounds, work)
     report(name, budgets, plans, peers, milps)
 
