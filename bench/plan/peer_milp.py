@@ -154,10 +154,10 @@ def decisions_policy(ops):
 
 def apply_decisions(model, path):
     """Checkpoints the chosen modules with the solve's save-lists. The MILP
-    saves an in-place op together with the op whose output it mutates, so the
-    cache is mutated after the save: PyTorch's selective checkpointing refuses
-    that unless allow_cache_entry_mutation is set (peers_bench.py checks that
-    the losses stay those of the job without checkpointing)."""
+    ties an in-place op to the op whose output it mutates, so a saved output
+    can be mutated after it was cached: PyTorch's selective checkpointing
+    refuses that unless allow_cache_entry_mutation is set (peers_bench.py
+    checks that the losses stay those of the job without checkpointing)."""
     with open(path) as f:
         decisions = json.load(f)
     named = dict(model.named_modules())
