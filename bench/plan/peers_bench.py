@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""gcprof's verified plans against what users would otherwise run, side by
+side, at budgets between `every`'s peak and no checkpointing.
+
+    python3 bench/plan/peers_bench.py BUILD [--small] [--jobs gpt,gpt2] [--rounds 3]
+                                      [--fractions 0.2,0.4,0.6,0.8] [--compile-values 0.1,0.3,0.5,0.7]
+                                      [--out DIR]
+
+Jobs (peer_job.py): the Megatron-style GPT of the python sample, 8 layers,
+and Hugging Face GPT-2, 6 layers; 256 wide, seq 256, batch 8 (`--small`: 4
+layers, 128 wide, seq 128, batch 4, and two compile values, for a run of
+minutes on a shared machine). Per job:
+
+1. `gcprof record --ops` of the job without checkpointing; `advise
+   --strategy every` predicts every's peak; budget B = every + f x (recorded
+   - every) for each fraction f.
+2. gcprof: `advise --budget B` (defaults: headroom, units, strategy), then
+   `verify`: measured peak and verdict.
+3. Peers, as their users call them (peer_rules.py, peer_milp.py): every 2nd
+   and every 3rd block under torch.utils.checkpoint; torchtitan's per-block
+   selective rule; torch.compile with each activation_memory_budget value
+   (a user sweeps it: the best value that fits counts); PyTorch's SAC MILP
+   solved for B (where it runs: the output says what it needed on a CPU).
+   Each runs once under `gcprof record` (the same measuring stick: the host
+   peak gcprof records); a peer fits B when that peak is at most B.
+4. Step time: ROUNDS rounds; in each, the job without checkpointing, then
+   every configuration (and a second run without checkpointing, the
+   control: its spread is the noise) in a shuffled order, each under
+   step_clock.py (process CPU time per step, one intra-op thread, first step
+   dropped). A configuration's ratio is the median over rounds of its
+   median step / the same round's no-checkpoint median step.
+
+Prints Markdown tables: the peers' peaks and ratios, then per budget
+gcprof's verified plan against the fastest peer that fits.
+"""
+import argparse
+import json
+import os
+import random
+import statistics
+import subprocess
+import sys
+import tempfile
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+
+from selective_bench import ENV, clocked, gcprof  # noqa: E402
+
+JOB = os.path.join(HERE, "peer_job.py")
+MILP = os.path.join(HERE, "peer_milp.py")
+FULL = {"gpt": ["--layers", "8"], "gpt2": ["--layers", "6"], "*": ["--hidden", "256", "--seq", "256", "--batch", "8"]}
+SMALL = {"gpt": ["--layers", "4"], "gpt2": ["--layers", "4"], "*": ["--hidden", "128", "--seq", "128", "--batch", "4"]}
+STATIC_PEERS = ["every:2", "every:3", "titan"]
+
+
+def mib(b):
+    return "%.1f" % (b / 2**20)
+
+
+def load():
+    return "load %.1f" % os.getloadavg()[0]
+
+
+# gcprof's native forward hooks break dynamo's guards on HF GPT-2
+# ("'gcprof_backward_hooks.ModuleCall' object has no attribute '__closure__'"):
+# compiled jobs are recorded with the python forward hooks, which it traces past.
+COMPILED_ENV = dict(ENV, GCPROF_NATIVE_FORWARD="0")
+
+
+def recorded_peak(build, db, argv):
+    if os.path.exists(db):
+        os.remove(db)
+    env = COMPILED_ENV if any(x.startswith("compile:") for x in argv) else ENV
+    subprocess.run([os.path.join(build, "bin", "gcprof"), "record", "-o", db, "--", sys.executable, *argv],
+                   env=env, capture_output=True)
+    runs = json.loads(gcprof(build, "show", db, "--json").stdout)["runs"]
+    if runs[-1]["exit_code"] != 0:
+        sys.exit("peers_bench: %s failed under gcprof record (trace %s)" % (" ".join(argv), db))
+    return runs[-1]["peak_bytes"], [x["value"] for x in runs[-1]["losses"]]
+
+
+class Contender:
+    """One configuration: its peak, whether it fits, how to run it for time."""
+
+    def __init__(self, label, prefix, argv, peak, verdict=None, losses=None):
+        self.label, self.prefix, self.argv, self.peak, self.verdict = label, prefix, argv, peak, verdict
+        self.losses = losses
+        self.ratios = []
+
+    def ratio(self):
+        return statistics.median(self.ratios)
+
+    def spread(self):
+        return "%.3f-%.3f" % (min(self.ratios), max(self.ratios))
+
+
+def gcprof_plans(build, db, job, budgets, work):
+    """Per budget: gcprof's verified plan as a Contender, or None when advise refuses."""
+    plans = []
+    for i, budget in enumerate(budgets):
+        path = os.path.join(work, "gcprof-%d.json" % i)
+        advised = gcprof(build, "advise", db, "--budget", "%dB" % budget, "-o", path)
+        if advised.returncode != 0:
+            print("  gcprof at %s MiB: advise refused (%s)" % (mib(budget), advised.stderr.strip()[-160:]))
+            plans.append(None)
+            continue
+        gcprof(build, "verify", db, "--plan", path)
+        rep = json.loads(gcprof(build, "report", db, "--format", "json").stdout)
+        c = Contender("gcprof %s MiB" % mib(budget), [os.path.join(build, "bin", "gcprof"), "apply", path, "--"],
+                      job, rep["measured"]["peak_bytes"], rep["verdict"])
+        c.predicted = rep["predicted"]["peak_bytes"]
+        plans.append(c)
+    return plans
+
+
+def milp_plans(build, job, budgets, plain_peak, work):
+    plans = []
+    for i, budget in enumerate(budgets):
+        path = os.path.join(work, "milp-%d.json" % i)
+        p = subprocess.run([sys.executable, MILP, "solve", *job[1:], "--budget", str(budget),
+                            "--plain-peak", str(plain_peak), "-o", path], env=ENV, capture_output=True, text=True)
+        if p.returncode != 0:
+            print("  MILP at %s MiB: did not run (%s)" % (mib(budget), p.stderr.strip().splitlines()[-1][:200]))
+            plans.append(None)
+            continue
+        with open(path) as f:
+            solved = json.load(f)
+        if i == 0:
+            print("  MILP: " + "; ".join(solved["notes"][:1]))
+        print("  MILP at %s MiB: %s" % (mib(budget), "; ".join(solved["notes"][1:])
+                                        + ("; infeasible" if not solved["feasible"] else "")
+                                        + "; blocks %s" % ", ".join("%s discards %.2f" % (k, v["discard"])
+                                                                    for k, v in solved["modules"].items())))
+        argv = [*job, "--peer", "milp:" + path]
+        peak, losses = recorded_peak(build, os.path.join(work, "milp-%d.db" % i), argv)
+        plans.append(Contender("MILP %s MiB" % mib(budget), [], argv, peak, losses=losses))
+    return plans
+
+
+def time_rounds(contenders, job, rounds, work):
+    """Fills each contender's per-round ratios to that round's no-checkpoint step."""
+    def median_step(prefix, argv, out):
+        return statistics.median(clocked(prefix, argv, out))
+    rng = random.Random(0)
+    for r in range(rounds):
+        order = list(range(-1, len(contenders)))  # -1: the job without checkpointing
+        rng.shuffle(order)
+        steps = {}
+        for i in order:
+            prefix, argv = (contenders[i].prefix, contenders[i].argv) if i >= 0 else ([], job)
+            steps[i] = median_step(prefix, argv, os.path.join(work, "t-%d-%d.json" % (i, r)))
+        for i, c in enumerate(contenders):
+            c.ratios.append(steps[i] / steps[-1])
+        print("  round %d of %d done (%s)" % (r + 1, rounds, load()), flush=True)
+
+
+def bench(build, name, a, work):
+    size = (SMALL if a.small else FULL)
+    job = [JOB, "--model", name, *size[name], *size["*"], "--steps", str(a.steps)]
+    print("\n### %s: %s (%s at start)\n" % (name, " ".join(job[1:]), load()), flush=True)
+    db = os.path.join(work, name + ".db")
+    if os.path.exists(db):
+        os.remove(db)
+    gcprof(build, "record", "-o", db, "--ops", "--", sys.executable, *job)
+    every = json.loads(gcprof(build, "advise", db, "--strategy", "every", "--json", "--no-store").stdout)
+    none_peak, every_peak = every["baseline"]["peak_bytes"], every["predicted"]["peak_bytes"]
+    budgets = [int(every_peak + f * (none_peak - every_peak)) for f in a.fractions]
+    print("  recorded peak %s MiB, every predicted %s MiB; budgets %s MiB" % (
+        mib(none_peak), mib(every_peak), ", ".join(mib(b) for b in budgets)), flush=True)
+    plans = gcprof_plans(build, db, job, budgets, work)
+    plain_peak, plain_losses = recorded_peak(build, os.path.join(work, "none.db"), job)
+    peers = [Contender("no checkpointing (control)", [], job, plain_peak, losses=plain_losses)]
+    for peer in STATIC_PEERS + ["compile:%g" % v for v in a.compile_values]:
+        argv = [*job, "--peer", peer]
+        peak, losses = recorded_peak(build, os.path.join(work, peer + ".db"), argv)
+        peers.append(Contender(peer, [], argv, peak, losses=losses))
+    milps = milp_plans(build, job, budgets, plain_peak, work)
+    for c in peers + milps:
+        # Checkpointing recomputes what it dropped: the losses are the same;
+        # torch.compile's kernels (and their dropout draws) are other ones.
+        if c and c.losses != plain_losses and not c.label.startswith("compile"):
+            print("  WARNING: %s's losses %s differ from no checkpointing's %s" % (c.label, c.losses, plain_losses))
+    time_rounds([c for c in plans + peers + milps if c], job, a.rounds, work)
+    report(name, budgets, plans, peers, milps)
+
+
+def report(name, budgets, plans, peers, milps):
+    control = peers[0]
+    noise = max(abs(r - 1) for r in control.ratios)
+    print("\n| %s peer | peak MiB | step / no-checkpoint step (median, range over rounds) |\n|---|---:|---|" % name)
+    for c in peers:
+        print("| %s | %s | %.3f (%s) |" % (c.label, mib(c.peak), c.ratio(), c.spread()))
+    print("\nnoise: the control's ratios deviate from 1 by up to %.3f\n" % noise)
+    print("| budget MiB | gcprof: predicted / measured MiB, verify, ratio | MILP: peak MiB, fits, ratio "
+          "| fastest peer that fits (ratio) | gcprof no slower? |\n|---:|---|---|---|---|")
+    for budget, plan, milp in zip(budgets, plans, milps):
+        fitting = [c for c in peers[1:] + [milp] if c and c.peak <= budget]
+        best = min(fitting, key=Contender.ratio) if fitting else None
+        g = ("%s / %s, %s, %.3f (%s)" % (mib(plan.predicted), mib(plan.peak), plan.verdict, plan.ratio(), plan.spread())
+             if plan else "advise refused")
+        m = ("%s, %s, %.3f" % (mib(milp.peak), "fits" if milp.peak <= budget else "OVER", milp.ratio())
+             if milp else "did not run")
+        b = "%s (%.3f)" % (best.label, best.ratio()) if best else "none fits"
+        if not plan or plan.peak > budget:
+            verdict = "NO: gcprof's plan does not fit"
+        elif not best or plan.ratio() <= best.ratio():
+            verdict = "yes"
+        else:
+            diff = plan.ratio() - best.ratio()
+            verdict = "%s: slower by %.3f (noise %.3f)" % ("within noise" if diff <= noise else "NO", diff, noise)
+        print("| %s | %s | %s | %s | %s |" % (mib(budget), g, m, b, verdict), flush=True)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("build")
+    ap.add_argument("--small", action="store_true", help="4 layers, 128 wide, seq 128, batch 4; two compile values")
+    ap.add_argument("--jobs", default="gpt,gpt2")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--steps", type=int, default=5)
+    ap.add_argument("--fractions", default="0.2,0.4,0.6,0.8")
+    ap.add_argument("--compile-values", default=None, help="activation_memory_budget values (default 0.1,0.3,0.5,0.7; "
+                    "--small 0.3,0.6)")
+    ap.add_argument("--out", help="keep traces, plans and step times here (default: a temporary folder)")
+    a = ap.parse_args()
+    a.fractions = [float(f) for f in a.fractions.split(",")]
+    a.compile_values = [float(v) for v in (a.compile_values or ("0.3,0.6" if a.small else "0.1,0.3,0.5,0.7")).split(",")]
+    build = os.path.abspath(a.build)
+    root = a.out or tempfile.mkdtemp(prefix="gcprof-peers-bench-")
+    print("peers_bench: OMP_NUM_THREADS=1, %d rounds, %d steps per run (first dropped), %s"
+          % (a.rounds, a.steps, load()), flush=True)
+    for name in a.jobs.split(","):
+        work = os.path.join(root, name)
+        os.makedirs(work, exist_ok=True)
+        bench(build, name, a, work)
+    print("\n%s at the end" % load())
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
