@@ -62,18 +62,11 @@ def load():
     return "load %.1f" % os.getloadavg()[0]
 
 
-# gcprof's native forward hooks break dynamo's guards on HF GPT-2
-# ("'gcprof_backward_hooks.ModuleCall' object has no attribute '__closure__'"):
-# compiled jobs are recorded with the python forward hooks, which it traces past.
-COMPILED_ENV = dict(ENV, GCPROF_NATIVE_FORWARD="0")
-
-
 def recorded_peak(build, db, argv):
     if os.path.exists(db):
         os.remove(db)
-    env = COMPILED_ENV if any(x.startswith("compile:") for x in argv) else ENV
     subprocess.run([os.path.join(build, "bin", "gcprof"), "record", "-o", db, "--", sys.executable, *argv],
-                   env=env, capture_output=True)
+                   env=ENV, capture_output=True)
     runs = json.loads(gcprof(build, "show", db, "--json").stdout)["runs"]
     if runs[-1]["exit_code"] != 0:
         sys.exit("peers_bench: %s failed under gcprof record (trace %s)" % (" ".join(argv), db))

@@ -19,9 +19,9 @@
 //     forward raised, as torch runs an always_call hook).
 //
 // What python sees is the python __call__: the descriptor gives it (bound to
-// the instance, or itself on the class), so introspection, super().__call__,
-// torch.compile (Dynamo inlines getattr(type, "__call__")) and the checks
-// `Module.__call__ is ...` find module_call.py's function as before. Only
+// the instance, or itself on the class), so introspection, super().__call__
+// and the checks `Module.__call__ is ...` find module_call.py's function as
+// before; while torch.compile compiles, it gives torch's own. Only
 // CPython's call slots (a module called as `m(x)` or `m.__call__(x)`) reach
 // the C path: the type is a method descriptor (Py_TPFLAGS_METHOD_DESCRIPTOR),
 // so the interpreter calls it with the module as first argument.
@@ -40,6 +40,7 @@ struct ModuleCall {
   PyObject_HEAD
   vectorcallfunc vectorcall;
   PyObject* python_call;  // module_call.py's __call__: the fallback, and what python sees
+  PyObject* torch_call;   // torch's own Module.__call__: what Dynamo sees while compiling
   PyObject* on;           // module_call.py's list: empty once removed
   PyObject* error;        // failsafe.internal_error(where, exc)
   PyObject* compiler;     // torch.compiler's globals (its _is_compiling_flag)
@@ -174,19 +175,27 @@ PyObject* moduleCallVectorcall(PyObject* callable, PyObject* const* args, size_t
   return directCall(self, args[0], args, nargs, kwnames);
 }
 
-// What python sees: the python __call__, bound to the instance or not.
+// What python sees: the python __call__, bound to the instance or not; while
+// torch.compile compiles, torch's own. Dynamo inlines the function it gets
+// here but guards on the object in the class's __dict__ (this one): a closure
+// it read from the python __call__ could not be guarded there, and torch's
+// own function, which the python __call__ calls when compiling, has none.
 PyObject* moduleCallGet(PyObject* callable, PyObject* obj, PyObject*) {
   auto* self = reinterpret_cast<ModuleCall*>(callable);
+  PyObject* flag = PyDict_GetItemWithError(self->compiler, g_compiling_flag);
+  if (!flag && PyErr_Occurred()) return nullptr;
+  PyObject* seen = flag == Py_True ? self->torch_call : self->python_call;
   if (obj == nullptr || obj == Py_None) {
-    Py_INCREF(self->python_call);
-    return self->python_call;
+    Py_INCREF(seen);
+    return seen;
   }
-  return PyMethod_New(self->python_call, obj);
+  return PyMethod_New(seen, obj);
 }
 
 void moduleCallDealloc(PyObject* callable) {
   auto* self = reinterpret_cast<ModuleCall*>(callable);
   Py_XDECREF(self->python_call);
+  Py_XDECREF(self->torch_call);
   Py_XDECREF(self->on);
   Py_XDECREF(self->error);
   Py_XDECREF(self->compiler);
@@ -201,11 +210,12 @@ void moduleCallDealloc(PyObject* callable) {
 PyTypeObject g_type = {PyVarObject_HEAD_INIT(nullptr, 0)};
 #pragma GCC diagnostic pop
 
-// module_call(python_call, on, error, compiler_globals, (pre, post, backward_pre, backward))
+// module_call(python_call, on, error, compiler_globals, (pre, post, backward_pre, backward),
+//             torch_call)
 PyObject* py_module_call(PyObject*, PyObject* args) {
-  PyObject *python_call, *on, *error, *compiler, *hooks;
-  if (!PyArg_ParseTuple(args, "OO!OO!O!", &python_call, &PyList_Type, &on, &error, &PyDict_Type,
-                        &compiler, &PyTuple_Type, &hooks))
+  PyObject *python_call, *on, *error, *compiler, *hooks, *torch_call;
+  if (!PyArg_ParseTuple(args, "OO!OO!O!O", &python_call, &PyList_Type, &on, &error, &PyDict_Type,
+                        &compiler, &PyTuple_Type, &hooks, &torch_call))
     return nullptr;
   if (PyTuple_GET_SIZE(hooks) != 4) {
     PyErr_SetString(PyExc_TypeError, "module_call: four global hook dicts expected");
@@ -219,9 +229,10 @@ PyObject* py_module_call(PyObject*, PyObject* args) {
   auto* self = PyObject_New(ModuleCall, &g_type);
   if (!self) return nullptr;
   self->vectorcall = moduleCallVectorcall;
-  PyObject* held[] = {python_call, on, error, compiler};
+  PyObject* held[] = {python_call, torch_call, on, error, compiler};
   for (PyObject* o : held) Py_INCREF(o);
   self->python_call = python_call;
+  self->torch_call = torch_call;
   self->on = on;
   self->error = error;
   self->compiler = compiler;
@@ -235,7 +246,8 @@ PyObject* py_module_call(PyObject*, PyObject* args) {
 PyMethodDef kMethods[] = {
     {"module_call", py_module_call, METH_VARARGS,
      "module_call(python_call, on, internal_error, torch.compiler globals, (global forward "
-     "pre, forward, backward pre, backward hook dicts)): module_call.py's __call__ in C"},
+     "pre, forward, backward pre, backward hook dicts), torch_call): module_call.py's "
+     "__call__ in C"},
     {nullptr, nullptr, 0, nullptr}};
 
 bool intern(PyObject*& slot, const char* name) {

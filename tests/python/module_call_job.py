@@ -11,6 +11,9 @@ argv[1]:
   fx-trace      no job: torch.fx traces a module twice, a module is called
                 between and after: Module.__call__ must be gcprof's C one
                 again after a call, and detaching must still restore torch's
+  compile       no job: torch.compile of a model that calls sub-modules with
+                a graph break inside (Dynamo then guards on
+                Module.__dict__['__call__'].__closure__), three steps
 Prints the job hooks' call counts and which Module.__call__ ran.
 """
 import os
@@ -61,6 +64,29 @@ if mode == "fx-trace":
     torch.nn.Linear(2, 2)(torch.randn(1, 2))
     print("after-a-call", installed())
     torch.fx.symbolic_trace(torch.nn.Sequential(torch.nn.Linear(2, 2)))
+elif mode == "compile":
+    class Inner(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = torch.nn.Linear(8, 8)
+
+        def forward(self, x, scale=1.0):
+            torch._dynamo.graph_break()
+            return self.lin(x) * scale
+
+    class Outer(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.inner = Inner()
+            self.inner2 = Inner()
+
+        def forward(self, x):
+            return self.inner2(self.inner(x, scale=2.0)).relu().sum()
+
+    model = torch.compile(Outer())
+    for step in range(3):
+        model(torch.randn(4, 8)).backward()
+    print("compiled", "trained")
 else:
     runpy.run_path(os.path.join(HERE, "backward_ranges_job.py"), run_name="__main__")
 print("hooks", calls["pre"], calls["post"])

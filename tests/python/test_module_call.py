@@ -44,3 +44,13 @@ def test_a_call_after_an_fx_trace_puts_the_c_call_back_and_detaching_restores_to
     assert lines["after-trace"] == "function", lines  # what FX's tracer put back
     assert lines["after-a-call"] == "ModuleCall", lines
     assert lines["detached"].startswith("True [0, 0, 0"), lines
+
+
+def test_torch_compile_guards_read_the_python_call_through_the_class_dict():
+    # Dynamo guards a module call on type(m).__mro__[i].__dict__['__call__']
+    # .__closure__: the C object must answer as the python function does,
+    # or compiling a model that calls a sub-module fails inside the job.
+    _library()
+    lines, _ = _run("compile")
+    assert lines["installed"] == "ModuleCall", lines
+    assert lines["compiled"] == "trained", lines

@@ -19,8 +19,10 @@ is the first test, so Dynamo sees torch's __call__ and nothing of ours.
 
 With the extension's module_call (module_call.cpp) the same function runs in
 C, without a python frame: what is installed is a C object whose descriptor
-gives this python __call__ (so introspection, super().__call__ and Dynamo see
-it), and which calls it whenever a call is not the common case. Code that
+gives this python __call__ (so introspection and super().__call__ see it;
+while torch.compile compiles it gives torch's own, as Dynamo guards on the
+class's __dict__ entry), and which calls it whenever a call is not the
+common case. Code that
 saves Module.__call__ and sets it back (FX's tracer) puts this function
 there: its next plain call installs the C version again.
 
@@ -92,7 +94,8 @@ def install(torch, pre, post, native=None):
     make = getattr(native, "module_call", None)
     if make is not None:
         installed = in_c[0] = make(__call__, on, error, vars(torch.compiler),
-                                   (pre_hooks, post_hooks, backward_pre_hooks, backward_hooks))
+                                   (pre_hooks, post_hooks, backward_pre_hooks, backward_hooks),
+                                   torch_call)
 
     def remove():
         on.clear()
