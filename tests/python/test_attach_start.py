@@ -224,8 +224,10 @@ def test_device_baseline_reads_segments_and_allocated_blocks_from_the_snapshot()
 
 
 def test_a_backward_in_progress_is_seen_from_another_thread():
-    # On a GPU the device baseline waits for no backward to run: the engine
-    # frees tensors without the GIL while the snapshot is reported.
+    # try_start waits for no backward to run, on a CPU job too: the engine
+    # replaces and frees tensors (a first .grad) without the GIL, and the
+    # baseline's walk of live tensors raced it (a use after free that killed
+    # an attached job).
     from gcprof import attach
     x = torch.randn(4, requires_grad=True)
     entered, go = threading.Event(), threading.Event()
@@ -245,6 +247,13 @@ def test_a_backward_in_progress_is_seen_from_another_thread():
     try:
         assert entered.wait(30)
         assert attach._inside(codes)
+        fake = FakeInjector(lambda: None)
+        restore = _fake_dlls(fake)
+        try:
+            assert attach.try_start(FAKE, "host") == attach.BUSY
+        finally:
+            restore()
+        assert not any(c[0] == "baseline" for c in fake.calls), fake.calls
     finally:
         go.set()
         job.join(30)

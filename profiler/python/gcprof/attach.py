@@ -31,8 +31,8 @@ _attached = None  # the recorder while attached
 
 def try_start(injector_path, backend="auto"):
     """READY once the hooks are in; BUSY while a thread is inside a module call
-    (or, in a job that uses CUDA, inside a backward). `backend` is `gcprof
-    attach --backend`: host leaves device memory alone."""
+    or a backward. `backend` is `gcprof attach --backend`: host leaves device
+    memory alone."""
     global _attached
     torch = sys.modules.get("torch")
     if torch is None or not hasattr(torch, "nn"):
@@ -51,7 +51,10 @@ def try_start(injector_path, backend="auto"):
     # first step needs is set up before any module hook is in (_prepare_steps).
     lib = ctypes.PyDLL(injector_path)  # loaded already: the same handle
     cuda = backend != "host" and _cuda_in_use(torch)
-    if _inside(_module_call_codes(torch) | (_backward_codes(torch) if cuda else set())):
+    # Not inside a backward either: the engine replaces and frees tensors
+    # (a parameter's first .grad) without the GIL, and the baseline's walk
+    # reading a .grad or a storage then races it (a use after free).
+    if _inside(_module_call_codes(torch) | _backward_codes(torch)):
         return BUSY
     recorder = native.InjectorRecorder(lib)
     # Before any hook: no step can begin before the baseline is in, so the
