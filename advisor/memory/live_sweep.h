@@ -16,7 +16,9 @@ namespace gcprof::advisor {
 // allocations change (an instant's frees count before its allocations;
 // allocations freed at the instant they were made never count), in time
 // order: memoryCurveOf(memoryEvents(allocations, filter)).points, one at a
-// time. False, having visited nothing, when `allocations` are not in time order.
+// time. False, having visited nothing, when `allocations` are not in time
+// order, or one that counts is made before time 0 or freed before it is made
+// (a damaged trace: its sorted events say what it holds).
 template <class Visit>
 bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit);
 
