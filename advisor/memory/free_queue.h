@@ -15,33 +15,35 @@
 
 namespace gcprof::advisor {
 
+// Each free carries a `Payload` (its bytes, or its row).
+template <class Payload>
 class FreeQueue {
  public:
   bool empty() const { return nonempty_ == 0; }
   // `time` must not be negative, nor before the last time popped.
-  void push(Ns time, Bytes bytes) {
+  void push(Ns time, Payload payload) {
     const uint64_t key = static_cast<uint64_t>(time);
     const int b = bucketOf(key);
     if (buckets_[b].empty() || key < least_[b]) least_[b] = key;
-    buckets_[b].push_back({key, bytes});
+    buckets_[b].push_back({key, payload});
     nonempty_ |= uint64_t{1} << b;
   }
   // The soonest free's time (not empty).
   Ns topTime() const { return static_cast<Ns>(least_[first()]); }
-  // Takes one of the soonest frees (not empty); returns its bytes.
-  Bytes pop() {
+  // Takes one of the soonest frees (not empty); returns its payload.
+  Payload pop() {
     if (buckets_[0].empty()) redistribute(first());
     std::vector<Free>& at = buckets_[0];
-    const Bytes bytes = at.back().bytes;
+    const Payload payload = at.back().payload;
     at.pop_back();
     if (at.empty()) nonempty_ &= ~uint64_t{1};
-    return bytes;
+    return payload;
   }
 
  private:
   struct Free {
     uint64_t key;
-    Bytes bytes;
+    Payload payload;
   };
   int bucketOf(uint64_t key) const { return key == last_ ? 0 : 64 - __builtin_clzll(key ^ last_); }
   int first() const { return __builtin_ctzll(nonempty_); }

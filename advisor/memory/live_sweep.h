@@ -17,8 +17,12 @@ namespace gcprof::advisor {
 // allocations freed at the instant they were made never count), in time
 // order: memoryCurveOf(memoryEvents(allocations, filter)).points, one at a
 // time. False, having visited nothing, when `allocations` are not in time
-// order, or one that counts is made before time 0 or freed before it is made
-// (a damaged trace: its sorted events say what it holds).
+// order, or one that counts is made before time 0 (a damaged trace: its
+// sorted events say what it holds).
+// Whether `allocations` can be swept so: in time order, none that counts
+// made before time 0.
+inline bool sweepable(const std::vector<Allocation>& allocations, const AllocationFilter& filter);
+
 template <class Visit>
 bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit);
 

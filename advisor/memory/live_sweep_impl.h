@@ -8,15 +8,20 @@
 
 namespace gcprof::advisor {
 
-template <class Visit>
-bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit) {
+inline bool sweepable(const std::vector<Allocation>& allocations, const AllocationFilter& filter) {
   for (size_t i = 0; i < allocations.size(); ++i) {
     const Allocation& a = allocations[i];
     if (i > 0 && a.alloc < allocations[i - 1].alloc) return false;
-    // The queue's times go forward from zero.
-    if (filter.counts(a) && (a.alloc < 0 || (a.freed() && a.free < a.alloc))) return false;
+    // A FreeQueue's times are not negative (a row that counts is freed after it is made).
+    if (filter.counts(a) && a.alloc < 0) return false;
   }
-  FreeQueue frees;
+  return true;
+}
+
+template <class Visit>
+bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit) {
+  if (!sweepable(allocations, filter)) return false;
+  FreeQueue<Bytes> frees;  // the bytes of each
   size_t i = 0;
   while (i < allocations.size() && !filter.counts(allocations[i])) ++i;
   Bytes live = 0;

@@ -157,7 +157,7 @@ TEST(MemoryCurve, PeakSweptFromAllocationsIsTheEventsPeak) {
 TEST(MemoryCurve, FreeQueueGivesTheSoonestFirst) {
   std::mt19937_64 rng(11);
   for (int round = 0; round < 50; ++round) {
-    FreeQueue got;
+    FreeQueue<Bytes> got;
     std::multimap<Ns, Bytes> want;
     Ns now = round % 2 ? Ns{1'733'000'000'000'000'000} : 0;
     for (int op = 0; op < 2000; ++op) {
