@@ -19,17 +19,11 @@ namespace gcprof::advisor {
 template <class Payload>
 class FreeQueue {
  public:
-  bool empty() const { return nonempty_ == 0; }
-  // `time` must not be negative, nor before the last time popped.
-  void push(Ns time, Payload payload) {
-    const uint64_t key = static_cast<uint64_t>(time);
-    const int b = bucketOf(key);
-    if (buckets_[b].empty() || key < least_[b]) least_[b] = key;
-    buckets_[b].push_back({key, payload});
-    nonempty_ |= uint64_t{1} << b;
-  }
+  bool empty() const { return nonempty_ == 0 && buckets_[64].empty(); }
+  // `time` must not be before the last time popped.
+  void push(Ns time, Payload payload) { add({keyOf(time), payload}); }
   // The soonest free's time (not empty).
-  Ns topTime() const { return static_cast<Ns>(least_[first()]); }
+  Ns topTime() const { return static_cast<Ns>(least_[first()] ^ kSign); }
   // Takes one of the soonest frees (not empty); returns its payload.
   Payload pop() {
     if (buckets_[0].empty()) redistribute(first());
@@ -45,31 +39,35 @@ class FreeQueue {
     uint64_t key;
     Payload payload;
   };
+  // Times as unsigned keys in the same order.
+  static constexpr uint64_t kSign = uint64_t{1} << 63;
+  static uint64_t keyOf(Ns t) { return static_cast<uint64_t>(t) ^ kSign; }
   int bucketOf(uint64_t key) const { return key == last_ ? 0 : 64 - __builtin_clzll(key ^ last_); }
-  int first() const { return __builtin_ctzll(nonempty_); }
+  // Bucket 64 (keys differing from last_ in the sign) has no bit of its own.
+  int first() const { return nonempty_ ? __builtin_ctzll(nonempty_) : 64; }
+  void add(const Free& f) {
+    const int b = bucketOf(f.key);
+    if (buckets_[b].empty() || f.key < least_[b]) least_[b] = f.key;
+    buckets_[b].push_back(f);
+    if (b < 64) nonempty_ |= uint64_t{1} << b;
+  }
   // Bucket 0 is empty: the soonest frees (bucket b's least) become "now",
   // and bucket b's frees go to lower buckets relative to it.
   void redistribute(int b) {
     last_ = least_[b];
     std::vector<Free> moving;
     moving.swap(buckets_[b]);
-    nonempty_ &= ~(uint64_t{1} << b);
-    for (const Free& f : moving) {
-      const int to = bucketOf(f.key);
-      if (buckets_[to].empty() || f.key < least_[to]) least_[to] = f.key;
-      buckets_[to].push_back(f);
-      nonempty_ |= uint64_t{1} << to;
-    }
+    if (b < 64) nonempty_ &= ~(uint64_t{1} << b);
+    for (const Free& f : moving) add(f);
     moving.clear();
     buckets_[b].swap(moving);  // its capacity is kept for the next frees
   }
 
-  // Bucket 0: at last_; bucket b: differing from last_ first at bit b - 1
-  // (times are not negative: bit 63 never differs).
-  std::array<std::vector<Free>, 64> buckets_;
-  std::array<uint64_t, 64> least_{};
-  uint64_t last_ = 0;
-  uint64_t nonempty_ = 0;  // bit b: bucket b holds frees
+  // Bucket 0: at last_; bucket b: differing from last_ first at bit b - 1.
+  std::array<std::vector<Free>, 65> buckets_;
+  std::array<uint64_t, 65> least_{};
+  uint64_t last_ = 0;      // the key of the last time popped (at first, before any)
+  uint64_t nonempty_ = 0;  // bit b: bucket b (under 64) holds frees
 };
 
 }  // namespace gcprof::advisor

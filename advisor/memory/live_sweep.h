@@ -16,15 +16,12 @@ namespace gcprof::advisor {
 // allocations change (an instant's frees count before its allocations;
 // allocations freed at the instant they were made never count), in time
 // order: memoryCurveOf(memoryEvents(allocations, filter)).points, one at a
-// time. False, having visited nothing, when `allocations` are not in time
-// order, or one that counts is made before time 0 (a damaged trace: its
-// sorted events say what it holds).
-// Whether `allocations` can be swept so: in time order, none that counts
-// made before time 0.
-inline bool sweepable(const std::vector<Allocation>& allocations, const AllocationFilter& filter);
-
+// time. False, having visited nothing, when `allocations` are not in time order.
 template <class Visit>
 bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit);
+
+// By allocation time (a Trace's allocations are).
+bool inTimeOrder(const std::vector<Allocation>& allocations);
 
 // memoryCurveOf(memoryEvents(allocations, filter), filter) with its points
 // as downsample(points, max_points) leaves them: for charts and exports.

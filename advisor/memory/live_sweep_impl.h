@@ -8,19 +8,9 @@
 
 namespace gcprof::advisor {
 
-inline bool sweepable(const std::vector<Allocation>& allocations, const AllocationFilter& filter) {
-  for (size_t i = 0; i < allocations.size(); ++i) {
-    const Allocation& a = allocations[i];
-    if (i > 0 && a.alloc < allocations[i - 1].alloc) return false;
-    // A FreeQueue's times are not negative (a row that counts is freed after it is made).
-    if (filter.counts(a) && a.alloc < 0) return false;
-  }
-  return true;
-}
-
 template <class Visit>
 bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit) {
-  if (!sweepable(allocations, filter)) return false;
+  if (!inTimeOrder(allocations)) return false;
   FreeQueue<Bytes> frees;  // the bytes of each
   size_t i = 0;
   while (i < allocations.size() && !filter.counts(allocations[i])) ++i;

@@ -43,7 +43,7 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
     if (filter.counts(a)) n += a.freed() ? 2 : 1;
   refs_.reserve(n);
   auto row = [](size_t i) { return static_cast<uint32_t>(i); };
-  if (!sweepable(allocations, filter)) {
+  if (!inTimeOrder(allocations)) {
     for (size_t i = 0; i < allocations.size(); ++i) {
       if (!filter.counts(allocations[i])) continue;
       refs_.push_back(row(i) << 1);

@@ -153,17 +153,21 @@ TEST(MemoryCurve, PeakSweptFromAllocationsIsTheEventsPeak) {
 
 // The sweep's queue of frees gives the soonest first, as a sorted map would,
 // with times pushed at or after the last popped: equal times, times close
-// together and far apart (nanoseconds since 1970, a free hours later).
+// together and far apart (nanoseconds since 1970, a free hours later),
+// negative ones and spans across zero (damaged traces).
 TEST(MemoryCurve, FreeQueueGivesTheSoonestFirst) {
   std::mt19937_64 rng(11);
-  for (int round = 0; round < 50; ++round) {
+  for (int round = 0; round < 60; ++round) {
     FreeQueue<Bytes> got;
     std::multimap<Ns, Bytes> want;
-    Ns now = round % 2 ? Ns{1'733'000'000'000'000'000} : 0;
+    const Ns starts[] = {0, Ns{1'733'000'000'000'000'000}, INT64_MIN, -5'000};
+    Ns now = starts[round % 4];
     for (int op = 0; op < 2000; ++op) {
       if (want.empty() || rng() % 3 != 0) {
-        const Ns spans[] = {0, 3, 1'000, 1'000'000'000, Ns{1} << 42};
-        const Ns t = now + static_cast<Ns>(rng() % static_cast<uint64_t>(spans[rng() % 5] + 1));
+        const uint64_t spans[] = {0, 3, 1'000, 1'000'000'000, uint64_t{1} << 42, uint64_t{1} << 62};
+        const uint64_t room = static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(now);
+        const uint64_t span = std::min(spans[rng() % 6], room);
+        const Ns t = static_cast<Ns>(static_cast<uint64_t>(now) + rng() % (span + 1));
         // Sizes follow the time: of equal times any may come first.
         got.push(t, t % 1000);
         want.emplace(t, t % 1000);
