@@ -142,33 +142,6 @@ void moveByAllocation(AllocationBlocks& read, std::vector<Allocation>& out) {
   orderTiesById(out.data() + from, out.data() + out.size());
 }
 
-void sortTimeRows(std::vector<std::pair<Ns, uint32_t>>& pairs) {
-  if (pairs.size() < 2) return;
-  Ns lo = pairs[0].first, hi = lo;
-  uint32_t most = 0;
-  for (const auto& [t, row] : pairs) {
-    lo = std::min(lo, t);
-    hi = std::max(hi, t);
-    most = std::max(most, row);
-  }
-  const int row_bits = bitWidth(most);
-  const int time_bits = bitWidth(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
-  if (row_bits + time_bits > 64) {
-    std::sort(pairs.begin(), pairs.end());
-    return;
-  }
-  std::vector<uint64_t> keys(pairs.size());
-  const uint64_t base = static_cast<uint64_t>(lo);
-  for (size_t i = 0; i < pairs.size(); ++i)
-    keys[i] = (static_cast<uint64_t>(pairs[i].first) - base) << row_bits | pairs[i].second;
-  radixSort(keys.data(), keys.data() + keys.size(), row_bits + time_bits);
-  const uint64_t mask = (uint64_t{1} << row_bits) - 1;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const uint64_t k = keys[i];
-    pairs[i] = {static_cast<Ns>(base + (k >> row_bits)), static_cast<uint32_t>(k & mask)};
-  }
-}
-
 void sortByAllocation(std::vector<Allocation>& a) {
   AllocationBlocks read;
   read.append(a.data(), a.size());

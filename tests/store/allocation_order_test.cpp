@@ -139,23 +139,5 @@ TEST(AllocationOrder, BlocksGivenToTheCopyKeepEveryRow) {
   }
 }
 
-// (time, row) pairs: as std::sort orders them, with close clock times, with
-// times too far apart for one word, and with a single row number.
-TEST(AllocationOrder, TimeRowPairsAsStdSort) {
-  std::mt19937_64 rng(5);
-  for (int round = 0; round < 3; ++round) {
-    std::vector<std::pair<Ns, uint32_t>> pairs;
-    for (uint32_t i = 0; i < 30000; ++i) {
-      Ns t = round == 0 ? Ns{1700000000000000000} + static_cast<Ns>(rng() % 5000) : static_cast<Ns>(rng());
-      pairs.emplace_back(t, round == 2 ? 0u : static_cast<uint32_t>(rng() % 40000));
-    }
-    pairs.push_back(pairs[3]);
-    std::vector<std::pair<Ns, uint32_t>> expected = pairs;
-    std::sort(expected.begin(), expected.end());
-    sortTimeRows(pairs);
-    EXPECT_EQ(pairs, expected) << round;
-  }
-}
-
 }  // namespace
 }  // namespace gcprof
