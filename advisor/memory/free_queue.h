@@ -1,10 +1,11 @@
 // The frees of the live allocations, soonest first, for a sweep in time
-// order (sweepInstants). A radix heap: nothing is pushed before the last
-// time popped, so a free goes to the bucket of the highest bit in which its
-// time differs from that time, and only the first bucket's frees are ever
-// compared, when they are redistributed. std::priority_queue's sift-downs
-// (two unpredictable branches a level, ~11 levels for the few thousand live
-// blocks of a training step) were a fifth of `gcprof show` at 10M allocations.
+// order (sweepInstants, RecordedEvents, the GUI's stacked curve). A radix
+// heap: nothing is pushed before the last time popped, so a free goes to
+// the bucket of the highest bit in which its time differs from that time,
+// and only the first bucket's frees are ever compared, when they are
+// redistributed. std::priority_queue's sift-downs (two unpredictable
+// branches a level, ~11 levels for the few thousand live blocks of a
+// training step) were a fifth of `gcprof show` at 10M allocations.
 #pragma once
 
 #include <array>
