@@ -55,7 +55,7 @@ nlohmann::json describe(const Trace& t) {
   const AllocationFilter filter = primaryFilter(t);
   const Bytes peak = allocationsPeak(t.allocations, filter);
   nlohmann::json units = nlohmann::json::array();
-  std::vector<ModuleStats> modules = moduleStats(t);
+  std::vector<ModuleStats> modules = moduleStats(t, filter);
   // What `advise --units auto` would take, and by which rule (docs/plan.md).
   nlohmann::json auto_units;
   try {

@@ -1,8 +1,15 @@
 #include "memory/live_sweep.h"
 
+#include <algorithm>
+
 #include "memory/memory_events.h"
 
 namespace gcprof::advisor {
+
+bool inTimeOrder(const std::vector<Allocation>& allocations) {
+  return std::is_sorted(allocations.begin(), allocations.end(),
+                        [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
+}
 
 MemoryCurve downsampledCurve(const std::vector<Allocation>& allocations, const AllocationFilter& filter,
                              size_t max_points) {

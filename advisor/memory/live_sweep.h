@@ -20,6 +20,9 @@ namespace gcprof::advisor {
 template <class Visit>
 bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit);
 
+// By allocation time (a Trace's allocations are).
+bool inTimeOrder(const std::vector<Allocation>& allocations);
+
 // memoryCurveOf(memoryEvents(allocations, filter), filter) with its points
 // as downsample(points, max_points) leaves them: for charts and exports.
 MemoryCurve downsampledCurve(const std::vector<Allocation>& allocations, const AllocationFilter& filter,

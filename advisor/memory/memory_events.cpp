@@ -5,6 +5,7 @@
 #include <string>
 
 #include "advice_error.h"
+#include "memory/free_queue.h"
 #include "memory/live_sweep.h"
 #include "saturating.h"
 
@@ -42,8 +43,7 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
     if (filter.counts(a)) n += a.freed() ? 2 : 1;
   refs_.reserve(n);
   auto row = [](size_t i) { return static_cast<uint32_t>(i); };
-  if (!std::is_sorted(allocations.begin(), allocations.end(),
-                      [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; })) {
+  if (!inTimeOrder(allocations)) {
     for (size_t i = 0; i < allocations.size(); ++i) {
       if (!filter.counts(allocations[i])) continue;
       refs_.push_back(row(i) << 1);
@@ -53,21 +53,18 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
     summarise();
     return;
   }
-  // Rows in time order (a Trace's): swept with the live ones' frees in a
-  // heap, soonest and then largest on top, as earlier() orders them; the
-  // frees of an instant go before its allocations.
-  struct Pending {
-    Ns free;
-    Bytes bytes;
-    uint32_t row;
-  };
-  auto after = [](const Pending& x, const Pending& y) { return x.free != y.free ? x.free > y.free : x.bytes < y.bytes; };
-  std::vector<Pending> heap;
+  // Rows in time order (a Trace's): swept with the live ones' frees queued;
+  // the frees of an instant go before its allocations, the larger first,
+  // as earlier() orders them.
+  auto larger = [&](uint32_t x, uint32_t y) { return allocations[x >> 1].bytes > allocations[y >> 1].bytes; };
+  FreeQueue<uint32_t> frees;  // the row of each
   auto freeUpTo = [&](Ns t) {
-    while (!heap.empty() && heap.front().free <= t) {
-      std::pop_heap(heap.begin(), heap.end(), after);
-      refs_.push_back(heap.back().row << 1 | 1);
-      heap.pop_back();
+    while (!frees.empty() && frees.topTime() <= t) {
+      const Ns at = frees.topTime();
+      const size_t instant = refs_.size();
+      while (!frees.empty() && frees.topTime() == at) refs_.push_back(frees.pop() << 1 | 1);
+      if (refs_.size() - instant > 1)
+        std::sort(refs_.begin() + static_cast<std::ptrdiff_t>(instant), refs_.end(), larger);
     }
   };
   for (size_t i = 0; i < allocations.size();) {
@@ -78,9 +75,7 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
       const Allocation& a = allocations[i];
       if (!filter.counts(a)) continue;
       refs_.push_back(row(i) << 1);
-      if (!a.freed()) continue;
-      heap.push_back({a.free, a.bytes, row(i)});
-      std::push_heap(heap.begin(), heap.end(), after);
+      if (a.freed()) frees.push(a.free, row(i));
     }
     // An instant's allocations, the smaller first (earlier()).
     std::sort(refs_.begin() + static_cast<std::ptrdiff_t>(instant), refs_.end(),

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "memory/memory_curve.h"
+#include "memory/memory_events.h"
 #include "simulate/reserved_memory.h"
 
 namespace gcprof::advisor {
@@ -80,9 +81,11 @@ DevicePeaks devicePeaks(const Trace& trace) {
   if (!p.device) return p;
   const int api = p.observed_allocator ? c10 : -1;
   if (p.observed_allocator) p.other = otherDevicePeak(trace);
-  if (tensors) p.allocated = memoryCurve(trace, AllocationFilter{true, AllocKind::Tensor, api}).peak;
+  // Swept from the rows (memory/live_sweep.h): the same peak as the curve's,
+  // without two sorted events per allocation and a point per instant.
+  if (tensors) p.allocated = allocationsPeak(trace.allocations, AllocationFilter{true, AllocKind::Tensor, api});
   if (segments) {
-    p.reserved = memoryCurve(trace, AllocationFilter{true, AllocKind::Segment, api}).peak;
+    p.reserved = allocationsPeak(trace.allocations, AllocationFilter{true, AllocKind::Segment, api});
     p.reserved_source = "segments";
   } else {
     p.reserved = replayedReservedPeak(trace, &p.why_not);

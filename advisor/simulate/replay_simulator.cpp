@@ -136,6 +136,22 @@ void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std:
   }
 }
 
+// walkUntil with the allocator model: the recorded events (each with its
+// allocation, in `recorded`, sorted once) and the plan's merged as they are
+// walked, the recorded first where neither is before the other.
+void walkWithSources(Walk& walk, const std::vector<SimEvent>& recorded, size_t& r, const std::vector<SimEvent>& plan,
+                     size_t& p, Ns limit, bool all) {
+  for (;;) {
+    const bool have_r = r < recorded.size() && (all || recorded[r].time < limit);
+    const bool have_p = p < plan.size() && (all || plan[p].time < limit);
+    if (!have_r && !have_p) return;
+    if (have_r && (!have_p || !before(plan[p], recorded[r])))
+      walk.add(recorded[r++]);
+    else
+      walk.add(plan[p++]);
+  }
+}
+
 // The earliest time any event of the plan in `step` can have: all of them
 // are at or after its start, its units' windows or the allocations born in
 // them (replay_simulator.h). Checked as the events are made.
@@ -202,7 +218,7 @@ std::vector<Ns> trainingStepTimes(const RunLayout& layout, const std::vector<Ns>
 // before what was already walked.
 bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
                  const Segments& plan, const SimulationOptions& options, bool streaming, Simulation& sim) {
-  // With the allocator model the recorded events go into `ev` instead.
+  // With the allocator model the recorded events go into `sourced` instead.
   const bool with_sources = options.allocator != nullptr;
   // With the allocator model, the recorded events to walk are none (own,
   // of no allocation).
@@ -210,9 +226,12 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   std::optional<RecordedEvents> own;
   if (!options.recorded || with_sources) own.emplace(with_sources ? no_rows : trace.allocations, filter);
   const RecordedEvents& recorded = options.recorded && !with_sources ? *options.recorded : *own;
-  // The plan's events not walked yet.
-  std::vector<SimEvent> ev = with_sources ? recordedWithAllocations(trace, filter) : std::vector<SimEvent>{};
-  if (with_sources) sortInTimeOrder(ev);
+  // The recorded events with their allocations (allocator model only),
+  // walked from `rs` on, and the plan's events not walked yet.
+  std::vector<SimEvent> sourced = with_sources ? recordedWithAllocations(trace, filter) : std::vector<SimEvent>{};
+  sortInTimeOrder(sourced);
+  size_t rs = 0;
+  std::vector<SimEvent> ev;
   bool in_order = true;  // ev in before() order: each step's events are appended sorted
   std::vector<Ns> step_cost(layout.steps.size(), 0);
   // An empty plan makes no events: no context to make then.
@@ -233,7 +252,10 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
       if (!in_order) sortInTimeOrder(ev);
       in_order = true;
       p = 0;
-      walkUntil(walk, recorded, r, ev, p, earliest[si], false);
+      if (with_sources)
+        walkWithSources(walk, sourced, rs, ev, p, earliest[si], false);
+      else
+        walkUntil(walk, recorded, r, ev, p, earliest[si], false);
       events += p;
       ev.erase(ev.begin(), ev.begin() + static_cast<std::ptrdiff_t>(p));
       walked = earliest[si];
@@ -242,7 +264,11 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     StepRegions reg(step);
     holdArguments(*ctx, step, plan, made);
     for (const Segment& seg : plan) sat::addTo(step_cost[si], applySegment(*ctx, forward, step, si, reg, seg, made));
-    in_order = made.appendSorted(ev) && in_order;
+    // The step's events come sorted: merged in where they fall among the
+    // plan's not walked yet, not all sorted again at the next step.
+    if (!made.appendSorted(ev) && in_order)
+      std::inplace_merge(ev.begin(), ev.begin() + static_cast<std::ptrdiff_t>(before_step), ev.end(),
+                         [](const SimEvent& x, const SimEvent& y) { return before(x, y); });
     for (size_t i = before_step; i < ev.size(); ++i)
       if (ev[i].time < walked) return false;  // too late: walked past it
     sat::addTo(sim.total_recompute_ns, step_cost[si]);
@@ -250,9 +276,12 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   }
   if (!in_order) sortInTimeOrder(ev);
   p = 0;
-  walkUntil(walk, recorded, r, ev, p, 0, true);
+  if (with_sources)
+    walkWithSources(walk, sourced, rs, ev, p, 0, true);
+  else
+    walkUntil(walk, recorded, r, ev, p, 0, true);
   walk.finish();
-  sim.events = events + ev.size() + recorded.size();
+  sim.events = events + ev.size() + recorded.size() + sourced.size();
 
   if (options.want_curve && options.max_curve_points > 0)
     sim.curve = downsample(sim.curve, options.max_curve_points);

@@ -37,10 +37,32 @@ Ns unionLength(std::vector<std::pair<Ns, Ns>> iv) {
   return total;
 }
 
+// The first of `allocs` (sorted by allocation time) made at `t` or later,
+// searched from `from` on when t is not before allocs[from - 1]: a module's
+// next forward range starts a little after its last one, and galloping
+// there reads a few rows near it where a binary search over all rows missed
+// the cache at every step (40% of the module stats at 10M rows).
+size_t firstFrom(const std::vector<Allocation>& allocs, Ns t, size_t from) {
+  auto before = [](const Allocation& a, Ns v) { return a.alloc < v; };
+  const size_t n = allocs.size();
+  size_t lo = 0, hi = n;
+  if (from > 0 && from <= n && allocs[from - 1].alloc < t) {
+    // Every row before lo is made before t; the step doubles until a row
+    // at t or later bounds the search.
+    size_t step = 1;
+    for (lo = from; lo + step <= n && allocs[lo + step - 1].alloc < t; step *= 2) lo += step;
+    hi = std::min(n, lo + step);
+  }
+  return static_cast<size_t>(std::lower_bound(allocs.begin() + static_cast<std::ptrdiff_t>(lo),
+                                              allocs.begin() + static_cast<std::ptrdiff_t>(hi), t, before) -
+                             allocs.begin());
+}
+
 // Bytes allocated inside any of `forward` and freed inside the span of
-// `backward` (allocations are sorted by allocation time).
+// `backward` (allocations are sorted by allocation time). `from`: where the
+// module's last forward range began in `allocs`, kept for the next.
 Bytes savedBytes(const std::vector<Allocation>& allocs, const AllocationFilter& filter,
-                 const StepRanges& sr) {
+                 const StepRanges& sr, size_t& from) {
   if (sr.backward.empty()) return 0;
   Ns bs = sr.backward.front()->start, be = sr.backward.front()->end;
   for (const Range* b : sr.backward) {
@@ -49,9 +71,8 @@ Bytes savedBytes(const std::vector<Allocation>& allocs, const AllocationFilter& 
   }
   Bytes total = 0;
   for (const Range* f : sr.forward) {
-    auto it = std::lower_bound(allocs.begin(), allocs.end(), f->start,
-                               [](const Allocation& a, Ns t) { return a.alloc < t; });
-    for (; it != allocs.end() && it->alloc <= f->end; ++it) {
+    from = firstFrom(allocs, f->start, from);
+    for (auto it = allocs.begin() + static_cast<std::ptrdiff_t>(from); it != allocs.end() && it->alloc <= f->end; ++it) {
       if (filter.matches(*it) && it->freed() && it->free >= bs && it->free <= be)
         sat::addTo(total, it->bytes);
     }
@@ -148,6 +169,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter&
     int64_t n_steps = 0, calls = 0, bcalls = 0;
     Ns fwd = 0, bwd = 0;
     Bytes saved = 0, in = 0, out_b = 0;
+    size_t from = 0;
     for (auto& [step, sr] : steps) {
       if (sr.forward.empty()) continue;  // a backward without its forward says nothing
       ++n_steps;
@@ -168,7 +190,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter&
         for (const Range* b : sr.backward) iv.push_back({b->start, std::max(b->start, b->end)});
         sat::addTo(bwd, unionLength(std::move(iv)));
       }
-      sat::addTo(saved, savedBytes(trace.allocations, filter, sr));
+      sat::addTo(saved, savedBytes(trace.allocations, filter, sr, from));
     }
     if (n_steps == 0) continue;
     m.steps = static_cast<int>(n_steps);

@@ -1,6 +1,6 @@
 #include "stacked_memory.h"
 
-#include "allocation_order.h"
+#include "memory/free_queue.h"
 #include "saturating.h"
 
 #include <algorithm>
@@ -21,11 +21,12 @@ constexpr size_t kSnapshotEvery = 1024;
 StackedMemory::StackedMemory(const std::vector<Allocation>& allocs, const std::vector<uint16_t>& series,
                          size_t series_count)
     : series_count_(series_count) {
-  // Allocations arrive sorted by allocation time; frees need their own sort,
-  // then one merge gives the event order (frees first on ties: an address
-  // handed back and reused at the same tick is not a peak).
+  // Allocations arrive sorted by allocation time; each one's free waits in
+  // a queue until the allocations reach its time (frees first on ties: an
+  // address handed back and reused at the same tick is not a peak). Frees
+  // sorted on their own took a fifth of a 10M-row view's memory.
   std::vector<uint32_t> alloc_order;
-  std::vector<std::pair<Ns, uint32_t>> frees;
+  size_t n = 0;
   alloc_order.reserve(allocs.size());
   for (size_t i = 0; i < allocs.size(); ++i) {
     if (series[i] >= series_count) continue;
@@ -33,27 +34,36 @@ StackedMemory::StackedMemory(const std::vector<Allocation>& allocs, const std::v
     // advisor's event order, so peaks agree).
     if (allocs[i].freed() && allocs[i].free <= allocs[i].alloc) continue;
     alloc_order.push_back(static_cast<uint32_t>(i));
-    if (allocs[i].freed()) frees.emplace_back(allocs[i].free, i);
+    n += allocs[i].freed() ? 2 : 1;
   }
   auto by_alloc = [&](uint32_t a, uint32_t b) { return allocs[a].alloc < allocs[b].alloc; };
   if (!std::is_sorted(alloc_order.begin(), alloc_order.end(), by_alloc))
     std::stable_sort(alloc_order.begin(), alloc_order.end(), by_alloc);
-  sortTimeRows(frees);  // std::sort's order; a radix sort (a twentieth of opening 10M rows)
-
-  size_t n = alloc_order.size() + frees.size();
   time_.reserve(n);
   delta_.reserve(n);
   series_.reserve(n);
-  size_t i = 0, j = 0;
-  while (i < alloc_order.size() || j < frees.size()) {
-    bool take_free = j < frees.size() &&
-                     (i == alloc_order.size() || frees[j].first <= allocs[alloc_order[i]].alloc);
-    uint32_t k = take_free ? frees[j].second : alloc_order[i];
-    time_.push_back(take_free ? frees[j].first : allocs[k].alloc);
-    delta_.push_back(take_free ? sat::neg(allocs[k].bytes) : allocs[k].bytes);
+  auto add = [&](Ns t, Bytes delta, uint32_t k) {
+    time_.push_back(t);
+    delta_.push_back(delta);
     series_.push_back(series[k]);
-    take_free ? ++j : ++i;
+  };
+  advisor::FreeQueue<uint32_t> frees;  // the row of each
+  std::vector<uint32_t> instant;
+  auto freeUpTo = [&](Ns t) {
+    while (!frees.empty() && frees.topTime() <= t) {
+      const Ns at = frees.topTime();
+      instant.clear();
+      while (!frees.empty() && frees.topTime() == at) instant.push_back(frees.pop());
+      std::sort(instant.begin(), instant.end());  // an instant's frees by row
+      for (uint32_t k : instant) add(at, sat::neg(allocs[k].bytes), k);
+    }
+  };
+  for (uint32_t k : alloc_order) {
+    freeUpTo(allocs[k].alloc);
+    add(allocs[k].alloc, allocs[k].bytes, k);
+    if (allocs[k].freed()) frees.push(allocs[k].free, k);
   }
+  freeUpTo(INT64_MAX);
   build();
 }
 

@@ -11,7 +11,7 @@ namespace gcprof {
 namespace {
 
 static_assert(std::is_trivially_copyable_v<Allocation>, "blocks copy rows as bytes");
-constexpr size_t kBlockBytes = AllocationBlocks::kRows * sizeof(Allocation);
+constexpr size_t kBlockBytes = AllocationBlocks::kBytes;
 
 }  // namespace
 
@@ -19,6 +19,13 @@ constexpr size_t kBlockBytes = AllocationBlocks::kRows * sizeof(Allocation);
 // its mmap threshold when a large mapped chunk is freed, after which blocks
 // of a second load would come from the heap and stay there once released.
 void AllocationBlocks::Unmap::operator()(Allocation* p) const { munmap(p, kBlockBytes); }
+
+bool AllocationBlocks::releaseTo(size_t b, void* to) {
+  Allocation* pages = blocks_[b].pages.release();
+  if (mremap(pages, kBlockBytes, kBlockBytes, MREMAP_MAYMOVE | MREMAP_FIXED, to) != MAP_FAILED) return true;
+  munmap(pages, kBlockBytes);
+  return false;
+}
 
 void AllocationBlocks::addBlock() {
   void* p = mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);

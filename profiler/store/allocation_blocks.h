@@ -20,6 +20,7 @@ class AllocationBlocks {
  public:
   static constexpr int kShift = 16;  // 65,536 rows (4.5 MB) a block
   static constexpr size_t kRows = size_t{1} << kShift;
+  static constexpr size_t kBytes = kRows * sizeof(Allocation);  // a whole number of pages
 
   void append(const Allocation* rows, size_t n);
   void append(const Allocation& row) {
@@ -35,6 +36,11 @@ class AllocationBlocks {
   size_t rowsIn(size_t block) const;
   // Unmaps block `b` (its rows must not be read again).
   void release(size_t b) { blocks_[b].pages.reset(); }
+  // Moves block `b`'s pages to [to, to + kBytes) instead (page aligned,
+  // memory of the caller's whose contents do not matter): pages already
+  // there, where a first write would cost a fault and the kernel's zeroing.
+  // False, the block unmapped, where the system refuses.
+  bool releaseTo(size_t b, void* to);
 
  private:
   struct Unmap {

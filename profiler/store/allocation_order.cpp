@@ -1,5 +1,7 @@
 #include "allocation_order.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <utility>
@@ -71,6 +73,37 @@ std::vector<uint64_t> rowsByAllocation(const AllocationBlocks& a) {
   return keys;
 }
 
+// Where the rows copied out go next, ahead of the last one written: a
+// released block's pages are moved there rather than unmapped, so that the
+// copy writes to pages already faulted in instead of fresh ones the kernel
+// must map and zero (the 740 MB of a 10M-row load: ~0.3 s of system time).
+// Only in a vector of its own mapping (glibc maps any allocation above 32 MB
+// by itself), not among the heap's chunks.
+class SpareCapacity {
+ public:
+  explicit SpareCapacity(std::vector<Allocation>& out) : out_(out) {
+    const size_t page = static_cast<size_t>(sysconf(_SC_PAGESIZE));
+    mask_ = ~(uintptr_t{page} - 1);
+    const size_t bytes = out.capacity() * sizeof(Allocation);
+    if (bytes >= (size_t{64} << 20)) end_ = (address(out.data()) + bytes) & mask_;
+  }
+  void take(AllocationBlocks& read, size_t b) {
+    const uintptr_t written = address(out_.data() + out_.size());
+    const uintptr_t at = std::max(next_, (written + ~mask_) & mask_);
+    if (at + AllocationBlocks::kBytes <= end_ && read.releaseTo(b, reinterpret_cast<void*>(at)))
+      next_ = at + AllocationBlocks::kBytes;
+    else
+      read.release(b);
+  }
+
+ private:
+  static uintptr_t address(const void* p) { return reinterpret_cast<uintptr_t>(p); }
+  std::vector<Allocation>& out_;
+  uintptr_t mask_ = 0;
+  uintptr_t end_ = 0;   // the last whole page of the capacity ends here (0: none to give)
+  uintptr_t next_ = 0;  // not given a block yet from here on
+};
+
 // Rows at one instant go by id (a row's place in the file is not its id).
 void orderTiesById(Allocation* first, Allocation* last) {
   for (Allocation* i = first; i != last;) {
@@ -91,6 +124,7 @@ void moveByAllocation(AllocationBlocks& read, std::vector<Allocation>& out) {
   for (size_t b = 0; b < left.size(); ++b) left[b] = static_cast<uint32_t>(read.rowsIn(b));
   const size_t from = out.size();
   out.reserve(from + n);
+  SpareCapacity spare(out);
   // The loads are independent: asked for a few rows ahead, their misses
   // overlap (a row spans two cache lines at most).
   constexpr size_t kAhead = 16;
@@ -102,37 +136,10 @@ void moveByAllocation(AllocationBlocks& read, std::vector<Allocation>& out) {
     }
     out.push_back(read[rows[i]]);
     const size_t b = rows[i] >> AllocationBlocks::kShift;
-    if (--left[b] == 0) read.release(b);
+    if (--left[b] == 0) spare.take(read, b);
   }
   read = AllocationBlocks();
   orderTiesById(out.data() + from, out.data() + out.size());
-}
-
-void sortTimeRows(std::vector<std::pair<Ns, uint32_t>>& pairs) {
-  if (pairs.size() < 2) return;
-  Ns lo = pairs[0].first, hi = lo;
-  uint32_t most = 0;
-  for (const auto& [t, row] : pairs) {
-    lo = std::min(lo, t);
-    hi = std::max(hi, t);
-    most = std::max(most, row);
-  }
-  const int row_bits = bitWidth(most);
-  const int time_bits = bitWidth(static_cast<uint64_t>(hi) - static_cast<uint64_t>(lo));
-  if (row_bits + time_bits > 64) {
-    std::sort(pairs.begin(), pairs.end());
-    return;
-  }
-  std::vector<uint64_t> keys(pairs.size());
-  const uint64_t base = static_cast<uint64_t>(lo);
-  for (size_t i = 0; i < pairs.size(); ++i)
-    keys[i] = (static_cast<uint64_t>(pairs[i].first) - base) << row_bits | pairs[i].second;
-  radixSort(keys.data(), keys.data() + keys.size(), row_bits + time_bits);
-  const uint64_t mask = (uint64_t{1} << row_bits) - 1;
-  for (size_t i = 0; i < pairs.size(); ++i) {
-    const uint64_t k = keys[i];
-    pairs[i] = {static_cast<Ns>(base + (k >> row_bits)), static_cast<uint32_t>(k & mask)};
-  }
 }
 
 void sortByAllocation(std::vector<Allocation>& a) {

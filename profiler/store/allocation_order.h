@@ -4,7 +4,6 @@
 #pragma once
 
 #include <cstdint>
-#include <utility>
 #include <vector>
 
 #include "allocation_blocks.h"
@@ -17,10 +16,6 @@ namespace gcprof {
 // after). Small keys are sorted, not rows: sorting ten million 72-byte rows
 // spent most of opening a big trace.
 void moveByAllocation(AllocationBlocks& read, std::vector<Allocation>& out);
-
-// Sorts (time, row) pairs as std::sort would, radix-sorting one word a pair
-// where time span and rows fit in 64 bits (the GUI's ten million frees).
-void sortTimeRows(std::vector<std::pair<Ns, uint32_t>>& pairs);
 
 // The same order in place (through blocks: for rows already in one vector).
 void sortByAllocation(std::vector<Allocation>& allocations);

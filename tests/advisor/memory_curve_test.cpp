@@ -1,4 +1,5 @@
 #include "memory/memory_curve.h"
+#include "memory/free_queue.h"
 #include "memory/live_sweep.h"
 #include "memory/memory_events.h"
 
@@ -6,6 +7,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <map>
 #include <random>
 
 #include "trace_builder.h"
@@ -146,6 +148,42 @@ TEST(MemoryCurve, PeakSweptFromAllocationsIsTheEventsPeak) {
       EXPECT_EQ(allocationsPeak(rows, f), sortedEventsPeak(memoryEvents(rows, f))) << round;
     std::reverse(rows.begin(), rows.end());  // not in time order: still the same
     EXPECT_EQ(allocationsPeak(rows, AllocationFilter{}), sortedEventsPeak(memoryEvents(rows, AllocationFilter{})));
+  }
+}
+
+// The sweep's queue of frees gives the soonest first, as a sorted map would,
+// with times pushed at or after the last popped: equal times, times close
+// together and far apart (nanoseconds since 1970, a free hours later),
+// negative ones and spans across zero (damaged traces).
+TEST(MemoryCurve, FreeQueueGivesTheSoonestFirst) {
+  std::mt19937_64 rng(11);
+  for (int round = 0; round < 60; ++round) {
+    FreeQueue<Bytes> got;
+    std::multimap<Ns, Bytes> want;
+    const Ns starts[] = {0, Ns{1'733'000'000'000'000'000}, INT64_MIN, -5'000};
+    Ns now = starts[round % 4];
+    for (int op = 0; op < 2000; ++op) {
+      if (want.empty() || rng() % 3 != 0) {
+        const uint64_t spans[] = {0, 3, 1'000, 1'000'000'000, uint64_t{1} << 42, uint64_t{1} << 62};
+        const uint64_t room = static_cast<uint64_t>(INT64_MAX) - static_cast<uint64_t>(now);
+        const uint64_t span = std::min(spans[rng() % 6], room);
+        const Ns t = static_cast<Ns>(static_cast<uint64_t>(now) + rng() % (span + 1));
+        // Sizes follow the time: of equal times any may come first.
+        got.push(t, t % 1000);
+        want.emplace(t, t % 1000);
+        continue;
+      }
+      ASSERT_FALSE(got.empty());
+      ASSERT_EQ(got.topTime(), want.begin()->first) << round << " " << op;
+      now = want.begin()->first;
+      EXPECT_EQ(got.pop(), want.begin()->second);
+      want.erase(want.begin());
+    }
+    for (; !want.empty(); want.erase(want.begin())) {
+      ASSERT_EQ(got.topTime(), want.begin()->first) << round;
+      EXPECT_EQ(got.pop(), want.begin()->second);
+    }
+    EXPECT_TRUE(got.empty());
   }
 }
 

@@ -43,6 +43,33 @@ Trace twoSteps() {
   return b.build();
 }
 
+// Many steps, several forward calls a step and rows between them in
+// numbers that vary: each call's rows are found wherever they are.
+TEST(ModuleStats, SavedBytesOfEveryCallOfManySteps) {
+  TraceBuilder b;
+  Bytes total = 0;
+  const int steps = 300;
+  for (int s = 0; s < steps; ++s) {
+    const Ns o = 10000 * s;
+    b.step(s, o, o + 9999);
+    for (int k = 0; k < (s * 7) % 13 * 40; ++k) b.alloc(o + 1 + k % 90, o + 95, 3, -1, s);  // before any call
+    for (int call = 0; call < 3; ++call) {
+      const Ns f = o + 100 + 1000 * call;
+      b.range("m", Phase::Forward, f, f + 10, s);
+      for (int k = 0; k <= (s + call) % 5; ++k) {
+        b.alloc(f + k, o + 8500, 10 + k, -1, s);  // saved: freed in the backward
+        total += 10 + k;
+      }
+      b.alloc(f + 1, f + 5, 1000, -1, s);  // transient
+      for (int k = 0; k < (s * call) % 17 * 30; ++k) b.alloc(f + 20 + k % 500, f + 600, 5, -1, s);  // between calls
+    }
+    b.range("m", Phase::Backward, o + 8000, o + 9000, s);
+  }
+  const ModuleStats& m = find(moduleStats(b.build()), "m");
+  EXPECT_EQ(m.steps, steps);
+  EXPECT_EQ(m.saved_bytes, total / steps);
+}
+
 TEST(ModuleStats, SavedBytesTimesAndOrder) {
   std::vector<ModuleStats> v = moduleStats(twoSteps());
   ASSERT_EQ(v.size(), 3u);

@@ -75,10 +75,10 @@ TEST(AllocationOrder, RealClockTimesAndExtremeSpans) {
 // Rows read into several blocks, in the recorder's order (a step's blocks
 // freed last-allocated first, a few kept to the end, ties): each block is
 // given back as its rows are placed, and the rows come out as by sorting.
-TEST(AllocationOrder, RowsFromManyBlocksComeOutInOrder) {
+std::vector<Allocation> recordersOrder(Ns steps) {
   std::vector<Allocation> written;
   int64_t id = 1;
-  for (Ns step = 0; step < 150; ++step) {
+  for (Ns step = 0; step < steps; ++step) {
     std::vector<Allocation> live;
     for (int i = 0; i < 1000; ++i) live.push_back(row(0, step * 100000 + (i / 2) * 10));  // in pairs
     for (auto it = live.rbegin(); it != live.rend(); ++it) {
@@ -91,14 +91,23 @@ TEST(AllocationOrder, RowsFromManyBlocksComeOutInOrder) {
     if (a.id == 0) a.id = id++;
   for (Allocation& a : written) a.bytes = a.id * 10;
   std::stable_partition(written.begin(), written.end(), [](const Allocation& a) { return a.alloc % 10 != 3; });
+  return written;
+}
+
+std::vector<Allocation> sortedRows(std::vector<Allocation> rows) {
+  std::sort(rows.begin(), rows.end(), [](const Allocation& a, const Allocation& b) {
+    return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
+  });
+  return rows;
+}
+
+TEST(AllocationOrder, RowsFromManyBlocksComeOutInOrder) {
+  const std::vector<Allocation> written = recordersOrder(150);
   AllocationBlocks read;
   read.append(written.data(), 100);
   read.append(written.data() + 100, written.size() - 100);
   ASSERT_GT(read.blocks(), 2u);
-  std::vector<Allocation> expected = written;
-  std::sort(expected.begin(), expected.end(), [](const Allocation& a, const Allocation& b) {
-    return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
-  });
+  const std::vector<Allocation> expected = sortedRows(written);
   std::vector<Allocation> out{row(0, -1)};  // appended after what is there
   moveByAllocation(read, out);
   EXPECT_TRUE(read.empty());
@@ -109,21 +118,24 @@ TEST(AllocationOrder, RowsFromManyBlocksComeOutInOrder) {
   }
 }
 
-// (time, row) pairs: as std::sort orders them, with close clock times, with
-// times too far apart for one word, and with a single row number.
-TEST(AllocationOrder, TimeRowPairsAsStdSort) {
-  std::mt19937_64 rng(5);
-  for (int round = 0; round < 3; ++round) {
-    std::vector<std::pair<Ns, uint32_t>> pairs;
-    for (uint32_t i = 0; i < 30000; ++i) {
-      Ns t = round == 0 ? Ns{1700000000000000000} + static_cast<Ns>(rng() % 5000) : static_cast<Ns>(rng());
-      pairs.emplace_back(t, round == 2 ? 0u : static_cast<uint32_t>(rng() % 40000));
+// Over 64 MB of rows: the blocks' pages move into the rows' vector ahead
+// of the copy. The rows already there and every row copied stay as written.
+TEST(AllocationOrder, BlocksGivenToTheCopyKeepEveryRow) {
+  const std::vector<Allocation> written = recordersOrder(1200);
+  ASSERT_GT(written.size() * sizeof(Allocation), size_t{64} << 20);
+  const std::vector<Allocation> expected = sortedRows(written);
+  for (size_t before : {size_t{0}, size_t{3}}) {
+    AllocationBlocks read;
+    read.append(written.data(), written.size());
+    std::vector<Allocation> out;
+    for (size_t i = 0; i < before; ++i) out.push_back(row(-1 - static_cast<int64_t>(i), -1));
+    moveByAllocation(read, out);
+    ASSERT_EQ(out.size(), expected.size() + before);
+    for (size_t i = 0; i < before; ++i) ASSERT_EQ(out[i].id, -1 - static_cast<int64_t>(i));
+    for (size_t i = 0; i < expected.size(); ++i) {
+      ASSERT_EQ(out[i + before].id, expected[i].id) << i;
+      ASSERT_EQ(out[i + before].bytes, expected[i].bytes) << i;
     }
-    pairs.push_back(pairs[3]);
-    std::vector<std::pair<Ns, uint32_t>> expected = pairs;
-    std::sort(expected.begin(), expected.end());
-    sortTimeRows(pairs);
-    EXPECT_EQ(pairs, expected) << round;
   }
 }
 
