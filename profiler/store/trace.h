@@ -76,6 +76,7 @@ inline bool setNarrowFields(Allocation& a, int64_t range, int64_t step, int64_t 
 enum class AllocApi : int {
   Malloc = 0, Calloc = 1, Realloc = 2, PosixMemalign = 3, AlignedAlloc = 4,
   Memalign = 5, Valloc = 6, Pvalloc = 7,
+  Preexisting = 8,  // in malloc's heap at `gcprof attach` (profiler/inject/heap_walk.h)
   CudaMalloc = 20, CudaMallocAsync = 21, CuMemAlloc = 22, CuMemCreate = 23,
   CuMemMap = 24,
   C10CachingAllocator = 25,  // PyTorch's native CUDA caching allocator, through its trace tracker

@@ -187,6 +187,16 @@ class AttachPython(unittest.TestCase):
             self.assertLessEqual(abs(got[name]["saved_bytes"] - unit["saved_bytes"]),
                                  0.01 * unit["saved_bytes"] + 1024, name)
 
+    def test_peak_is_a_launched_recordings(self):
+        # The heap from before attach (torch's own, the python heap, the
+        # parameters and AdamW's moments) is the baseline: the same memory a
+        # recording launched with the job holds (0.3% apart when written).
+        got = self.summary["runs"][0]["peak_bytes"]
+        want = self.launched["runs"][0]["peak_bytes"]
+        self.assertLessEqual(abs(got - want), 0.01 * want, (got, want))
+        self.assertRegex(self.attach_out.stderr, r"heap_baseline_bytes=[1-9]")
+        self.assertIn("heap_regions_skipped=0", self.attach_out.stderr)
+
     def test_memory_from_before_attach_is_in_the_trace(self):
         # Parameters, their gradients and AdamW's two moments existed before
         # attach; the baseline records them (gradients only when attach came
@@ -254,8 +264,8 @@ class VerifyAttached(unittest.TestCase):
         self.assertNotIn("baseline steps missing", gates["losses match"]["detail"])
         self.assertIn("recorded by `gcprof attach` from the job's step %d" % self.first, report["attached"])
         self.assertIn("attached: ", verify.stdout)
-        # Compared on the attached steps: below the re-run's own peak, which
-        # holds the heap from before attach that the attached trace lacks.
+        # Compared on the attached steps: the re-run's peak from its start may
+        # lie in steps the attached run never saw.
         self.assertIn("the re-run on the attached steps", gates["peak prediction"]["detail"])
 
     def test_none_plan_passes(self):
@@ -309,7 +319,8 @@ class AttachTorchvision(unittest.TestCase):
 
 class AttachCpp(unittest.TestCase):
     """The C++ sample (C API ranges and steps) attached the same way, asking for
-    the CUDA backend in a job that runs on the CPU."""
+    the CUDA backend in a job that runs on the CPU: its saved bytes are a
+    launched recording's, its peak is absolute."""
 
     def test_cpp_sample_attached_and_advised(self):
         flags = [a if a != "3" else "40" for a in p.SMALL]
@@ -337,6 +348,24 @@ class AttachCpp(unittest.TestCase):
         names = {u["name"] for u in run["units"]}
         self.assertTrue({f"layers.{i}" for i in range(4)} <= names, names)
         p.gcprof("advise", db, "--strategy", "every", "--json")
+        # The heap from before attach (the parameters, AdamW's moments,
+        # LibTorch's own) is the baseline: the peak is absolute, a launched
+        # recording's plus the heap LibTorch built before `record`'s injector
+        # started (~32 MB when written), not only what the attached steps
+        # allocated.
+        self.assertRegex(out.stderr, r"heap_baseline_bytes=[1-9]")
+        self.assertIn("heap_regions_skipped=0", out.stderr)
+        launched_db = p.tempdb("attach-cpp-launched")
+        p.gcprof("record", "-o", launched_db, "--",
+                 *p.sample("cpp", flags=[a if a != "3" else "6" for a in p.SMALL]), timeout=600)
+        launched = p.show(launched_db)["runs"][0]
+        self.assertGreaterEqual(run["peak_bytes"], 0.99 * launched["peak_bytes"])
+        self.assertLessEqual(run["peak_bytes"], launched["peak_bytes"] + (64 << 20))
+        got = {u["name"]: u["saved_bytes"] for u in run["units"]}
+        want = {u["name"]: u["saved_bytes"] for u in launched["units"]}
+        self.assertEqual(sorted(got), sorted(want))
+        for name, saved in want.items():
+            self.assertLessEqual(abs(got[name] - saved), 0.01 * saved + 1024, name)
 
 
 class DetachPaths(unittest.TestCase):

@@ -25,6 +25,7 @@
 #include "address_key.h"
 #include "address_set.h"
 #include "config.h"
+#include "heap_walk.h"
 #include "hook_guard.h"
 #include "recorder.h"
 #include "recording_state.h"
@@ -168,6 +169,34 @@ void watch() {
   }
 }
 
+// The job's memory from before attach (heap_walk.h) as its baseline: the
+// blocks malloc held both before gcprof set anything up (`before`) and now
+// that its hooks are in, less those the hooks have seen since. So gcprof's
+// own blocks (writer, hooks: allocated in between) and the job's blocks
+// freed meanwhile are left out. A block the job frees after the second walk
+// and before it is recorded here is a free the hooks could not match: each
+// block is looked at again right after it is recorded, and one no longer
+// held is freed in the trace too. What it found goes to the state line.
+std::string recordHeapBaseline(const HeapWalk& before) {
+  HeapWalk now(g_request.min_bytes);
+  HookGuard guard;
+  int64_t bytes = 0, blocks = 0, gone = 0;
+  for (const HeapBlock& b : before) {
+    if (!now.contains(b) || liveAddresses().contains(addressKey(b.addr, -1))) continue;
+    recordAlloc(b.addr, b.bytes, static_cast<int>(gcprof::AllocApi::Preexisting));
+    if (stillHeld(b)) {
+      bytes += b.bytes;
+      ++blocks;
+    } else {
+      recordFree(b.addr, -1);
+      ++gone;
+    }
+  }
+  return " heap_baseline_bytes=" + std::to_string(bytes) + " heap_baseline_blocks=" +
+         std::to_string(blocks) + " heap_baseline_gone=" + std::to_string(gone) +
+         " heap_regions_skipped=" + std::to_string(before.regions_skipped + now.regions_skipped);
+}
+
 bool startRecording(std::string& why) {
   Config c;
   c.enabled = true;
@@ -216,11 +245,15 @@ void* attachMain(void*) {
     return nullptr;
   }
   int64_t t0 = nowNs();
+  // Before gcprof allocates anything (CUDA tensors' baseline is the shim's,
+  // attach.py).
+  HeapWalk heap_before(g_request.min_bytes);
   if (!startRecording(error)) {
     fail(error);
     return nullptr;
   }
   size_t slots = patchNewObjects();
+  std::string heap_baseline = recordHeapBaseline(heap_before);
   std::string cuda_why;
   std::string cuda = startDeviceBackend(g_request.backend, cuda_why);
   int64_t hooked = nowNs();
@@ -238,7 +271,7 @@ void* attachMain(void*) {
   writeState("attached run=" + std::to_string(g_request.run_id) + " slots=" +
              std::to_string(slots) + " python=" + (g_python ? "1" : "0") + " hooks_ms=" +
              std::to_string((hooked - t0) / 1000000) +
-             " ready_ms=" + std::to_string((ready - t0) / 1000000) + " cuda=" + cuda +
+             " ready_ms=" + std::to_string((ready - t0) / 1000000) + heap_baseline + " cuda=" + cuda +
              (cuda_why.empty() ? "" : "\ncuda_off=" + cuda_why));
   watch();
   return nullptr;
@@ -270,7 +303,8 @@ __attribute__((visibility("default"))) int gcprof_attach_start(const char* conf_
   return 0;
 }
 
-// The python shim's baseline: a tensor's storage that existed before attach,
+// The python shim's baseline without PyTorch's allocator snapshot: a CUDA
+// tensor's storage that existed before attach,
 // recorded as a block allocated now (its free, later, is matched).
 __attribute__((visibility("default"))) void gcprof_attach_baseline(uint64_t addr, int64_t bytes,
                                                                    int device) {

@@ -11,12 +11,14 @@ first step recorded begins at the next whole training forward. Optimizers
 made before attach are found on the heap, so that a step still waits for
 every optimizer of the job (steps.py).
 
-Memory that existed before attach (parameters, gradients, optimizer state)
-never passed through the hooks: each live tensor storage is reported once as
-a block allocated at attach (its address is the allocator's block, so its
-later free is matched), which keeps the trace's peaks absolute. On a GPU,
-PyTorch's caching allocator is observed from attach on and its own snapshot
-is the device baseline (device_baseline.py).
+Memory that existed before attach (parameters, gradients, optimizer state,
+the python heap, torch's own) never passed through the hooks. On the host the
+injector finds it by walking malloc's heaps (profiler/inject/heap_walk.h)
+and records each block as allocated at attach, at its address, so its later
+free is matched and the trace's peaks stay absolute. On a GPU, PyTorch's
+caching allocator is observed from attach on and its own snapshot is the
+device baseline (device_baseline.py); without it, each live CUDA tensor
+storage is reported once here instead.
 """
 import ctypes
 import gc
@@ -61,7 +63,8 @@ def try_start(injector_path, backend="auto"):
     # blocks it reports all come before the first step. (The allocator hooks
     # are in already: a reported block freed later is matched.)
     on_device = cuda and device_baseline.observe(torch, recorder, lib)
-    _report_baseline(torch, lib, with_cuda=not on_device)
+    if not on_device and _cuda_in_use(torch):
+        _report_device_tensors(torch, lib)
     try:
         startup.install_hooks(torch, recorder,
                               attaching=lambda steps: _prepare_steps(torch, steps, recorder))
@@ -161,21 +164,22 @@ def _live_tensors(torch):
                 yield grad
 
 
-def _report_baseline(torch, lib, with_cuda=True):
+def _report_device_tensors(torch, lib):
+    """CUDA tensors' storages live at attach (host ones are in the injector's
+    heap walk)."""
     baseline = lib.gcprof_attach_baseline
     baseline.restype = None
     baseline.argtypes = [ctypes.c_uint64, ctypes.c_int64, ctypes.c_int]
     seen = set()
     for t in _live_tensors(torch):
         try:
-            if t.is_meta or t.is_sparse:
+            if t.device.type != "cuda" or t.is_sparse:
                 continue
             storage = t.untyped_storage()
             address, size = storage.data_ptr(), storage.nbytes()
         except Exception:  # tensor subclasses without storage (functional, fake)
             continue
-        if not address or address in seen or (t.device.type == "cuda" and not with_cuda):
+        if not address or address in seen:
             continue
         seen.add(address)
-        device = t.device.index if t.device.type == "cuda" else -1
-        baseline(address, size, device if device is not None else 0)
+        baseline(address, size, t.device.index if t.device.index is not None else 0)

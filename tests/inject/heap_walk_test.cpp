@@ -1,0 +1,107 @@
+// The heap walk that finds the memory a job held before `gcprof attach` came
+// (profiler/inject/heap_walk.h), run on this process's own
+// heaps: blocks of every kind malloc hands out are found at their address
+// with their size, freed ones are not.
+#include "heap_walk.h"
+
+#include <gtest/gtest.h>
+#include <malloc.h>
+#include <stdlib.h>
+
+#include <thread>
+#include <vector>
+
+using gcprof::inject::HeapBlock;
+using gcprof::inject::HeapWalk;
+
+namespace {
+
+struct Block {
+  void* p;
+  size_t requested;
+};
+
+Block allocate(size_t bytes, size_t align = 0) {
+  void* p = nullptr;
+  if (align) {
+    if (posix_memalign(&p, align, bytes) != 0) p = nullptr;
+  } else {
+    p = malloc(bytes);
+  }
+  return {p, bytes};
+}
+
+// Found at its address, with the usable size malloc reports.
+void expectFound(const HeapWalk& w, const Block& b) {
+  HeapBlock want{reinterpret_cast<uint64_t>(b.p), static_cast<int64_t>(malloc_usable_size(b.p))};
+  EXPECT_TRUE(w.contains(want)) << b.requested << " bytes at " << b.p << " (usable "
+                                << want.bytes << ")";
+  // Arena chunks round the request up to 16 B (plus the size word); mmapped
+  // ones to whole pages.
+  int64_t rounding = b.requested >= (128 << 10) ? 4096 + 16 : 48;
+  EXPECT_LT(want.bytes - static_cast<int64_t>(b.requested), rounding) << b.requested;
+}
+
+uint64_t address(const void* p) { return reinterpret_cast<uint64_t>(p); }
+
+bool foundAt(const HeapWalk& w, uint64_t addr) {
+  for (const HeapBlock& b : w)
+    if (b.addr == addr) return true;
+  return false;
+}
+
+}  // namespace
+
+#if defined(__SANITIZE_ADDRESS__)
+#define GCPROF_FOREIGN_MALLOC 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GCPROF_FOREIGN_MALLOC 1
+#endif
+#endif
+
+TEST(HeapWalk, FindsEveryKindOfBlockAtItsAddressAndSize) {
+#ifdef GCPROF_FOREIGN_MALLOC
+  GTEST_SKIP() << "ASan's malloc is not glibc's";
+#endif
+  std::vector<Block> main_thread = {
+      allocate(1500),                // a small chunk of the main arena
+      allocate(60000),               // a larger one
+      allocate(50000, 64),           // c10's alignment
+      allocate(3 << 20),             // mmapped
+      allocate((5 << 20) + 100, 64), // mmapped through memalign (a lead before the chunk)
+      allocate(1 << 20, 4096),
+  };
+  // Another thread allocates from an arena of its own (a heap of 64 MiB).
+  std::vector<Block> other_thread;
+  std::thread t([&] {
+    other_thread = {allocate(2000), allocate(70000, 64), allocate(4 << 20)};
+  });
+  t.join();
+  void* small = malloc(200);
+  void* freed_block = malloc(40000);
+  uint64_t freed = address(freed_block);
+  free(freed_block);
+
+  HeapWalk w(1024);
+  EXPECT_EQ(w.regions_skipped, 0);
+  EXPECT_GE(w.regions_walked, 2);  // the main arena and the thread's
+  EXPECT_GE(w.mmapped, 4);
+  for (const Block& b : main_thread) expectFound(w, b);
+  for (const Block& b : other_thread) expectFound(w, b);
+  EXPECT_FALSE(foundAt(w, freed));
+  EXPECT_FALSE(foundAt(w, address(small)));  // below min_bytes
+  // Nothing is found twice, and the memalign'd mmapped block only at its address.
+  for (const HeapBlock* b = w.begin(); b + 1 < w.end(); ++b) EXPECT_LT(b->addr, (b + 1)->addr);
+  EXPECT_FALSE(foundAt(w, address(main_thread[4].p) - 4096 + 16));
+
+  std::vector<uint64_t> gone;
+  for (Block& b : main_thread) {
+    gone.push_back(address(b.p));
+    free(b.p);
+  }
+  HeapWalk after(1024);
+  for (uint64_t addr : gone) EXPECT_FALSE(foundAt(after, addr)) << addr;
+  for (Block& b : other_thread) free(b.p);
+  free(small);
+}
