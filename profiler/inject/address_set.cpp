@@ -14,10 +14,10 @@ uint64_t hashOf(uint64_t addr) {
   return (addr >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
-// A slot from the product's middle bits (the top byte picks the shard):
-// its low bits depend only on the address's low bits, which the job's
+// The slot comes from the hash's middle bits (the top byte picks the
+// shard). Its low bits depend only on the address's low bits, which the
 // alignment fixes (64 bytes for PyTorch's CPU tensors, a page for mmap'ed
-// blocks), so they gathered the blocks on a few home slots and long probes.
+// blocks): as the slot they gathered aligned blocks on a few home slots.
 uint32_t slotOf(uint64_t h, uint32_t slots) { return static_cast<uint32_t>(h >> 32) % slots; }
 
 class Guard {
