@@ -78,7 +78,9 @@ EXTRA_MODES = ("gcprof-alloc-only", "gcprof-python-hooks", "gcprof-python-forwar
 # with the python shim in DIR instead (another version's profiler/python, e.g.
 # `git archive main profiler/python | tar -x -C /tmp/before`), so that two
 # versions of the shim take turns in the same rounds. The C++ hooks are this
-# build's for both.
+# build's for both. When DIR is a build folder instead (holding bin/gcprof,
+# e.g. another checkout's build/), gcprof@NAME is that build's `gcprof
+# record` as a whole: its injector, its C++ hooks and its shim.
 
 
 def tree_tasks(pid, with_root=True):
@@ -252,6 +254,10 @@ def command(job, mode, build, steps, tmp, n, shims=None):
         prof = ["--torch-profiler"] if mode == "torch.profiler" else []
         base = [sys.executable, JOB, *prof, *script, "--steps", str(steps)]
     if mode.startswith("gcprof@"):
+        other = shims[mode[len("gcprof@"):]]
+        if os.path.isfile(os.path.join(other, "bin", "gcprof")):
+            return [os.path.join(other, "bin", "gcprof"), "record", "-o",
+                    os.path.join(tmp, f"{job}-{n}.db"), "--", *base]
         return [os.path.join(build, "bin", "gcprof"), "record", "-o",
                 os.path.join(tmp, f"{job}-{n}.db"), "--", "env",
                 "PYTHONPATH=" + shims[mode[len("gcprof@"):]], *base]
@@ -283,7 +289,8 @@ def main():
     ap.add_argument("--modes", default=",".join(MODES))
     ap.add_argument("--raw", metavar="FILE", help="also write every step's times as JSON")
     ap.add_argument("--shim", action="append", default=[], metavar="NAME=DIR",
-                    help="also run gcprof@NAME: this build's gcprof with the python shim in DIR")
+                    help="also run gcprof@NAME: this build's gcprof with the python shim in DIR, "
+                         "or, when DIR is a build folder (DIR/bin/gcprof), that build's gcprof")
     ap.add_argument("--short", action="store_true",
                     help="one round of 6 steps of resnet18 and gpt2 (make bench)")
     a = ap.parse_args()
@@ -295,8 +302,10 @@ def main():
     shims = {}
     for spec in a.shim:
         name, _, folder = spec.partition("=")
-        if not name or not os.path.isfile(os.path.join(folder, "sitecustomize.py")):
-            sys.exit(f"side_by_side.py: --shim {spec}: give NAME=DIR, DIR holding a sitecustomize.py")
+        if not name or not (os.path.isfile(os.path.join(folder, "sitecustomize.py")) or
+                            os.path.isfile(os.path.join(folder, "bin", "gcprof"))):
+            sys.exit(f"side_by_side.py: --shim {spec}: give NAME=DIR, DIR holding a sitecustomize.py "
+                     f"or a build's bin/gcprof")
         shims[name] = os.path.abspath(folder)
         modes.append("gcprof@" + name)
     for m in modes:

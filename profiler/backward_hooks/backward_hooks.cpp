@@ -54,8 +54,6 @@
 #include <memory>
 #include <mutex>
 #include <string>
-#include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -93,23 +91,48 @@ struct BackwardRange {
   size_t pending;  // end nodes still to fire
   int task = 0;
   bool empty;  // outputs are inputs (Identity, p=0 Dropout): ends at its start
+  // While open: a link in its graph task's list, and itself, kept alive
+  // until its pass ends (the hooks that hold it may be freed first).
+  BackwardRange* prev = nullptr;
+  BackwardRange* next = nullptr;
+  std::shared_ptr<BackwardRange> self;
 };
 using RangePtr = std::shared_ptr<BackwardRange>;
 
-// Graph task id -> ranges it opened that are still open.
-std::unordered_map<int, std::unordered_set<BackwardRange*>> g_open;
-// Keeps the open ranges alive until their pass ends (hooks may be freed first).
-std::unordered_map<BackwardRange*, RangePtr> g_open_owned;
+// The ranges a graph task opened that are still open, in an intrusive list:
+// opening and closing one allocates nothing and hashes nothing (every module
+// call's backward range does both). One entry per backward pass running,
+// from its first range until its end-of-pass callback.
+struct OpenRanges {
+  int task;
+  BackwardRange* head;
+};
+std::vector<OpenRanges> g_open;
+size_t g_open_count = 0;
+
+OpenRanges* openRangesOf(int task) {
+  for (OpenRanges& o : g_open)
+    if (o.task == task) return &o;
+  return nullptr;
+}
 
 void closeRange(BackwardRange& br) {
   br.state = State::Closed;
   if (br.range_id) g_range_end(br.range_id);
 }
 
+// Unlinks an open range; may free it (its `self` may be the last owner).
 void forgetOpen(BackwardRange& br) {
-  auto it = g_open.find(br.task);
-  if (it != g_open.end()) it->second.erase(&br);
-  g_open_owned.erase(&br);
+  if (!br.self) return;
+  if (br.next) br.next->prev = br.prev;
+  if (br.prev) {
+    br.prev->next = br.next;
+  } else if (OpenRanges* o = openRangesOf(br.task)) {
+    o->head = br.next;
+  }
+  br.prev = br.next = nullptr;
+  --g_open_count;
+  RangePtr last = std::move(br.self);
 }
 
 void countDown(BackwardRange& br) {
@@ -126,13 +149,18 @@ void countDown(BackwardRange& br) {
 void backwardDone(int task) {
   if (!g_enabled.load(std::memory_order_relaxed)) return;
   std::lock_guard<std::mutex> lock(g_mutex);
-  auto it = g_open.find(task);
-  if (it == g_open.end()) return;
-  std::unordered_set<BackwardRange*> open = std::move(it->second);
-  g_open.erase(it);
-  for (BackwardRange* br : open) {
+  OpenRanges* o = openRangesOf(task);
+  if (!o) return;
+  BackwardRange* br = o->head;
+  *o = g_open.back();
+  g_open.pop_back();
+  while (br) {
+    BackwardRange* next = br->next;
     if (br->state == State::Open) closeRange(*br);
-    g_open_owned.erase(br);
+    br->prev = br->next = nullptr;
+    --g_open_count;
+    RangePtr last = std::move(br->self);  // may free it
+    br = next;
   }
 }
 
@@ -146,9 +174,17 @@ bool startRange(const RangePtr& br) {
     return false;
   }
   br->task = torch::autograd::get_current_graph_task_id();
-  auto [it, first] = g_open.try_emplace(br->task);
-  it->second.insert(br.get());
-  g_open_owned.emplace(br.get(), br);
+  OpenRanges* o = openRangesOf(br->task);
+  bool first = o == nullptr;
+  if (first) {
+    g_open.push_back({br->task, nullptr});
+    o = &g_open.back();
+  }
+  br->next = o->head;
+  if (br->next) br->next->prev = br.get();
+  o->head = br.get();
+  br->self = br;
+  ++g_open_count;
   return first;
 }
 
@@ -360,7 +396,7 @@ PyObject* py_disable(PyObject*, PyObject*) {
 
 PyObject* py_open_ranges(PyObject*, PyObject*) {
   std::lock_guard<std::mutex> lock(g_mutex);
-  return PyLong_FromSize_t(g_open_owned.size());
+  return PyLong_FromSize_t(g_open_count);
 }
 
 PyMethodDef kMethods[] = {

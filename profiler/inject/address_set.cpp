@@ -14,6 +14,12 @@ uint64_t hashOf(uint64_t addr) {
   return (addr >> 4) * 0x9E3779B97F4A7C15ull;
 }
 
+// The slot comes from the hash's middle bits (the top byte picks the
+// shard). Its low bits depend only on the address's low bits, which the
+// alignment fixes (64 bytes for PyTorch's CPU tensors, a page for mmap'ed
+// blocks): as the slot they gathered aligned blocks on a few home slots.
+uint32_t slotOf(uint64_t h, uint32_t slots) { return static_cast<uint32_t>(h >> 32) % slots; }
+
 class Guard {
  public:
   explicit Guard(std::atomic<bool>& l) : l_(l) {
@@ -42,7 +48,7 @@ bool AddressSet::insert(uint64_t addr) {
   Guard g(s.lock);
   // Keep the load under 3/4 so probes stay short.
   if (!reserve(s) || s.used >= kSlots / 4 * 3) return false;
-  for (uint32_t i = static_cast<uint32_t>(h) % kSlots;; i = (i + 1) % kSlots) {
+  for (uint32_t i = slotOf(h, kSlots);; i = (i + 1) % kSlots) {
     if (s.slots[i] == addr) return true;
     if (s.slots[i] == 0) {
       s.slots[i] = addr;
@@ -58,7 +64,7 @@ bool AddressSet::erase(uint64_t addr) {
   Shard& s = shard(h);
   Guard g(s.lock);
   if (!s.slots) return false;
-  uint32_t i = static_cast<uint32_t>(h) % kSlots;
+  uint32_t i = slotOf(h, kSlots);
   while (s.slots[i] != addr) {
     if (s.slots[i] == 0) return false;
     i = (i + 1) % kSlots;
@@ -66,7 +72,7 @@ bool AddressSet::erase(uint64_t addr) {
   // Backward-shift deletion: no tombstones, so misses stay one or two probes.
   uint32_t hole = i;
   for (uint32_t j = (i + 1) % kSlots; s.slots[j] != 0; j = (j + 1) % kSlots) {
-    uint32_t home = static_cast<uint32_t>(hashOf(s.slots[j])) % kSlots;
+    uint32_t home = slotOf(hashOf(s.slots[j]), kSlots);
     bool movable = hole <= j ? (home <= hole || home > j) : (home <= hole && home > j);
     if (movable) {
       s.slots[hole] = s.slots[j];
@@ -84,7 +90,7 @@ bool AddressSet::contains(uint64_t addr) {
   Shard& s = shard(h);
   Guard g(s.lock);
   if (!s.slots) return false;
-  for (uint32_t i = static_cast<uint32_t>(h) % kSlots; s.slots[i] != 0; i = (i + 1) % kSlots)
+  for (uint32_t i = slotOf(h, kSlots); s.slots[i] != 0; i = (i + 1) % kSlots)
     if (s.slots[i] == addr) return true;
   return false;
 }

@@ -6,11 +6,7 @@
 #include <cstring>
 
 namespace gcprof::inject {
-namespace {
 Config g_config;
-}
-
-const Config& config() { return g_config; }
 
 void setConfig(const Config& c) { g_config = c; }
 

@@ -22,7 +22,9 @@ struct Config {
                                //   waits for its events to reach the trace before it dies
 };
 
-const Config& config();
+// Read inline on every interposed malloc and free (min_bytes).
+extern Config g_config;
+inline const Config& config() { return g_config; }
 void loadConfig();  // from the environment; once, at start-up
 void setConfig(const Config& c);  // `gcprof attach`: before the writer starts
 

@@ -220,10 +220,7 @@ namespace gcprof::inject {
 __thread bool t_in_gcprof __attribute__((tls_model("initial-exec"))) = false;
 __thread bool t_frees_are_the_jobs __attribute__((tls_model("initial-exec"))) = false;
 
-RecordingState& recordingState() {
-  static RecordingState s;
-  return s;
-}
+RecordingState g_recording_state;
 
 void setBackend(const char* name) {
   std::strncpy(recordingState().backend, name, sizeof(RecordingState::backend) - 1);

@@ -20,7 +20,10 @@ struct RecordingState {
   char runtime[16] = "native";
 };
 
-RecordingState& recordingState();
+// A plain global (constant-initialized, trivially destroyed), read inline:
+// every interposed malloc and free of the job asks whether we record.
+extern RecordingState g_recording_state;
+inline RecordingState& recordingState() { return g_recording_state; }
 
 inline bool recording() {
   RecordingState& s = recordingState();

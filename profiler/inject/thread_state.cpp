@@ -14,12 +14,14 @@
 #include "writer.h"
 
 namespace gcprof::inject {
+
+__thread ThreadState* t_thread_state __attribute__((tls_model("initial-exec"))) = nullptr;
+
 namespace {
 
 std::atomic<ThreadState*> g_states{nullptr};
 std::atomic<int> g_count{0};
 std::atomic<ThreadState*> g_shared{nullptr};
-__thread ThreadState* t_state __attribute__((tls_model("initial-exec"))) = nullptr;
 // Set by the exit handler: whatever this thread records from then on goes to
 // the shared buffer (its own now belongs to the next thread).
 __thread bool t_exited __attribute__((tls_model("initial-exec"))) = false;
@@ -30,7 +32,7 @@ pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
 
 void onThreadExit(void* p) {
   t_exited = true;
-  t_state = nullptr;
+  t_thread_state = nullptr;
   // Release: the next owner sees every event this thread pushed.
   static_cast<ThreadState*>(p)->exited.store(true, std::memory_order_release);
 }
@@ -185,10 +187,9 @@ uint32_t ThreadState::drain(Event* out, uint32_t max, int64_t before) {
   return n;
 }
 
-ThreadState* threadState() {
-  if (__builtin_expect(t_state != nullptr, 1)) return t_state;
+ThreadState* threadStateSlow() {
   if (t_exited) return shared();
-  return t_state = create();
+  return t_thread_state = create();
 }
 
 void markWriterThread() { t_writer = true; }

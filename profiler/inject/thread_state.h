@@ -85,10 +85,18 @@ struct ThreadState {
 void markWriterThread();
 std::vector<Event>& writerOverflow();
 
+// The calling thread's own state once it has one (nullptr before its first
+// event and after its exit handler ran): read inline by the malloc hooks.
+extern __thread ThreadState* t_thread_state __attribute__((tls_model("initial-exec")));
+ThreadState* threadStateSlow();
 // The calling thread's state, created (or taken over from an exited thread)
 // on first use; after the thread's exit handler, the shared buffer. nullptr
-// only when the system refuses memory.
-ThreadState* threadState();
+// only when the system refuses memory. Creating it may allocate (call
+// under a HookGuard).
+inline ThreadState* threadState() {
+  ThreadState* s = t_thread_state;
+  return __builtin_expect(s != nullptr, 1) ? s : threadStateSlow();
+}
 // Head of the list of every state ever created (the writer walks it).
 ThreadState* allThreadStates();
 // How many states exist (tests and the bound in docs/recording.md).
