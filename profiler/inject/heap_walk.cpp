@@ -1,6 +1,7 @@
 #include "heap_walk.h"
 
 #include <fcntl.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -27,6 +28,10 @@ constexpr uint64_t kMaxLead = 4096;
 // looked at in one walk: 1 GiB.
 constexpr uint64_t kMaxScanPages = 262144;
 constexpr uint64_t kWindow = 1 << 20;
+// Reads of a heap that changed under them, before it is given up.
+constexpr int kAttempts = 8;
+// Chains broken by a concurrent change and mended by reading again, in one walk.
+constexpr int kMaxRereads = 4096;
 
 // Pages of our own: growable, never from malloc.
 struct Pages {
@@ -129,6 +134,7 @@ size_t readRegions(Pages& text, Pages& out) {
 class Window {
  public:
   ~Window() { pages_.release(); }
+  void reset() { start_ = end_ = 0; }
   // The `len` bytes at addr, none of them past `limit`; null if unreadable.
   const uint8_t* at(uint64_t addr, uint64_t len, uint64_t limit) {
     if (addr < start_ || addr + len > end_) {
@@ -165,66 +171,112 @@ struct HeapWalkBuilder {
   // Chunks of one arena region: from `first`, each size leads to the next,
   // up to the top chunk, which must end at `end` (or within the last page's
   // slack of [heap], whose mapping is rounded up). A chunk is in use when
-  // the next one's PREV_INUSE bit is set. The blocks are kept only if the
-  // walk lands where it must.
+  // the next one's PREV_INUSE bit is set. Where the chain breaks (a thread
+  // split or merged chunks since they were read), the walk goes back a few
+  // chunks, reads them again, fresh, and goes on from there. The blocks are
+  // kept only if the walk lands where it must.
   bool walkArena(uint64_t first, uint64_t end, uint64_t slack) {
     size_t mark = walk.size_;
-    uint64_t c = first, h = 0;
-    if (c + kHeader > end || !head(c, end, h)) return false;
-    for (;;) {
-      uint64_t size = h & ~kFlags;
-      // Size 0: the fencepost that ends an old heap, or [heap]'s zeros past its top.
-      if (size == 0) {
-        if (end - c <= std::max(slack, kHeader)) return true;
-        break;
+    // The last chunks passed, each with the block count before it.
+    constexpr int kBack = 16;
+    uint64_t back_chunk[kBack];
+    size_t back_size[kBack];
+    int back_n = 0, back_at = 0;
+    int rereads = 0;
+    for (uint64_t c = first;;) {
+      uint64_t h = 0, size = 0, next = 0, next_head = 0;
+      bool ok = c + kHeader <= end && head(c, end, h);
+      if (ok) {
+        size = h & ~kFlags;
+        // Size 0: the fencepost that ends an old heap, or [heap]'s zeros past its top.
+        if (size == 0 && end - c <= std::max(slack, kHeader)) return true;
+        ok = size >= kHeader && size % 16 == 0 && !(h & kIsMmapped) && c + size <= end;
+        next = c + size;
       }
-      if (size < kHeader || size % 16 != 0 || (h & kIsMmapped) || c + size > end) break;
-      uint64_t next = c + size;
-      if (next + kHeader > end) {  // c is the top chunk, free
+      if (ok && next + kHeader > end) {  // c is the top chunk, free
         if (end - next <= slack) return true;
-        break;
+        ok = false;
       }
-      uint64_t next_head = 0;
-      if (!head(next, end, next_head)) break;
+      if (ok) ok = head(next, end, next_head);
+      if (!ok) {
+        if (back_n == 0 || ++rereads > kMaxRereads) break;
+        int oldest = (back_at - back_n + kBack) % kBack;
+        c = back_chunk[oldest];
+        walk.size_ = back_size[oldest];
+        back_n = 0;
+        window.reset();
+        continue;
+      }
+      back_chunk[back_at] = c;
+      back_size[back_at] = walk.size_;
+      back_at = (back_at + 1) % kBack;
+      back_n = std::min(back_n + 1, kBack);
       int64_t usable = static_cast<int64_t>(size - 8);
       if ((next_head & kPrevInUse) && usable >= min_bytes) walk.push(c + kHeader, usable);
       c = next;
-      h = next_head;
     }
     walk.size_ = mark;
     return false;
   }
 
-  void mainArena(const Region& r) {
-    // The first chunk sits at the start of the break, moved up to alignment.
-    for (uint64_t lead = 0; lead < 64; lead += 16)
-      if (walkArena(r.start + lead, r.end, 4096)) {
+  // A region the job's threads changed while it was read does not walk to
+  // its end: read it again, a few times, a moment apart.
+  template <typename Walk>
+  void walkRegion(Walk walk_once) {
+    for (int attempt = 0; attempt < kAttempts; ++attempt) {
+      if (attempt > 0) {
+        window.reset();
+        timespec pause{0, 2000000};
+        nanosleep(&pause, nullptr);
+      }
+      if (walk_once()) {
         ++walk.regions_walked;
         return;
       }
+    }
     ++walk.regions_skipped;
   }
 
-  // An other arena's heap: heap_info {arena, prev, size, mprotect_size, ...}.
-  bool arenaHeap(const Region& r) {
+  void mainArena(const Region& r) {
+    // The first chunk sits at the start of the break, moved up to alignment;
+    // the top chunk ends at the break, wherever it is now.
+    walkRegion([&] {
+      uint64_t end = std::max(r.end, reinterpret_cast<uint64_t>(sbrk(0)));
+      for (uint64_t lead = 0; lead < 64; lead += 16)
+        if (walkArena(r.start + lead, end, 4096)) return true;
+      return false;
+    });
+  }
+
+  // An other arena's heap starts with heap_info: {arena, prev, size,
+  // mprotect_size, ...}; false if r is none.
+  static bool heapInfo(const Region& r, uint64_t& arena, uint64_t& size) {
     uint64_t info[4];
     if (r.start % kArenaHeapAlign != 0 || !readMemory(r.start, info, sizeof info)) return false;
-    uint64_t arena = info[0], size = info[2], mprotect_size = info[3];
-    if (size < 4096 || size > r.end - r.start || mprotect_size < size ||
-        mprotect_size > kArenaHeapAlign || arena == 0)
-      return false;
-    uint64_t end = r.start + size;
+    arena = info[0];
+    size = info[2];
+    uint64_t mprotect_size = info[3];
+    return size >= 4096 && mprotect_size >= size && mprotect_size <= kArenaHeapAlign && arena != 0;
+  }
+
+  // The chunks of an other arena's heap, up to heap_info.size.
+  bool arenaHeap(const Region& r) {
+    uint64_t arena = 0, size = 0;
+    if (!heapInfo(r, arena, size)) return false;
     bool first_heap = arena > r.start && arena < r.start + 64;
-    bool ok = false;
-    if (first_heap) {
-      for (uint64_t c = (arena + kArenaStateMin) & ~uint64_t{15}; !ok && c <= arena + kArenaStateMax;
-           c += 16)
-        ok = walkArena(c, end, 0);
-    } else {
-      for (uint64_t info_size : kHeapInfoSizes)
-        if (!ok) ok = walkArena(r.start + info_size, end, 0);
-    }
-    ++(ok ? walk.regions_walked : walk.regions_skipped);
+    walkRegion([&] {
+      // Read again at each attempt: the heap grows and shrinks.
+      if (!heapInfo(r, arena, size)) return false;
+      uint64_t end = r.start + size;
+      if (first_heap) {
+        for (uint64_t c = (arena + kArenaStateMin) & ~uint64_t{15}; c <= arena + kArenaStateMax; c += 16)
+          if (walkArena(c, end, 0)) return true;
+      } else {
+        for (uint64_t info_size : kHeapInfoSizes)
+          if (walkArena(r.start + info_size, end, 0)) return true;
+      }
+      return false;
+    });
     return true;
   }
 
@@ -311,6 +363,12 @@ bool HeapWalk::contains(const HeapBlock& b) const {
   const HeapBlock* it = std::lower_bound(
       begin(), end(), b.addr, [](const HeapBlock& x, uint64_t a) { return x.addr < a; });
   return it != end() && it->addr == b.addr && it->bytes == b.bytes;
+}
+
+bool HeapWalk::containsAddress(uint64_t addr) const {
+  const HeapBlock* it = std::lower_bound(
+      begin(), end(), addr, [](const HeapBlock& x, uint64_t a) { return x.addr < a; });
+  return it != end() && it->addr == addr;
 }
 
 int64_t HeapWalk::bytes() const {

@@ -7,12 +7,15 @@
 // - the main arena, the `[heap]` mapping: chunk after chunk up to its top;
 // - the other arenas' heaps (64 MiB-aligned anonymous mappings that start
 //   with glibc's heap_info), from their first chunk up to heap_info.size;
-// - mmapped chunks (large blocks), found at the start of anonymous mappings
-//   by their header (IS_MMAPPED, a size that fills whole pages).
-// A region whose chunks do not lead, size by size, exactly to its end is not
-// taken (another allocator, or a thread changed it while it was read):
-// `regions_skipped` counts them. Memory is read with process_vm_readv, so a
-// mapping unmapped meanwhile fails the read instead of faulting.
+// - mmapped chunks (large blocks), found at the start of pages of anonymous
+//   mappings by their header (IS_MMAPPED, a size that fills whole pages).
+// The job's threads keep allocating while it is read: where the chain of
+// chunk sizes breaks, the last chunks are read again and the walk goes on;
+// a region whose chunks still do not lead, size by size, exactly to its end
+// is read again from its start, a few times, and then not taken (another
+// allocator, or a heap changing too fast): `regions_skipped` counts them.
+// Memory is read with process_vm_readv, so a mapping unmapped meanwhile
+// fails the read instead of faulting.
 #pragma once
 
 #include <cstddef>
@@ -41,6 +44,8 @@ class HeapWalk {
   size_t size() const { return size_; }
   // The same address with the same size (the list is sorted by address).
   bool contains(const HeapBlock& b) const;
+  // A block at that address, of any size.
+  bool containsAddress(uint64_t addr) const;
   int64_t bytes() const;
 
   int regions_walked = 0;   // the main arena, other arenas' heaps

@@ -170,9 +170,11 @@ void watch() {
 }
 
 // The job's memory from before attach (heap_walk.h) as its baseline: the
-// blocks malloc held both before gcprof set anything up (`before`) and now
-// that its hooks are in, less those the hooks have seen since. So gcprof's
-// own blocks (writer, hooks: allocated in between) and the job's blocks
+// blocks malloc holds now that the hooks are in, at an address that held a
+// block before gcprof set anything up (`before`; its size may have changed
+// since: a realloc in place, or a free and a malloc the hooks did not see),
+// less those the hooks have seen since. So gcprof's own blocks (writer,
+// hooks: allocated in between, in its threads' arenas) and the job's blocks
 // freed meanwhile are left out. A block the job frees after the second walk
 // and before it is recorded here is a free the hooks could not match: each
 // block is looked at again right after it is recorded, and one no longer
@@ -181,8 +183,8 @@ std::string recordHeapBaseline(const HeapWalk& before) {
   HeapWalk now(g_request.min_bytes);
   HookGuard guard;
   int64_t bytes = 0, blocks = 0, gone = 0;
-  for (const HeapBlock& b : before) {
-    if (!now.contains(b) || liveAddresses().contains(addressKey(b.addr, -1))) continue;
+  for (const HeapBlock& b : now) {
+    if (!before.containsAddress(b.addr) || liveAddresses().contains(addressKey(b.addr, -1))) continue;
     recordAlloc(b.addr, b.bytes, static_cast<int>(gcprof::AllocApi::Preexisting));
     if (stillHeld(b)) {
       bytes += b.bytes;
