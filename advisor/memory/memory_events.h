@@ -38,6 +38,8 @@ class RecordedEvents {
   size_t size() const { return refs_.size(); }
   MemoryEvent operator[](size_t i) const { return of(refs_[i]); }
   Ns time(size_t i) const { return (*this)[i].time; }
+  // How far ahead a walk event by event asks for rows (prefetch).
+  static constexpr size_t kPrefetch = 16;
   // Asks for event i's row ahead of reading it (none past the end): a free's
   // row is far from its neighbours', a cache miss that a walk event by event
   // otherwise waits for.
@@ -106,10 +108,15 @@ class LevelBefore {
 // counted at the end of each instant, starting from nothing.
 Bytes eventsPeak(std::vector<MemoryEvent>& events);
 // The same of events already in that order (a vector of them or RecordedEvents).
+// RecordedEvents::prefetch where the events are those (a vector's are in
+// order in memory already).
+inline void prefetchEvent(const RecordedEvents& events, size_t i) { events.prefetch(i); }
+inline void prefetchEvent(const std::vector<MemoryEvent>&, size_t) {}
 template <class Events>
 Bytes sortedEventsPeak(const Events& events) {
   Bytes live = 0, peak = 0;
   for (size_t i = 0; i < events.size(); ++i) {
+    prefetchEvent(events, i + RecordedEvents::kPrefetch);
     sat::addTo(live, events[i].delta);
     if (i + 1 == events.size() || events[i + 1].time != events[i].time) peak = std::max(peak, live);
   }

@@ -108,7 +108,6 @@ class Walk {
 void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std::vector<SimEvent>& plan,
                size_t& p, Ns limit, bool all) {
   constexpr size_t kBlock = RecordedEvents::kBlock;
-  constexpr size_t kPrefetch = 16;  // events walked one by one: their rows asked for this far ahead
   for (;;) {
     // A whole block of recorded events when the plan's next event and the
     // limit are past the recorded event after it.
@@ -128,7 +127,7 @@ void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std:
     if (have_r && (!have_p || !before(plan[p], next))) {
       walk.add(next);
       ++r;
-      recorded.prefetch(r + kPrefetch);
+      recorded.prefetch(r + RecordedEvents::kPrefetch);
     } else {
       // The plan's events up to the recorded one, at once: no block can be
       // passed meanwhile (the recorded event after a block is not before `next`).
