@@ -136,6 +136,7 @@ std::vector<StepPeak> stepPeaksOf(const RecordedEvents& events, const std::vecto
     size_t i = s.start == INT64_MIN ? 0 : entering;
     Bytes live = i == entering ? p.live_at_start : 0;
     for (; i < events.size() && events.time(i) <= s.end; ++i) {
+      events.prefetch(i + RecordedEvents::kPrefetch);
       const MemoryEvent e = events[i];
       sat::addTo(live, e.delta);
       bool instant_end = i + 1 == events.size() || events.time(i + 1) != e.time;

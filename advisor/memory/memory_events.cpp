@@ -95,6 +95,7 @@ void RecordedEvents::summarise() {
     blk.head = next;
     for (size_t i = b * kBlock; i < std::min(size(), (b + 1) * kBlock); ++i) {
       const MemoryEvent e = next;
+      prefetch(i + kPrefetch);
       if (i + 1 < size()) next = (*this)[i + 1];
       // Both under 2^61 in size before the sum: it cannot overflow.
       if (e.delta <= -kSmall || e.delta >= kSmall) blk.small = false;
@@ -137,7 +138,10 @@ Bytes LevelBefore::at(size_t i) {
     next_ = 0;
     live_ = 0;
   }
-  for (; next_ < i && next_ < events_.size(); ++next_) sat::addTo(live_, events_[next_].delta);
+  for (; next_ < i && next_ < events_.size(); ++next_) {
+    events_.prefetch(next_ + RecordedEvents::kPrefetch);
+    sat::addTo(live_, events_[next_].delta);
+  }
   return live_;
 }
 

@@ -127,6 +127,7 @@ void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std:
     if (have_r && (!have_p || !before(plan[p], next))) {
       walk.add(next);
       ++r;
+      recorded.prefetch(r + RecordedEvents::kPrefetch);
     } else {
       // The plan's events up to the recorded one, at once: no block can be
       // passed meanwhile (the recorded event after a block is not before `next`).

@@ -105,13 +105,19 @@ struct Cursor {
   }
   // An integer as std::from_chars reads one: an optional '-', then digits.
   // Up to 18 digits cannot overflow and are summed here; longer ones go to
-  // from_chars, which says when they do.
+  // from_chars, which says when they do. `Bounded` false: the text ends in
+  // ']' (checked once a batch), so every run of digits stops before its
+  // end and the loop needs no other test per digit.
+  template <bool Bounded>
   bool integer(int64_t& v) {
     const char* q = p + (p < end && *p == '-');
-    uint64_t u = 0;
+    uint64_t u = 0;  // wraps past 19 digits; then unused
     const char* digits = q;
-    while (q < end && static_cast<unsigned>(*q - '0') < 10 && q - digits < 19)
-      u = u * 10 + static_cast<unsigned>(*q++ - '0');
+    if (Bounded)
+      while (q < end && static_cast<unsigned>(*q - '0') < 10 && q - digits < 19)
+        u = u * 10 + static_cast<unsigned>(*q++ - '0');
+    else
+      while (static_cast<unsigned>(*q - '0') < 10) u = u * 10 + static_cast<unsigned>(*q++ - '0');
     if (q == digits) return fail("expected an integer");
     if (q - digits <= 18) {
       v = *p == '-' ? -static_cast<int64_t>(u) : static_cast<int64_t>(u);
@@ -126,10 +132,11 @@ struct Cursor {
 };
 
 // One row's twelve numbers, "[...]" included.
+template <bool Bounded>
 bool parseRow(Cursor& c, int64_t (&v)[kFields]) {
   if (!c.take('[')) return false;
   for (int i = 0; i < kFields; ++i)
-    if ((i && !c.take(',')) || !c.integer(v[i])) return false;
+    if ((i && !c.take(',')) || !c.integer<Bounded>(v[i])) return false;
   return c.take(']');
 }
 
@@ -160,7 +167,7 @@ std::string problemAt(const Cursor& c) {
 }
 
 // parseBatch, each row given to `add`.
-template <typename Add>
+template <bool Bounded, typename Add>
 bool parseRows(std::string_view text, const BatchBase& base, std::string& problem, Add add) {
   Cursor c{text.data(), text.data(), text.data() + text.size()};
   auto failed = [&]() {
@@ -171,7 +178,7 @@ bool parseRows(std::string_view text, const BatchBase& base, std::string& proble
   if (!(c.p < c.end && *c.p == ']')) {  // not an empty batch (never written, but valid)
     for (;;) {
       int64_t v[kFields];
-      if (!parseRow(c, v)) return failed();
+      if (!parseRow<Bounded>(c, v)) return failed();
       Allocation a;
       if (!rowFrom(v, base, a, c.why)) {
         c.fault = c.p;
@@ -194,15 +201,24 @@ bool parseRows(std::string_view text, const BatchBase& base, std::string& proble
   return true;
 }
 
+// parseRows, unbounded where the text ends in ']' (as a whole batch does):
+// then neither a run of digits nor a '-' before one reaches the end.
+template <typename Add>
+bool parseAnyRows(std::string_view text, const BatchBase& base, std::string& problem, Add add) {
+  if (!text.empty() && text.back() == ']')
+    return parseRows<false>(text, base, problem, add);
+  return parseRows<true>(text, base, problem, add);
+}
+
 }  // namespace
 
 bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
                 std::string& problem) {
-  return parseRows(text, base, problem, [&](const Allocation& a) { out.push_back(a); });
+  return parseAnyRows(text, base, problem, [&](const Allocation& a) { out.push_back(a); });
 }
 
 bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, std::string& problem) {
-  return parseRows(text, base, problem, [&](const Allocation& a) { out.append(a); });
+  return parseAnyRows(text, base, problem, [&](const Allocation& a) { out.append(a); });
 }
 
 }  // namespace gcprof

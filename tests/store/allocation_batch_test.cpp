@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <random>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace gcprof {
@@ -81,6 +82,21 @@ TEST(AllocationBatch, NumbersFromCharsRefusesAreRefused) {
   EXPECT_TRUE(parseBatch("[[0,9223372036854775807,-9223372036854775808,0,0,0,0,0,-1,0,0,0]]", base, out, problem))
       << problem;
   EXPECT_EQ(out.back().bytes, INT64_MIN);
+}
+
+// A batch cut short anywhere, as a view into the whole text: refused,
+// and never read past its end (the text beyond it is valid and would be
+// taken by a parser that did).
+TEST(AllocationBatch, CutShortIsRefusedWithinItsText) {
+  const std::string whole = "[[0,140234567890123,-4096,0,7,12,1,5,-1,3,2,0],[1,99,8,0,0,0,0,6,10,0,0,1]]";
+  for (size_t cut = 0; cut < whole.size(); ++cut) {
+    std::vector<Allocation> out;
+    std::string problem;
+    EXPECT_FALSE(parseBatch(std::string_view(whole.data(), cut), BatchBase{0, 0}, out, problem)) << cut;
+    const size_t at = problem.rfind(' ');
+    ASSERT_NE(at, std::string::npos) << problem;
+    EXPECT_LE(std::stoul(problem.substr(at + 1)), cut) << cut << ": " << problem;
+  }
 }
 
 }  // namespace
