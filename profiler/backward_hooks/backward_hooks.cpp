@@ -38,6 +38,10 @@
 // Built against one torch (ABI): the shim loads it only when the job's torch
 // and python are the ones it was built for (native_hooks.py), otherwise it
 // keeps the python path.
+//
+// One file over 400 lines: the node hooks, each pass's list of open ranges
+// and the python entry points share one mutex and one range state machine;
+// split apart, each part would reach into the others' state.
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
