@@ -19,7 +19,9 @@ JOB = [a if a != "3" else str(STEPS) for a in p.SMALL]
 # Attached after step 3 and recorded for 4 steps: the attach itself (gdb,
 # then a moment outside a forward) took up to 8 steps of this small model on
 # a quiet machine, where 14 steps ended the job with 3 steps recorded.
-LONG_STEPS = 40
+# 200: walking the heap for the baseline takes the attach ~0.5 s more on a
+# quiet machine, where 40 steps of ~20 ms ended the job before it.
+LONG_STEPS = 200
 LONG_JOB = [a if a != "3" else str(LONG_STEPS) for a in p.SMALL]
 # torchvision's resnet18 on 64x64 images, batch 8 (tests/e2e/public_model_job.py):
 # long enough for an attach after step 3 (a few steps) and its 3 steps.
@@ -368,15 +370,16 @@ class AttachCpp(unittest.TestCase):
 
 
 class DetachPaths(unittest.TestCase):
-    """Every way a session ends leaves the job training, with the plain losses."""
+    """Every way a session ends leaves the job training, with the plain losses.
+    The long job: it must outlast the attach (gdb, the heap walks) by far."""
 
     @classmethod
     def setUpClass(cls):
-        cls.plain = plain_losses()
+        cls.plain = plain_losses(LONG_JOB)
 
     def attached_job(self, tag):
         db = p.tempdb(tag)
-        job = Job()
+        job = Job(LONG_JOB)
         job.wait_for_step(2)
         g = attach(job.proc.pid, db)
         try:
@@ -424,14 +427,17 @@ class DetachPaths(unittest.TestCase):
         # More steps asked for than the job has left: the run is the job's
         # (complete), and gcprof says the job ended and how many it got.
         db = p.tempdb("attach-ended")
-        job = Job()
-        job.wait_for_step(STEPS - 4)
-        out = p.gcprof("attach", str(job.proc.pid), "-o", db, "--steps", "100", timeout=300)
+        # 100 steps left (2-10 s): the attach (gdb, the heap walks, the
+        # hooks) completes before the job ends, and the job ends before the
+        # steps asked for.
+        job = Job(LONG_JOB)
+        job.wait_for_step(LONG_STEPS - 100)
+        out = p.gcprof("attach", str(job.proc.pid), "-o", db, "--steps", "1000", timeout=300)
         self.assert_job_unharmed(job)
         self.assertIn("the job ended while attached", out.stderr)
         self.assertNotIn("the job continues", out.stderr)
         steps = p.show(db)["runs"][0]["steps"]
-        self.assertIn(f"only {steps} of the 100 steps asked for were recorded", out.stderr)
+        self.assertIn(f"only {steps} of the 1000 steps asked for were recorded", out.stderr)
 
     def test_sigkill_of_gcprof_leaves_the_job_running(self):
         job, g, db = self.attached_job("attach-sigkill")
@@ -507,7 +513,7 @@ class Refusals(unittest.TestCase):
         self.refused_job(dict(os.environ, GCPROF_YAMA_PTRACE_SCOPE=scope), ["ptrace_scope = 3"])
 
     def test_attached_already(self):
-        job = Job()
+        job = Job(LONG_JOB)
         db = p.tempdb("attach-twice")
         job.wait_for_step(1)
         g = attach(job.proc.pid, db)
