@@ -237,10 +237,11 @@ class VerifyAttached(unittest.TestCase):
         cls.steps = p.query(cls.db, "SELECT step FROM steps ORDER BY step")  # before verify's runs
         cls.recorded = p.query(cls.db, "SELECT count(*) FROM scalars WHERE name = 'loss'")[0][0]
         cls.out = {}
-        # The none plan at a budget that leaves it the default headroom (3%):
-        # the attached run misses a little of each step (0.3% on this job),
-        # and its peak alone as the budget leaves no room for that.
-        for strategy, budget in (("none", "105%"), ("every", "100%")):
+        # Budgets that leave the default headroom (3%) above what each plan
+        # peaks at: the none plan's is the recorded peak, and on this small
+        # job the heap from before attach (65 MiB of 77) is most of the peak,
+        # so every's (76.1 MiB, 98.6%) is within 3% of it too.
+        for strategy, budget in (("none", "105%"), ("every", "105%")):
             plan = os.path.join(os.path.dirname(cls.db), strategy + ".json")
             p.gcprof("advise", cls.db, "--strategy", strategy, "--budget", budget, "-o", plan)
             verify = p.gcprof("verify", cls.db, "--plan", plan, check=False)
