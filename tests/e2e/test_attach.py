@@ -29,7 +29,9 @@ RESNET_JOB = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__fil
                                            "public_model_job.py"), "resnet18", "--steps", "24"]
 # verify re-runs the whole job, twice: short, yet long enough for an attach
 # after step 1 to get its 2 steps on a loaded machine.
-VERIFY_JOB = [a if a != "3" else "20" for a in p.SMALL]
+# Long enough to outlast the attach (gdb, the heap walks) at ~20 ms a step;
+# verify re-runs it whole.
+VERIFY_JOB = [a if a != "3" else "150" for a in p.SMALL]
 
 # A torch job that exits by os._exit(3) a moment after gcprof's attach library
 # is loaded into it.
