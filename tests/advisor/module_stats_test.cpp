@@ -65,7 +65,8 @@ TEST(ModuleStats, SavedBytesOfEveryCallOfManySteps) {
     }
     b.range("m", Phase::Backward, o + 8000, o + 9000, s);
   }
-  const ModuleStats& m = find(moduleStats(b.build()), "m");
+  std::vector<ModuleStats> all = moduleStats(b.build());
+  const ModuleStats& m = find(all, "m");
   EXPECT_EQ(m.steps, steps);
   EXPECT_EQ(m.saved_bytes, total / steps);
 }
