@@ -371,10 +371,4 @@ bool HeapWalk::containsAddress(uint64_t addr) const {
   return it != end() && it->addr == addr;
 }
 
-int64_t HeapWalk::bytes() const {
-  int64_t sum = 0;
-  for (const HeapBlock& b : *this) sum += b.bytes;
-  return sum;
-}
-
 }  // namespace gcprof::inject

@@ -46,7 +46,6 @@ class HeapWalk {
   bool contains(const HeapBlock& b) const;
   // A block at that address, of any size.
   bool containsAddress(uint64_t addr) const;
-  int64_t bytes() const;
 
   int regions_walked = 0;   // the main arena, other arenas' heaps
   int regions_skipped = 0;  // heaps that did not walk consistently
