@@ -575,5 +575,31 @@ class SafePoint(unittest.TestCase):
         self.assertFalse(os.path.exists(session_dir(job.pid)), "the session's folder is removed")
 
 
+class HookOrder(unittest.TestCase):
+    """free's hook goes into every loaded object before any allocation hook
+    goes into one (attach/got_patch.h)."""
+
+    def test_a_block_freed_by_a_library_patched_last_is_freed_in_the_trace(self):
+        # The job allocates in its program (patched first) and frees in a
+        # library loaded after LibTorch (patched ~20 ms later). A free the
+        # hooks miss leaves the block live until the address is handed out
+        # again: the trace then closes it at that allocation's very time.
+        import torch
+        libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+        release = os.path.join(p.BUILD, "lib", "librelease_elsewhere.so")
+        job = subprocess.Popen([os.path.join(p.BUILD, "bin", "freed_elsewhere_job"), libtorch,
+                                release, "60"], stdout=subprocess.PIPE, text=True)
+        self.addCleanup(lambda: (job.kill(), job.communicate()))
+        self.assertEqual(job.stdout.readline(), "ready\n")
+        db = p.tempdb("attach-freed-elsewhere")
+        p.gcprof("attach", str(job.pid), "-o", db, "--duration", "0.5", timeout=100)
+        rows = p.query(db, "SELECT addr, alloc_ns, free_ns FROM allocations "
+                           "WHERE bytes = 65536 AND api = 0")
+        freed_at = {(addr, free) for addr, _, free in rows}
+        missed = [r for r in rows if (r[0], r[1]) in freed_at]
+        self.assertGreater(len(rows), 1000)
+        self.assertEqual(len(missed), 0, f"{len(missed)} of {len(rows)} frees missed")
+
+
 if __name__ == "__main__":
     unittest.main()

@@ -78,8 +78,8 @@ bool find(F& slot, const char* name) {
 }
 
 const GotHook kHooks[] = {
+    {"free", reinterpret_cast<void*>(hookFree), true},
     {"malloc", reinterpret_cast<void*>(hookMalloc)},
-    {"free", reinterpret_cast<void*>(hookFree)},
     {"calloc", reinterpret_cast<void*>(hookCalloc)},
     {"realloc", reinterpret_cast<void*>(hookRealloc)},
     {"posix_memalign", reinterpret_cast<void*>(hookPosixMemalign)},

@@ -44,10 +44,12 @@ struct Pass {
   const GotHook* hooks;
   size_t n;
   const void* self;
+  bool early = true;  // the round of the hooks that go in `before_others`
   size_t patched = 0;
   bool first = true;
   bool changed = false;  // objects were loaded or unloaded since the last pass
   std::vector<std::pair<ElfW(Addr), std::string>> present;
+  std::vector<Patched> fresh;  // the objects this pass patches
 };
 
 bool contains(const dl_phdr_info* info, const void* p) {
@@ -100,6 +102,7 @@ void patchRelocations(const dl_phdr_info* info, const ElfW(Rela)* rel, size_t co
     const char* name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
     for (size_t h = 0; h < pass.n; ++h) {
       if (strcmp(name, pass.hooks[h].symbol) != 0) continue;
+      if (pass.hooks[h].before_others != pass.early) break;
       void** slot = reinterpret_cast<void**>(info->dlpi_addr + rel[i].r_offset);
       void* old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
       if (old != pass.hooks[h].hook && store(info, slot, pass.hooks[h].hook)) {
@@ -111,7 +114,7 @@ void patchRelocations(const dl_phdr_info* info, const ElfW(Rela)* rel, size_t co
   }
 }
 
-void patchObject(const dl_phdr_info* info, Pass& pass) {
+void patchObject(const dl_phdr_info* info, Pass& pass, Patched& out) {
   const ElfW(Dyn)* dyn = nullptr;
   for (int i = 0; i < info->dlpi_phnum; ++i)
     if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
@@ -133,7 +136,6 @@ void patchObject(const dl_phdr_info* info, Pass& pass) {
     }
   }
   if (!symtab || !strtab) return;
-  Patched out{base, info->dlpi_name ? info->dlpi_name : "", {}};
   auto* syms = reinterpret_cast<const ElfW(Sym)*>(symtab);
   auto* strs = reinterpret_cast<const char*>(strtab);
   if (jmprel && pltrel == DT_RELA)
@@ -142,12 +144,21 @@ void patchObject(const dl_phdr_info* info, Pass& pass) {
   if (rela)
     patchRelocations(info, reinterpret_cast<const ElfW(Rela)*>(rela), relasz / sizeof(ElfW(Rela)),
                      syms, strs, pass, out);
-  // Remembered even without slots, so that the next pass skips it.
-  g_objects.push_back(std::move(out));
+}
+
+Patched* findFresh(Pass& pass, ElfW(Addr) base, const char* name) {
+  for (Patched& p : pass.fresh)
+    if (p.base == base && p.name == name) return &p;
+  return nullptr;
 }
 
 int visit(dl_phdr_info* info, size_t, void* data) {
   Pass& pass = *static_cast<Pass*>(data);
+  const char* name = info->dlpi_name ? info->dlpi_name : "";
+  if (!pass.early) {  // the second round: the objects the first one patched
+    if (Patched* out = findFresh(pass, info->dlpi_addr, name)) patchObject(info, pass, *out);
+    return 0;
+  }
   if (pass.first) {
     pass.first = false;
     pass.changed = info->dlpi_adds != g_adds || info->dlpi_subs != g_subs || g_objects.empty();
@@ -155,22 +166,26 @@ int visit(dl_phdr_info* info, size_t, void* data) {
     g_subs = info->dlpi_subs;
   }
   if (!pass.changed) return 1;  // nothing loaded or unloaded: stop the walk
-  const char* name = info->dlpi_name ? info->dlpi_name : "";
   pass.present.emplace_back(info->dlpi_addr, name);
   // The dynamic loader (its own allocator and locks), the vDSO, ourselves.
   if (strstr(name, "/ld-linux") || strstr(name, "linux-vdso") || strstr(name, "/ld64.so") ||
       contains(info, pass.self))
     return 0;
-  if (!alreadyPatched(info->dlpi_addr, name)) patchObject(info, pass);
+  if (alreadyPatched(info->dlpi_addr, name)) return 0;
+  // Remembered even without slots, so that the next pass skips it.
+  pass.fresh.push_back({info->dlpi_addr, name, {}});
+  patchObject(info, pass, pass.fresh.back());
   return 0;
 }
 
 }  // namespace
 
 size_t patchLoadedObjects(const GotHook* hooks, size_t n, const void* self) {
-  Pass pass{hooks, n, self, 0, true, false, {}};
+  Pass pass{hooks, n, self, true, 0, true, false, {}, {}};
   dl_iterate_phdr(visit, &pass);
   if (!pass.changed) return 0;
+  pass.early = false;
+  dl_iterate_phdr(visit, &pass);
   // Objects unloaded since: forget them (their slots are not ours to write).
   std::vector<Patched> kept;
   for (Patched& p : g_objects) {
@@ -178,6 +193,7 @@ size_t patchLoadedObjects(const GotHook* hooks, size_t n, const void* self) {
     for (const auto& [base, name] : pass.present) loaded |= base == p.base && name == p.name;
     if (loaded) kept.push_back(std::move(p));
   }
+  for (Patched& p : pass.fresh) kept.push_back(std::move(p));
   g_objects.swap(kept);
   return pass.patched;
 }
