@@ -28,8 +28,12 @@ constexpr uint64_t kMaxLead = 4096;
 // looked at in one walk: 1 GiB.
 constexpr uint64_t kMaxScanPages = 262144;
 constexpr uint64_t kWindow = 1 << 20;
-// Reads of a heap that changed under them, before it is given up.
-constexpr int kAttempts = 8;
+// Reads of a heap that changed under them, before it is given up: 2 ms
+// apart, then twice as long each time up to 100 ms (~1.5 s in all).
+constexpr int kAttempts = 20;
+constexpr long kMaxPauseNs = 100000000;
+// Times one walk of the main arena follows its top to a moved break.
+constexpr int kMaxBreakMoves = 64;
 // Chains broken by a concurrent change and mended by reading again, in one walk.
 constexpr int kMaxRereads = 4096;
 
@@ -54,6 +58,9 @@ struct Pages {
     len = 0;
   }
 };
+
+// Where the main arena ends now: its top chunk ends at the break.
+uint64_t currentBreak() { return reinterpret_cast<uint64_t>(sbrk(0)); }
 
 // Our own memory, read so that a mapping gone meanwhile is an error, not a fault.
 bool readMemory(uint64_t addr, void* into, size_t len) {
@@ -175,8 +182,9 @@ struct HeapWalkBuilder {
   // split or merged chunks since they were read), the walk goes back a few
   // chunks, reads them again, fresh, and goes on from there. The blocks are
   // kept only if the walk lands where it must.
-  bool walkArena(uint64_t first, uint64_t end, uint64_t slack) {
+  bool walkArena(uint64_t first, uint64_t end, uint64_t slack, bool follows_break = false) {
     size_t mark = walk.size_;
+    int break_moves = 0;
     // The last chunks passed, each with the block count before it.
     constexpr int kBack = 16;
     uint64_t back_chunk[kBack];
@@ -198,6 +206,18 @@ struct HeapWalkBuilder {
         ok = false;
       }
       if (ok) ok = head(next, end, next_head);
+      if (!ok && follows_break && break_moves < kMaxBreakMoves) {
+        // The main arena's top moves with the break (the job's threads grow
+        // and trim it between two steps): read this chunk against where the
+        // break is now before taking the chain for broken.
+        uint64_t now = currentBreak();
+        if (now != end) {
+          end = now;
+          ++break_moves;
+          window.reset();
+          continue;
+        }
+      }
       if (!ok) {
         if (back_n == 0 || ++rereads > kMaxRereads) break;
         int oldest = (back_at - back_n + kBack) % kBack;
@@ -220,13 +240,14 @@ struct HeapWalkBuilder {
   }
 
   // A region the job's threads changed while it was read does not walk to
-  // its end: read it again, a few times, a moment apart.
+  // its end: read it again, a moment apart, the moments longer each time so
+  // that a job busy allocating for a while (a step's backward) is waited out.
   template <typename Walk>
   void walkRegion(Walk walk_once) {
     for (int attempt = 0; attempt < kAttempts; ++attempt) {
       if (attempt > 0) {
         window.reset();
-        timespec pause{0, 2000000};
+        timespec pause{0, std::min(2000000L << (attempt - 1), kMaxPauseNs)};
         nanosleep(&pause, nullptr);
       }
       if (walk_once()) {
@@ -241,9 +262,10 @@ struct HeapWalkBuilder {
     // The first chunk sits at the start of the break, moved up to alignment;
     // the top chunk ends at the break, wherever it is now.
     walkRegion([&] {
-      uint64_t end = std::max(r.end, reinterpret_cast<uint64_t>(sbrk(0)));
+      uint64_t end = currentBreak();
+      if (end <= r.start) end = r.end;
       for (uint64_t lead = 0; lead < 64; lead += 16)
-        if (walkArena(r.start + lead, end, 4096)) return true;
+        if (walkArena(r.start + lead, end, 4096, true)) return true;
       return false;
     });
   }

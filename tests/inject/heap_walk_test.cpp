@@ -110,8 +110,9 @@ TEST(HeapWalk, FindsEveryKindOfBlockAtItsAddressAndSize) {
 // A job's threads keep allocating while gcprof attaches: a walk that reads a
 // heap mid-change reads it again. One that says it walked every region found
 // every block that stayed; and even against this thread's malloc at full
-// speed on a loaded machine, most walks get through (before the chain was
-// mended, 7-15 of 20 gave a region up).
+// speed on a loaded machine, the walks get through (13-19 of 20 did, at load
+// 3.5, before the main arena's walk followed the break as it moved: 20 of 20
+// in 15 runs since).
 TEST(HeapWalk, WalksHeapsThatChangeWhileTheyAreRead) {
 #ifdef GCPROF_FOREIGN_MALLOC
   GTEST_SKIP() << "ASan's malloc is not glibc's";
@@ -142,6 +143,6 @@ TEST(HeapWalk, WalksHeapsThatChangeWhileTheyAreRead) {
   walker.join();
   for (void* p : churn) free(p);
   for (Block& b : stable) free(b.p);
-  EXPECT_GE(whole, 12);
+  EXPECT_GE(whole, 18);
   EXPECT_EQ(missing, 0);
 }

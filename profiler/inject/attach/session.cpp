@@ -179,7 +179,7 @@ void watch() {
 // and before it is recorded here is a free the hooks could not match: each
 // block is looked at again right after it is recorded, and one no longer
 // held is freed in the trace too. What it found goes to the state line.
-std::string recordHeapBaseline(const HeapWalk& before) {
+std::string recordHeapBaseline(const HeapWalk& before, int& skipped) {
   HeapWalk now(g_request.min_bytes);
   HookGuard guard;
   int64_t bytes = 0, blocks = 0, gone = 0;
@@ -194,9 +194,10 @@ std::string recordHeapBaseline(const HeapWalk& before) {
       ++gone;
     }
   }
+  skipped = before.regions_skipped + now.regions_skipped;
   return " heap_baseline_bytes=" + std::to_string(bytes) + " heap_baseline_blocks=" +
          std::to_string(blocks) + " heap_baseline_gone=" + std::to_string(gone) +
-         " heap_regions_skipped=" + std::to_string(before.regions_skipped + now.regions_skipped);
+         " heap_regions_skipped=" + std::to_string(skipped);
 }
 
 bool startRecording(std::string& why) {
@@ -255,7 +256,8 @@ void* attachMain(void*) {
     return nullptr;
   }
   size_t slots = patchNewObjects();
-  std::string heap_baseline = recordHeapBaseline(heap_before);
+  int skipped = 0;
+  std::string heap_baseline = recordHeapBaseline(heap_before, skipped);
   std::string cuda_why;
   std::string cuda = startDeviceBackend(g_request.backend, cuda_why);
   int64_t hooked = nowNs();
@@ -274,7 +276,8 @@ void* attachMain(void*) {
              std::to_string(slots) + " python=" + (g_python ? "1" : "0") + " hooks_ms=" +
              std::to_string((hooked - t0) / 1000000) +
              " ready_ms=" + std::to_string((ready - t0) / 1000000) + heap_baseline + " cuda=" + cuda +
-             (cuda_why.empty() ? "" : "\ncuda_off=" + cuda_why));
+             (cuda_why.empty() ? "" : "\ncuda_off=" + cuda_why) +
+             (skipped == 0 ? "" : "\nheap_regions_skipped=" + std::to_string(skipped)));
   watch();
   return nullptr;
 }
