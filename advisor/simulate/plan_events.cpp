@@ -156,7 +156,7 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
       // reached, and the cache holds its output until the checkpoint dies
       // with the segment's backward (the GPT sample's fc2 output).
       out_.add({a.free, 0, a.bytes, 0, 1, &a});
-      if (a.alloc > lastKeptBirth())
+      if (first_.bwd_end > a.free && a.alloc > lastKeptBirth())
         out_.add({first_.bwd_end, 0, -a.bytes, 0, 1, &a});
       else
         out_.replay({anchor_, freed <= hi_ ? sat::sub(a.free, first_.fwd_start) : replay_end_, -a.bytes, 0,
