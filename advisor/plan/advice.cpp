@@ -133,7 +133,9 @@ void modelChain(const Trace& trace, Advice& a, const AdviceRequest& req, UnitCha
   a.chain = buildUnitChain(trace, a.filter, a.layout, a.units.names, a.recorded.get(), req.moments);
   a.kind = req.kind ? *req.kind : segmentKindFor(trace.run.runtime);
   a.tree = flatTree(a.units.names);
-  if (req.tree && req.units == "auto" && a.kind == SegmentKind::Module &&
+  // torchtitan's rule (`matmuls`) checkpoints each block as one region with
+  // its save-list: over the tree its sub-modules' inputs would be kept too.
+  if (req.tree && req.strategy != Strategy::Matmuls && req.units == "auto" && a.kind == SegmentKind::Module &&
       segmentKindFor(trace.run.runtime) == SegmentKind::Module)
     planOverTree(trace, a, block_chain, req.moments);
   // Selective checkpoints are applied by the python runtime, one module each

@@ -50,7 +50,7 @@ struct AdviceRequest {
   // Plans over the module tree (module_tree.h): with `--units auto` on a
   // python run (module segments), a block may be checkpointed whole or by
   // its sub-modules. False keeps plans to the units of one level (what-if,
-  // multi-process jobs).
+  // multi-process jobs; `matmuls` keeps to the blocks whatever this says).
   bool tree = true;
   // Offer selective checkpoints (a save-list per unit) when the trace has
   // operator ranges (`record --ops`) and segments are modules.

@@ -109,6 +109,20 @@ class SegmentEvents {
 
   void place(const Allocation& a, int born, int freed);
 
+  // The latest birth, in the segment's forward, of an allocation freed in
+  // its backward (what autograd keeps, the replay's last re-made tensor
+  // included); found once, when a lingering output asks.
+  Ns lastKeptBirth() {
+    if (last_kept_birth_ >= 0) return last_kept_birth_;
+    last_kept_birth_ = 0;
+    const std::vector<Allocation>& rows = ctx_.trace.allocations;
+    for (auto it = rows.begin() + static_cast<std::ptrdiff_t>(ctx_.firstRow(si_, seg_.first));
+         it != rows.end() && it->alloc <= last_.fwd_end; ++it)
+      if (ctx_.filter.counts(*it) && it->free >= last_.bwd_start && it->free <= first_.bwd_end)
+        last_kept_birth_ = std::max(last_kept_birth_, it->alloc);
+    return last_kept_birth_;
+  }
+
   const PlanContext& ctx_;
   const CheckpointedForward& forward_;
   const StepLayout& step_;
@@ -120,6 +134,7 @@ class SegmentEvents {
   const UnitWindow& last_;
   std::vector<OpCall> kept_;
   Ns cost_ = 0, anchor_ = 0, replay_end_ = 0;
+  Ns last_kept_birth_ = -1;  // lastKeptBirth(), once asked
   uint8_t replay_phase_ = 0;
   int lo_ = 0, hi_ = 0;
   const Allocation* kept_output_ = nullptr;
@@ -136,10 +151,16 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
       // the checkpoint's cache holds it from the forward until the replay,
       // which uses it where the forward did. Its recorded free is cancelled;
       // it is freed in the replay where it was in the forward, or when the
-      // replay ends.
+      // replay ends. A replay stops once autograd has all it keeps again
+      // (PyTorch's early stop): a call born after the last of those is not
+      // reached, and the cache holds its output until the checkpoint dies
+      // with the segment's backward (the GPT sample's fc2 output).
       out_.add({a.free, 0, a.bytes, 0, 1, &a});
-      out_.replay({anchor_, freed <= hi_ ? sat::sub(a.free, first_.fwd_start) : replay_end_, -a.bytes, 0,
-                   replay_phase_, &a});
+      if (first_.bwd_end > a.free && a.alloc > lastKeptBirth())
+        out_.add({first_.bwd_end, 0, -a.bytes, 0, 1, &a});
+      else
+        out_.replay({anchor_, freed <= hi_ ? sat::sub(a.free, first_.fwd_start) : replay_end_, -a.bytes, 0,
+                     replay_phase_, &a});
     }
     return;  // otherwise carried as recorded: kept to the backward, not re-made
   }

@@ -7,8 +7,9 @@
 
 namespace gcprof::advisor {
 
-// Matmuls: every unit checkpointed with torchtitan's selective rule (its
-// matrix products and attention kernels saved, every second mm recomputed:
+// Matmuls: every unit (with `--units auto` every block, never its
+// sub-modules) checkpointed with torchtitan's selective rule (its matrix
+// products and attention kernels saved, every second mm recomputed:
 // chain/selective_options.h; whole where a unit has none, or without
 // operator ranges). For comparisons: budget-blind.
 enum class Strategy { None, Every, Uniform, Optimal, Matmuls };

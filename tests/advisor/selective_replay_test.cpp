@@ -117,7 +117,8 @@ TEST(SelectiveReplay, ASavedOutputAutogradDoesNotKeepIsHeldUntilTheReplay) {
   Simulation sim = run.curve(plan);
   // Until the backward: parameters, X and Z held (Y dropped).
   EXPECT_EQ(liveAt(sim, 300), 11300);
-  // The replay re-makes Y (11800) and frees Z where the forward did.
+  // The replay re-makes Y (11800); Z, born after the last tensor autograd
+  // keeps (Y), is not reached by it (SelectiveReplay.AReplayStopsAt...).
   EXPECT_EQ(sim.peak, 11800);
   EXPECT_EQ(sim.recompute_ns, 100 - 20 - 15);
   // The chain model agrees here (its forward after Z's recorded free is not
@@ -125,6 +126,46 @@ TEST(SelectiveReplay, ASavedOutputAutogradDoesNotKeepIsHeldUntilTheReplay) {
   EXPECT_EQ(evaluateChain(chain, plan).peak, 11800);
   // The solver never picks it: its chain pricing is not exact.
   EXPECT_TRUE(matmuls.lingers());
+}
+
+TEST(SelectiveReplay, AReplayStopsAtTheLastTensorAutogradKeeps) {
+  // PyTorch's recomputation stops once autograd has again every tensor it
+  // keeps: Z (addmm [175, 190], after Y, the last of them) is never reached,
+  // and the checkpoint's cache holds it until the backward ends (500).
+  OpRun run("aten.addmm.default");
+  Simulation sim = run.curve({{0, 0, 1, run.chain.selective[0][0].save}});
+  // The replay's time shifts the backward (X freed at 450, Y at 460, its
+  // end at 500, as recorded).
+  Ns at = sim.recompute_ns;
+  EXPECT_EQ(liveAt(sim, at + 455), 10000 + 500 + 300);
+  EXPECT_EQ(liveAt(sim, at + 470), 10000 + 300);
+  EXPECT_EQ(liveAt(sim, at + 550), 10000);
+}
+
+TEST(SelectiveReplay, ASavedOutputBeforeTheLastKeptTensorIsFreedInTheReplay) {
+  // The addmm comes first this time; gelu's Y (kept) is born after it, so
+  // the replay takes Z from the cache and frees it where the forward did.
+  testing::TraceBuilder b;
+  b.runtime("python");
+  b.step(0, 0, 600);
+  b.range("a", Phase::Forward, 100, 200);
+  b.range("a", Phase::Backward, 400, 500);
+  b.op("aten.mm.default", 110, 130);
+  b.op("aten.addmm.default", 135, 145);
+  b.op("aten.gelu.default", 150, 170);
+  b.alloc(1, -1, 10000);
+  b.alloc(120, 450, 1000);  // X, kept
+  b.alloc(140, 155, 300);   // Z, lingering
+  b.alloc(160, 460, 500);   // Y, kept
+  testing::ChainRun run(b.build(), {"a"});
+  addSelectiveOptions(run.chain, run.trace, run.filter, run.layout);
+  ASSERT_FALSE(run.chain.selective.empty());
+  const SelectiveOption& matmuls = run.chain.selective[0][0];
+  ASSERT_EQ(matmuls.label, "matmuls");
+  ASSERT_EQ(matmuls.lingering, 300);
+  Simulation sim = run.curve({{0, 0, 1, matmuls.save}});
+  EXPECT_EQ(liveAt(sim, 300), 10000 + 1000 + 300);
+  EXPECT_EQ(liveAt(sim, sim.recompute_ns + 455), 10000 + 500);  // X freed at 450, Y at 460
 }
 
 TEST(SelectiveReplay, CallsBeforeTheReplaysPeakAreTheOnesItsPeakHoldsAnyway) {
