@@ -146,7 +146,7 @@ uint64_t currentRange() {
 }
 
 void stepBegin(int64_t step) {
-  if (!recording()) return;
+  if (!recording() || recordingState().steps_held.load(std::memory_order_relaxed)) return;
   g_step.store(step, std::memory_order_relaxed);
   int64_t unset = INT64_MIN;
   bool first = g_first_step.compare_exchange_strong(unset, step, std::memory_order_relaxed);

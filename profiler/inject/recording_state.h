@@ -16,6 +16,11 @@ struct RecordingState {
   // By `gcprof ctl pause`: written by the writer thread, read by training
   // threads at each step.
   std::atomic<bool> paused{false};
+  // By `gcprof attach` until the job's heap from before attach is recorded:
+  // the job's steps are not seen (a LibTorch job's steps come through the C
+  // API at once; its first recorded steps ended before the baseline was in,
+  // which then fell outside the window).
+  std::atomic<bool> steps_held{false};
   char backend[16] = "host";
   char runtime[16] = "native";
 };

@@ -328,7 +328,9 @@ class AttachCpp(unittest.TestCase):
     launched recording's, its peak is absolute."""
 
     def test_cpp_sample_attached_and_advised(self):
-        flags = [a if a != "3" else "40" for a in p.SMALL]
+        # ~10 ms a step on one intra-op thread: long enough to outlast the
+        # attach (gdb, two heap walks) at any load.
+        flags = [a if a != "3" else "400" for a in p.SMALL]
         plain = subprocess.run(p.sample("cpp", flags=flags), capture_output=True, text=True,
                                check=True)
         db = p.tempdb("attach-cpp")
@@ -359,6 +361,13 @@ class AttachCpp(unittest.TestCase):
         # started (~32 MB when written), not only what the attached steps
         # allocated.
         self.assertRegex(out.stderr, r"heap_baseline_bytes=[1-9]")
+        # The job's steps are held until the baseline is in: a LibTorch job
+        # reports steps at once, and 3 steps of ~25 ms ended while the heap
+        # was still walked, the baseline then outside the steps recorded.
+        baseline_in = p.query(db, "SELECT max(alloc_ns) FROM allocations WHERE api = 8")[0][0]
+        first_step = p.query(db, "SELECT min(start_ns) FROM steps")[0][0]
+        self.assertIsNotNone(baseline_in, "no block from before attach in the run")
+        self.assertLess(baseline_in, first_step)
         launched_db = p.tempdb("attach-cpp-launched")
         p.gcprof("record", "-o", launched_db, "--",
                  *p.sample("cpp", flags=[a if a != "3" else "6" for a in p.SMALL]), timeout=600)

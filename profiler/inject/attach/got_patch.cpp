@@ -37,7 +37,8 @@ struct Patched {
   std::vector<Slot> slots;
 };
 
-std::vector<Patched> g_objects;
+// Never destroyed: the attach thread may be patching while the job exits.
+std::vector<Patched>& g_objects = *new std::vector<Patched>;
 unsigned long long g_adds = 0, g_subs = 0;  // dl_iterate_phdr's counters at the last pass
 
 struct Pass {

@@ -37,8 +37,12 @@ namespace {
 
 enum class Phase { Idle, Attaching, Attached, Detaching, Detached };
 std::atomic<Phase> g_phase{Phase::Idle};
-Request g_request;
-std::string g_conf_path;
+// Never destroyed: the attach thread may still use them while the job exits
+// and its static destructors run (a job that ended mid-attach had its state
+// file written under a freed path's bytes: a file of a garbage name in its
+// working directory).
+Request& g_request = *new Request;
+std::string& g_conf_path = *new std::string;
 bool g_python = false;
 constexpr int kPollMs = 20;
 
@@ -217,6 +221,7 @@ bool startRecording(std::string& why) {
   snprintf(c.backend, sizeof c.backend, "%s", g_request.backend.c_str());
   setConfig(c);
   recordingState().window.store(false);
+  recordingState().steps_held.store(true);
   if (!resolveAllocator()) {
     why = "the allocator's functions (malloc, free, ...) were not found";
     return false;
@@ -258,6 +263,7 @@ void* attachMain(void*) {
   size_t slots = patchNewObjects();
   int skipped = 0;
   std::string heap_baseline = recordHeapBaseline(heap_before, skipped);
+  recordingState().steps_held.store(false);
   std::string cuda_why;
   std::string cuda = startDeviceBackend(g_request.backend, cuda_why);
   int64_t hooked = nowNs();
