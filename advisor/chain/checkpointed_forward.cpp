@@ -8,29 +8,59 @@
 
 namespace gcprof::advisor {
 
-CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFilter& filter)
-    : trace_(trace), filter_(filter) {
+namespace {
+
+// The first of `rows` (in time order) born after `t`, searched from `from`
+// on, where every row before `from` is born at or before `t`: galloping, so
+// that times asked in increasing order, close together, cost a few looks
+// near the last answer instead of a search of every row.
+size_t firstBornAfter(const std::vector<Allocation>& rows, Ns t, size_t from) {
+  size_t lo = from, hi = from, stride = 1;
+  while (hi < rows.size() && rows[hi].alloc <= t) {
+    lo = hi + 1;
+    hi += stride;
+    stride *= 2;
+  }
+  hi = std::min(hi, rows.size());
+  return static_cast<size_t>(std::upper_bound(rows.begin() + static_cast<std::ptrdiff_t>(lo),
+                                              rows.begin() + static_cast<std::ptrdiff_t>(hi), t,
+                                              [](Ns v, const Allocation& a) { return v < a.alloc; }) -
+                             rows.begin());
+}
+
+}  // namespace
+
+CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFilter& filter) {
   for (const Range& r : trace.ranges)
     if (r.domain == RangeDomain::Module && r.phase == Phase::Forward && r.output_bytes > 0 && r.end > r.start)
       modules_.push_back(&r);
   std::sort(modules_.begin(), modules_.end(), [](const Range* a, const Range* b) { return a->start < b->start; });
+  findOutputs(trace, filter);
 }
 
-const std::unordered_set<const Allocation*>& CheckpointedForward::outputsOf(const Range& m) const {
-  auto found = outputs_.find(&m);
-  if (found != outputs_.end()) return found->second;
-  std::vector<const Allocation*> alive;  // born in m, alive when it returns
-  auto it = std::lower_bound(trace_.allocations.begin(), trace_.allocations.end(), m.start,
-                             [](const Allocation& a, Ns t) { return a.alloc < t; });
-  for (; it != trace_.allocations.end() && it->alloc <= m.end; ++it)
-    if (filter_.matches(*it) && it->bytes > 0 && (!it->freed() || it->free > m.end)) alive.push_back(&*it);
-  std::unordered_set<const Allocation*>& out = outputs_[&m];
-  Bytes covered = 0;
-  for (auto a = alive.rbegin(); a != alive.rend() && covered < m.output_bytes; ++a) {  // latest first
-    out.insert(*a);
-    covered += (*a)->bytes;
+// A module's outputs: of what it made, still alive when it returns, the
+// latest born until they cover its output bytes. The modules are taken by
+// their end, so that where each one's rows end is found on from the last.
+void CheckpointedForward::findOutputs(const Trace& trace, const AllocationFilter& filter) {
+  const std::vector<Allocation>& rows = trace.allocations;
+  std::vector<size_t> by_end(modules_.size());
+  for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
+  std::sort(by_end.begin(), by_end.end(), [&](size_t x, size_t y) { return modules_[x]->end < modules_[y]->end; });
+  outputs_.assign(modules_.size(), {});
+  size_t end = 0;  // the first row born after the module ends
+  for (size_t i : by_end) {
+    const Range& m = *modules_[i];
+    end = firstBornAfter(rows, m.end, end);
+    std::vector<const Allocation*>& out = outputs_[i];
+    Bytes covered = 0;
+    for (size_t row = end; row > 0 && rows[row - 1].alloc >= m.start && covered < m.output_bytes; --row) {
+      const Allocation& a = rows[row - 1];
+      if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= m.end)) continue;
+      out.push_back(&a);
+      covered += a.bytes;
+    }
+    std::sort(out.begin(), out.end());
   }
-  return out;
 }
 
 Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end) const {
@@ -43,7 +73,8 @@ Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end
     const Range& m = **--it;
     if (m.end < a.alloc || m.end > unit_end || m.thread != a.thread) continue;
     if (m.start == unit_start && m.end == unit_end) continue;  // the unit itself
-    if (!outputsOf(m).count(&a)) return m.end;
+    const std::vector<const Allocation*>& out = outputs_[static_cast<size_t>(it - modules_.begin())];
+    if (!std::binary_search(out.begin(), out.end(), &a)) return m.end;
   }
   return unit_end;
 }

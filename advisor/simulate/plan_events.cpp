@@ -26,7 +26,7 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
 }  // namespace
 
 PlanContext::PlanContext(const Trace& t, const AllocationFilter& f, const RunLayout& l)
-    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)),
+    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)), forward(t, f),
       early_frees(t.allocations, l.steps.size()) {
   const InPlaceOutputs inplace(t, f);
   kept_outputs_.resize(l.steps.size());
@@ -56,9 +56,9 @@ namespace {
 // One segment in one step: where each allocation of its forward goes.
 class SegmentEvents {
  public:
-  SegmentEvents(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
-                const StepRegions& reg, const Segment& seg, StepEvents& out)
-      : ctx_(ctx), forward_(forward), step_(step), si_(si), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
+  SegmentEvents(const PlanContext& ctx, const StepLayout& step, size_t si, const StepRegions& reg,
+                const Segment& seg, StepEvents& out)
+      : ctx_(ctx), step_(step), si_(si), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
         last_(step.units[seg.last]) {
     // A selective segment's kept operator calls in this step, as time
     // windows: what is born inside them is not dropped and not replayed, and
@@ -124,7 +124,6 @@ class SegmentEvents {
   }
 
   const PlanContext& ctx_;
-  const CheckpointedForward& forward_;
   const StepLayout& step_;
   const size_t si_;
   const StepRegions& reg_;
@@ -179,7 +178,7 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
     // sub-module that made it returns without it (checkpointed_forward.h);
     // the replayed copy is freed where the recorded one was.
     const UnitWindow& unit = step_.units[seg_.first + (born - lo_) / 2];
-    Ns early = ctx_.early_frees.freeTime(forward_, si_, reg_, a, unit);
+    Ns early = ctx_.early_frees.freeTime(ctx_.forward, si_, reg_, a, unit);
     if (early < unit.fwd_end)
       out_.add({early, 0, -a.bytes, 0, 1, &a});
     else
@@ -193,9 +192,9 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
 
 }  // namespace
 
-Ns applySegment(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
-                const StepRegions& reg, const Segment& seg, StepEvents& out) {
-  return SegmentEvents(ctx, forward, step, si, reg, seg, out).make();
+Ns applySegment(const PlanContext& ctx, const StepLayout& step, size_t si, const StepRegions& reg,
+                const Segment& seg, StepEvents& out) {
+  return SegmentEvents(ctx, step, si, reg, seg, out).make();
 }
 
 // The arguments of each segment's checkpointed call (chain/

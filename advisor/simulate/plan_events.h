@@ -54,7 +54,8 @@ class PlanContext {
   const std::unordered_set<int64_t> gathers;  // FSDP's parameter gathers (range ids)
   const OpIndex ops;
   const bool reentrant;  // the C++ runtime's checkpoint
-  const EarlyFrees early_frees;  // by complete step of the layout
+  const CheckpointedForward forward;  // what a checkpointed forward frees early
+  const EarlyFrees early_frees;  // forward's answers, by complete step of the layout
 
   // InPlaceOutputs::output of unit k of complete step si of the layout: the segment's
   // output its consumer holds when k ends a segment.
@@ -94,9 +95,8 @@ class StepEvents {
 };
 
 // Adds the events one segment changes in one step; returns its recompute time.
-// `forward` is the simulation's own: it remembers what it looked up.
-Ns applySegment(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
-                const StepRegions& reg, const Segment& seg, StepEvents& out);
+Ns applySegment(const PlanContext& ctx, const StepLayout& step, size_t si, const StepRegions& reg,
+                const Segment& seg, StepEvents& out);
 
 // The arguments of each segment's checkpointed call held until its backward ends.
 void holdArguments(const PlanContext& ctx, const StepLayout& step, const Segments& plan, StepEvents& out);
