@@ -93,27 +93,38 @@ Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter
   for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
     const Allocation& a = *it;
     if (!filter.matches(a) || a.bytes <= 0 || !a.freed() || a.free <= a.alloc || &a == kept_output) continue;
-    if (reg.regionOf(a.alloc) != p || reg.backwardPosition(reg.regionOf(a.free)) != p) continue;
+    // Born in F_k, freed in B_k (backwardPosition(regionOf(free)) == p).
+    if (!reg.contains(p, a.alloc) || !reg.contains(reg.backward(k), a.free)) continue;
     if (!saved.empty() && callAt(saved, a.alloc)) continue;
     Ns t = forward.freeTime(a, u.fwd_start, u.fwd_end);
     if (t < u.fwd_end) early.push_back({t, -a.bytes});
   }
   if (early.empty()) return -1;
-  // The recorded level through the forward, the early frees merged in
-  // (frees first at equal times, counted at the end of each instant).
+  // The recorded level through the forward with the early frees merged in,
+  // counted at the end of each instant; at equal times frees go first, the
+  // recorded ones before the early ones (the recorded events are in order:
+  // only the early frees, made in allocation order, are sorted).
+  std::stable_sort(early.begin(), early.end(),
+                   [](const MemoryEvent& x, const MemoryEvent& y) { return x.time < y.time; });
   const RecordedEvents& events = level.events();
-  const size_t first = events.firstAt(u.fwd_start);
-  Bytes live = level.at(first);
-  std::vector<MemoryEvent> ev;
-  for (size_t i = first; i < events.size() && events.time(i) <= u.fwd_end; ++i) ev.push_back(events[i]);
-  ev.insert(ev.end(), early.begin(), early.end());
-  std::stable_sort(ev.begin(), ev.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
-    return a.time != b.time ? a.time < b.time : (a.delta < 0) > (b.delta < 0);
-  });
+  size_t r = events.firstAt(u.fwd_start), e = 0;
+  Bytes live = level.at(r);
   Bytes peak = live;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    sat::addTo(live, ev[i].delta);
-    if (i + 1 == ev.size() || ev[i + 1].time != ev[i].time) peak = std::max(peak, live);
+  MemoryEvent next{};  // events[r], when have_next: r is still in the forward
+  bool have_next = false;
+  auto read = [&] { have_next = r < events.size() && (next = events[r]).time <= u.fwd_end; };
+  read();
+  while (have_next || e < early.size()) {
+    const bool take_early = e < early.size() && (!have_next || early[e].time < next.time ||
+                                                 (early[e].time == next.time && next.delta >= 0));
+    const MemoryEvent ev = take_early ? early[e++] : next;
+    if (!take_early) {
+      events.prefetch(++r + RecordedEvents::kPrefetch);
+      read();
+    }
+    sat::addTo(live, ev.delta);
+    if ((!have_next || next.time != ev.time) && (e == early.size() || early[e].time != ev.time))
+      peak = std::max(peak, live);
   }
   return peak;
 }

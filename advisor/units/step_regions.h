@@ -25,6 +25,11 @@ class StepRegions {
   int units() const { return n_; }
   int count() const { return static_cast<int>(last_.size()); }  // 4N - 1
   int regionOf(Ns t) const;  // kOutside before F_0 / after B_0
+  // regionOf(t) == region, without the search (asked of every row of a unit).
+  bool contains(int region, Ns t) const {
+    const size_t r = static_cast<size_t>(region);
+    return t >= begin_ && t <= last_[r] && (region == 0 || t > last_[r - 1]);
+  }
 
   Ns begin() const { return begin_; }
   Ns end() const { return last_.empty() ? begin_ : last_.back(); }
