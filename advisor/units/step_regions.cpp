@@ -24,7 +24,15 @@ StepRegions::StepRegions(const StepLayout& step) : n_(static_cast<int>(step.unit
 
 int StepRegions::regionOf(Ns t) const {
   if (last_.empty() || t < begin_ || t > last_.back()) return kOutside;
-  return static_cast<int>(std::lower_bound(last_.begin(), last_.end(), t) - last_.begin());
+  // std::lower_bound without its branch (asked of frees in no order, the
+  // branch is a coin toss each level): the first region ending at or after t.
+  const Ns* base = last_.data();
+  for (size_t n = last_.size(); n > 1;) {
+    const size_t half = n / 2;
+    base = base[half - 1] < t ? base + half : base;
+    n -= half;
+  }
+  return static_cast<int>(base - last_.data());
 }
 
 int StepRegions::backwardPosition(int region) const {

@@ -1,5 +1,6 @@
-// StepRegions::contains answers regionOf(t) == region without the search,
-// where gaps are empty (units back to back) or regions collapse too.
+// StepRegions::regionOf is the earliest region whose last time is at or
+// after t, and contains(r, t) is regionOf(t) == r, where gaps are empty
+// (units back to back) or regions collapse too.
 #include "units/step_regions.h"
 
 #include <gtest/gtest.h>
@@ -7,15 +8,20 @@
 namespace gcprof::advisor {
 namespace {
 
-TEST(StepRegions, ContainsAgreesWithRegionOf) {
+TEST(StepRegions, RegionOfIsTheEarliestRegionContainingATime) {
   StepLayout step;
   // Unit 1 starts where unit 0 ends (an empty forward gap), unit 2 one ns
   // later; the last backward starts right after the last forward.
   step.units = {{100, 200, 700, 800}, {200, 300, 600, 690}, {301, 400, 401, 590}};
   StepRegions reg(step);
-  for (Ns t = 90; t <= 810; ++t)
+  for (Ns t = 90; t <= 810; ++t) {
+    int earliest = StepRegions::kOutside;
+    for (int r = reg.count() - 1; r >= 0; --r)
+      if (t >= reg.begin() && t <= reg.lastOf(r)) earliest = r;
+    ASSERT_EQ(reg.regionOf(t), earliest) << "t=" << t;
     for (int r = 0; r < reg.count(); ++r)
       ASSERT_EQ(reg.contains(r, t), reg.regionOf(t) == r) << "t=" << t << " region " << r;
+  }
 }
 
 }  // namespace
