@@ -35,6 +35,7 @@ CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFil
     if (r.domain == RangeDomain::Module && r.phase == Phase::Forward && r.output_bytes > 0 && r.end > r.start)
       modules_.push_back(&r);
   std::sort(modules_.begin(), modules_.end(), [](const Range* a, const Range* b) { return a->start < b->start; });
+  for (const Range* m : modules_) spans_.push_back({m->start, m->end, m->thread});
   findOutputs(trace, filter);
 }
 
@@ -65,16 +66,14 @@ void CheckpointedForward::findOutputs(const Trace& trace, const AllocationFilter
 
 Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end) const {
   // The sub-modules around a's birth, innermost (latest start) first.
-  auto end = std::upper_bound(modules_.begin(), modules_.end(), a.alloc,
-                              [](Ns t, const Range* r) { return t < r->start; });
-  auto begin = std::lower_bound(modules_.begin(), end, unit_start,
-                                [](const Range* r, Ns t) { return r->start < t; });
+  auto end = std::upper_bound(spans_.begin(), spans_.end(), a.alloc, [](Ns t, const Span& m) { return t < m.start; });
+  auto begin = std::lower_bound(spans_.begin(), end, unit_start, [](const Span& m, Ns t) { return m.start < t; });
   for (auto it = end; it != begin;) {
-    const Range& m = **--it;
+    const Span& m = *--it;
+    const size_t i = static_cast<size_t>(it - spans_.begin());
     if (m.end < a.alloc || m.end > unit_end || m.thread != a.thread) continue;
     if (m.start == unit_start && m.end == unit_end) continue;  // the unit itself
-    const std::vector<const Allocation*>& out = outputs_[static_cast<size_t>(it - modules_.begin())];
-    if (!std::binary_search(out.begin(), out.end(), &a)) return m.end;
+    if (!std::binary_search(outputs_[i].begin(), outputs_[i].end(), &a)) return m.end;
   }
   return unit_end;
 }

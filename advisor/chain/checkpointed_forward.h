@@ -27,6 +27,7 @@
 // replay's, as measured (bench/RESULTS.md, "Selective checkpoints").
 #pragma once
 
+#include <cstdint>
 #include <vector>
 
 #include "memory/memory_curve.h"
@@ -52,6 +53,12 @@ class CheckpointedForward {
   void findOutputs(const Trace& trace, const AllocationFilter& filter);
 
   std::vector<const Range*> modules_;  // module forward ranges with output bytes, by start
+  // Their times and threads, searched and walked without reading each range.
+  struct Span {
+    Ns start, end;
+    int64_t thread;
+  };
+  std::vector<Span> spans_;
   // Each module's outputs (parallel to modules_), sorted by address: found
   // once when made, so that one CheckpointedForward, read only, serves every
   // plan simulated at once (each simulation made its own and re-found them).
