@@ -76,15 +76,29 @@ class PlanContext {
 // are merged from them and the rest, sorted, instead of sorted together.
 class StepEvents {
  public:
-  void add(const SimEvent& e) { loose_.push_back(e); }      // anywhere in the step
-  void remade(const SimEvent& e) { remade_.push_back(e); }  // the replay's, in allocation order
-  void replay(const SimEvent& e) { replay_.push_back(e); }  // the replay's, any other
+  void add(const SimEvent& e) { append(loose_, e); }      // anywhere in the step
+  void remade(const SimEvent& e) { append(remade_, e); }  // the replay's, in allocation order
+  void replay(const SimEvent& e) { append(replay_, e); }  // the replay's, any other
   void endReplay();  // after a segment's replay events
   // Appends the step's events to `out` in before() order and forgets them;
   // false when the first of them goes before the last of `out`.
   bool appendSorted(std::vector<SimEvent>& out);
 
  private:
+  // push_back(e) of a braced temporary copied it in 16-byte loads that
+  // waited on the byte just stored for its phase (store forwarding fails on
+  // a load spanning two stores): a fifth of applySegment. Field by field,
+  // the values go straight into the vector.
+  static void append(std::vector<SimEvent>& v, const SimEvent& e) {
+    SimEvent& to = v.emplace_back();
+    to.time = e.time;
+    to.rel = e.rel;
+    to.delta = e.delta;
+    to.shift = e.shift;
+    to.phase = e.phase;
+    to.src = e.src;
+  }
+
   struct Run {
     Ns time;
     uint8_t phase;
