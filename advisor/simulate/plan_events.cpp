@@ -70,6 +70,8 @@ class SegmentEvents {
     replay_end_ = sat::add(sat::sub(last_.fwd_end, first_.fwd_start), 1);
     lo_ = StepRegions::forward(seg.first);
     hi_ = StepRegions::forward(seg.last);
+    back_first_ = reg.backward(seg.last);
+    back_last_ = reg.backward(seg.first);
     // The segment's output when its last unit ends in place: its consumer
     // holds it, so checkpointing does not drop it (chain/in_place_outputs.h).
     kept_output_ = ctx.keptOutput(si, seg.last);
@@ -90,10 +92,7 @@ class SegmentEvents {
       int born = born_in.at(a.alloc);
       if (born < lo_ || born > hi_) continue;
       if (!ctx_.gathers.empty() && ctx_.gathers.count(a.range)) continue;
-      // Where it is freed; within the segment's forward (the common case)
-      // only that is asked, so born stands for it there without a search.
-      int freed = a.free >= a.alloc && a.free <= reg_.lastOf(hi_) ? born : reg_.regionOf(a.free);
-      place(a, born, freed);
+      place(a, born, freedIn(a, born));
     }
     out_.replay({anchor_, LLONG_MAX, 0, std::max<Ns>(cost_, 1), replay_phase_, nullptr});
     out_.endReplay();
@@ -108,6 +107,19 @@ class SegmentEvents {
   }
 
   void place(const Allocation& a, int born, int freed);
+
+  // Where `a`, born in region `born`, is freed. Within the segment's
+  // forward (the common case) only that is asked, so born stands for it
+  // there without a search; in the segment's backward (what autograd
+  // keeps) it is searched among those regions only: one for a segment of
+  // one unit.
+  int freedIn(const Allocation& a, int born) const {
+    if (a.free >= a.alloc && a.free <= reg_.lastOf(hi_)) return born;
+    if (a.freed() && a.free >= reg_.begin() && a.free > reg_.lastOf(back_first_ - 1) &&
+        a.free <= reg_.lastOf(back_last_))
+      return reg_.regionAmong(a.free, back_first_, back_last_);
+    return reg_.regionOf(a.free);
+  }
 
   // The latest birth, in the segment's forward, of an allocation freed in
   // its backward (what autograd keeps, the replay's last re-made tensor
@@ -136,6 +148,7 @@ class SegmentEvents {
   Ns last_kept_birth_ = -1;  // lastKeptBirth(), once asked
   uint8_t replay_phase_ = 0;
   int lo_ = 0, hi_ = 0;
+  int back_first_ = 0, back_last_ = 0;  // the regions of its backward: B_last .. B_first
   const Allocation* kept_output_ = nullptr;
   ReentrantHolds holds_;
 };

@@ -1,6 +1,6 @@
 // StepRegions::regionOf is the earliest region whose last time is at or
-// after t, and contains(r, t) is regionOf(t) == r, where gaps are empty
-// (units back to back) or regions collapse too.
+// after t, and contains(r, t) and regionAmong agree with it, where gaps are
+// empty (units back to back) or regions collapse too.
 #include "units/step_regions.h"
 
 #include <gtest/gtest.h>
@@ -21,6 +21,12 @@ TEST(StepRegions, RegionOfIsTheEarliestRegionContainingATime) {
     ASSERT_EQ(reg.regionOf(t), earliest) << "t=" << t;
     for (int r = 0; r < reg.count(); ++r)
       ASSERT_EQ(reg.contains(r, t), reg.regionOf(t) == r) << "t=" << t << " region " << r;
+    // Searched among regions first..last where t lies in them.
+    for (int first = 1; first < reg.count(); ++first)
+      for (int last = first; last < reg.count(); ++last)
+        if (t >= reg.begin() && t > reg.lastOf(first - 1) && t <= reg.lastOf(last)) {
+          ASSERT_EQ(reg.regionAmong(t, first, last), reg.regionOf(t)) << "t=" << t << " in " << first << ".." << last;
+        }
   }
 }
 
