@@ -8,42 +8,72 @@
 
 namespace gcprof::advisor {
 
-CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFilter& filter)
-    : trace_(trace), filter_(filter) {
+namespace {
+
+// The first of `rows` (in time order) born after `t`, searched from `from`
+// on, where every row before `from` is born at or before `t`: galloping, so
+// that times asked in increasing order, close together, cost a few looks
+// near the last answer instead of a search of every row.
+size_t firstBornAfter(const std::vector<Allocation>& rows, Ns t, size_t from) {
+  size_t lo = from, hi = from, stride = 1;
+  while (hi < rows.size() && rows[hi].alloc <= t) {
+    lo = hi + 1;
+    hi += stride;
+    stride *= 2;
+  }
+  hi = std::min(hi, rows.size());
+  return static_cast<size_t>(std::upper_bound(rows.begin() + static_cast<std::ptrdiff_t>(lo),
+                                              rows.begin() + static_cast<std::ptrdiff_t>(hi), t,
+                                              [](Ns v, const Allocation& a) { return v < a.alloc; }) -
+                             rows.begin());
+}
+
+}  // namespace
+
+CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFilter& filter) {
   for (const Range& r : trace.ranges)
     if (r.domain == RangeDomain::Module && r.phase == Phase::Forward && r.output_bytes > 0 && r.end > r.start)
       modules_.push_back(&r);
   std::sort(modules_.begin(), modules_.end(), [](const Range* a, const Range* b) { return a->start < b->start; });
+  for (const Range* m : modules_) spans_.push_back({m->start, m->end, m->thread});
+  findOutputs(trace, filter);
 }
 
-const std::unordered_set<const Allocation*>& CheckpointedForward::outputsOf(const Range& m) const {
-  auto found = outputs_.find(&m);
-  if (found != outputs_.end()) return found->second;
-  std::vector<const Allocation*> alive;  // born in m, alive when it returns
-  auto it = std::lower_bound(trace_.allocations.begin(), trace_.allocations.end(), m.start,
-                             [](const Allocation& a, Ns t) { return a.alloc < t; });
-  for (; it != trace_.allocations.end() && it->alloc <= m.end; ++it)
-    if (filter_.matches(*it) && it->bytes > 0 && (!it->freed() || it->free > m.end)) alive.push_back(&*it);
-  std::unordered_set<const Allocation*>& out = outputs_[&m];
-  Bytes covered = 0;
-  for (auto a = alive.rbegin(); a != alive.rend() && covered < m.output_bytes; ++a) {  // latest first
-    out.insert(*a);
-    covered += (*a)->bytes;
+// A module's outputs: of what it made, still alive when it returns, the
+// latest born until they cover its output bytes. The modules are taken by
+// their end, so that where each one's rows end is found on from the last.
+void CheckpointedForward::findOutputs(const Trace& trace, const AllocationFilter& filter) {
+  const std::vector<Allocation>& rows = trace.allocations;
+  std::vector<size_t> by_end(modules_.size());
+  for (size_t i = 0; i < by_end.size(); ++i) by_end[i] = i;
+  std::sort(by_end.begin(), by_end.end(), [&](size_t x, size_t y) { return modules_[x]->end < modules_[y]->end; });
+  outputs_.assign(modules_.size(), {});
+  size_t end = 0;  // the first row born after the module ends
+  for (size_t i : by_end) {
+    const Range& m = *modules_[i];
+    end = firstBornAfter(rows, m.end, end);
+    std::vector<const Allocation*>& out = outputs_[i];
+    Bytes covered = 0;
+    for (size_t row = end; row > 0 && rows[row - 1].alloc >= m.start && covered < m.output_bytes; --row) {
+      const Allocation& a = rows[row - 1];
+      if (!filter.matches(a) || a.bytes <= 0 || (a.freed() && a.free <= m.end)) continue;
+      out.push_back(&a);
+      covered += a.bytes;
+    }
+    std::sort(out.begin(), out.end());
   }
-  return out;
 }
 
 Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end) const {
   // The sub-modules around a's birth, innermost (latest start) first.
-  auto end = std::upper_bound(modules_.begin(), modules_.end(), a.alloc,
-                              [](Ns t, const Range* r) { return t < r->start; });
-  auto begin = std::lower_bound(modules_.begin(), end, unit_start,
-                                [](const Range* r, Ns t) { return r->start < t; });
+  auto end = std::upper_bound(spans_.begin(), spans_.end(), a.alloc, [](Ns t, const Span& m) { return t < m.start; });
+  auto begin = std::lower_bound(spans_.begin(), end, unit_start, [](const Span& m, Ns t) { return m.start < t; });
   for (auto it = end; it != begin;) {
-    const Range& m = **--it;
+    const Span& m = *--it;
+    const size_t i = static_cast<size_t>(it - spans_.begin());
     if (m.end < a.alloc || m.end > unit_end || m.thread != a.thread) continue;
     if (m.start == unit_start && m.end == unit_end) continue;  // the unit itself
-    if (!outputsOf(m).count(&a)) return m.end;
+    if (!std::binary_search(outputs_[i].begin(), outputs_[i].end(), &a)) return m.end;
   }
   return unit_end;
 }
@@ -62,27 +92,38 @@ Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter
   for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
     const Allocation& a = *it;
     if (!filter.matches(a) || a.bytes <= 0 || !a.freed() || a.free <= a.alloc || &a == kept_output) continue;
-    if (reg.regionOf(a.alloc) != p || reg.backwardPosition(reg.regionOf(a.free)) != p) continue;
+    // Born in F_k, freed in B_k (backwardPosition(regionOf(free)) == p).
+    if (!reg.contains(p, a.alloc) || !reg.contains(reg.backward(k), a.free)) continue;
     if (!saved.empty() && callAt(saved, a.alloc)) continue;
     Ns t = forward.freeTime(a, u.fwd_start, u.fwd_end);
     if (t < u.fwd_end) early.push_back({t, -a.bytes});
   }
   if (early.empty()) return -1;
-  // The recorded level through the forward, the early frees merged in
-  // (frees first at equal times, counted at the end of each instant).
+  // The recorded level through the forward with the early frees merged in,
+  // counted at the end of each instant; at equal times frees go first, the
+  // recorded ones before the early ones (the recorded events are in order:
+  // only the early frees, made in allocation order, are sorted).
+  std::stable_sort(early.begin(), early.end(),
+                   [](const MemoryEvent& x, const MemoryEvent& y) { return x.time < y.time; });
   const RecordedEvents& events = level.events();
-  const size_t first = events.firstAt(u.fwd_start);
-  Bytes live = level.at(first);
-  std::vector<MemoryEvent> ev;
-  for (size_t i = first; i < events.size() && events.time(i) <= u.fwd_end; ++i) ev.push_back(events[i]);
-  ev.insert(ev.end(), early.begin(), early.end());
-  std::stable_sort(ev.begin(), ev.end(), [](const MemoryEvent& a, const MemoryEvent& b) {
-    return a.time != b.time ? a.time < b.time : (a.delta < 0) > (b.delta < 0);
-  });
+  size_t r = events.firstAt(u.fwd_start), e = 0;
+  Bytes live = level.at(r);
   Bytes peak = live;
-  for (size_t i = 0; i < ev.size(); ++i) {
-    sat::addTo(live, ev[i].delta);
-    if (i + 1 == ev.size() || ev[i + 1].time != ev[i].time) peak = std::max(peak, live);
+  MemoryEvent next{};  // events[r], when have_next: r is still in the forward
+  bool have_next = false;
+  auto read = [&] { have_next = r < events.size() && (next = events[r]).time <= u.fwd_end; };
+  read();
+  while (have_next || e < early.size()) {
+    const bool take_early = e < early.size() && (!have_next || early[e].time < next.time ||
+                                                 (early[e].time == next.time && next.delta >= 0));
+    const MemoryEvent ev = take_early ? early[e++] : next;
+    if (!take_early) {
+      events.prefetch(++r + RecordedEvents::kPrefetch);
+      read();
+    }
+    sat::addTo(live, ev.delta);
+    if ((!have_next || next.time != ev.time) && (e == early.size() || early[e].time != ev.time))
+      peak = std::max(peak, live);
   }
   return peak;
 }

@@ -27,8 +27,7 @@
 // replay's, as measured (bench/RESULTS.md, "Selective checkpoints").
 #pragma once
 
-#include <unordered_map>
-#include <unordered_set>
+#include <cstdint>
 #include <vector>
 
 #include "memory/memory_curve.h"
@@ -51,12 +50,19 @@ class CheckpointedForward {
   Ns freeTime(const Allocation& a, Ns unit_start, Ns unit_end) const;
 
  private:
-  const std::unordered_set<const Allocation*>& outputsOf(const Range& m) const;
+  void findOutputs(const Trace& trace, const AllocationFilter& filter);
 
-  const Trace& trace_;
-  AllocationFilter filter_;  // by value: two bytes, and callers pass temporaries
   std::vector<const Range*> modules_;  // module forward ranges with output bytes, by start
-  mutable std::unordered_map<const Range*, std::unordered_set<const Allocation*>> outputs_;
+  // Their times and threads, searched and walked without reading each range.
+  struct Span {
+    Ns start, end;
+    int64_t thread;
+  };
+  std::vector<Span> spans_;
+  // Each module's outputs (parallel to modules_), sorted by address: found
+  // once when made, so that one CheckpointedForward, read only, serves every
+  // plan simulated at once (each simulation made its own and re-found them).
+  std::vector<std::vector<const Allocation*>> outputs_;
 };
 
 class InPlaceOutputs;

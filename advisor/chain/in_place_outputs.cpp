@@ -78,11 +78,11 @@ const Allocation* InPlaceOutputs::bySize(const StepRegions& reg, int k, const Un
 
 const Allocation* InPlaceOutputs::bySizeOfOutput(const UnitWindow& unit) const {
   if (unit.output_bytes <= 0) return nullptr;
-  auto begin = std::lower_bound(trace_.allocations.begin(), trace_.allocations.end(), unit.fwd_start,
-                                [](const Allocation& a, Ns t) { return a.alloc < t; });
-  auto end = std::upper_bound(begin, trace_.allocations.end(), unit.fwd_end,
+  // Latest first, from the forward's end back to its start: the output is
+  // among the last rows, so the start is not searched for.
+  auto end = std::upper_bound(trace_.allocations.begin(), trace_.allocations.end(), unit.fwd_end,
                               [](Ns t, const Allocation& a) { return t < a.alloc; });
-  for (auto it = end; it != begin;) {  // latest first
+  for (auto it = end; it != trace_.allocations.begin() && (it - 1)->alloc >= unit.fwd_start;) {
     const Allocation& a = *--it;
     if (filter_.matches(a) && a.bytes == unit.output_bytes && (!a.freed() || a.free > unit.fwd_end)) return &a;
   }

@@ -90,14 +90,18 @@ RegionMaxima regionMaxima(const Trace& trace, const RecordedEvents& events,
     cur = -1;
     if (s < steps.size()) region_at.emplace(regions[s]);
   };
+  // Each event read once (its row is the cost) and asked for ahead.
+  MemoryEvent next = events.size() > 0 ? events[0] : MemoryEvent{};
   for (size_t i = 0; i < events.size(); ++i) {
-    const MemoryEvent e = events[i];
+    const MemoryEvent e = next;
+    events.prefetch(i + RecordedEvents::kPrefetch);
+    if (i + 1 < events.size()) next = events[i + 1];
     Ns t = e.time;
     while (s < steps.size() && t > regions[s].end()) leaveStep();
     int r = s < steps.size() ? region_at->at(t) : StepRegions::kOutside;
     if (r != StepRegions::kOutside) enterUpTo(r);
     sat::addTo(live, e.delta);
-    bool last_at_time = i + 1 == events.size() || events.time(i + 1) != t;
+    bool last_at_time = i + 1 == events.size() || next.time != t;
     if (!last_at_time) continue;
     if (r == StepRegions::kOutside)
       noteOutside(t);

@@ -264,7 +264,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   fileDrops(c, drop_min, n);
   priceRecompute(c, trace, layout, n);
   // From the events: a curve of every instant is two points per allocation more.
-  c.baseline_peak = sortedEventsPeak(events);
+  c.baseline_peak = events.peak();
   if (!layout.steady.empty())
     c.persistent = level.at(events.firstAfter(sat::sub(layout.steps[layout.steady.front()].start, 1)));
   measureMidAfterArguments(c, trace, filter, steps, events, level, born, drop_min, n);

@@ -138,11 +138,35 @@ Bytes LevelBefore::at(size_t i) {
     next_ = 0;
     live_ = 0;
   }
-  for (; next_ < i && next_ < events_.size(); ++next_) {
+  constexpr size_t kBlock = RecordedEvents::kBlock;
+  constexpr Bytes kSmall = Bytes{1} << 61;
+  while (next_ < i && next_ < events_.size()) {
+    // A whole block by its sum, where adding it event by event could not
+    // saturate (the same level, without reading a row per event).
+    if (next_ % kBlock == 0 && next_ + kBlock <= i && live_ > -kSmall && live_ < kSmall) {
+      const RecordedEvents::Block& block = events_.block(next_ / kBlock);
+      if (block.small) {
+        live_ += block.sum;
+        next_ = std::min(next_ + kBlock, events_.size());
+        continue;
+      }
+    }
     events_.prefetch(next_ + RecordedEvents::kPrefetch);
     sat::addTo(live_, events_[next_].delta);
+    ++next_;
   }
   return live_;
+}
+
+Bytes RecordedEvents::peak() const {
+  constexpr Bytes kSmall = Bytes{1} << 61;
+  Bytes live = 0, peak = 0;
+  for (const Block& block : blocks_) {
+    if (!block.small || live <= -kSmall || live >= kSmall) return sortedEventsPeak(*this);
+    if (block.has_top) peak = std::max(peak, live + block.top);
+    live += block.sum;
+  }
+  return peak;
 }
 
 Bytes eventsPeak(std::vector<MemoryEvent>& events) {

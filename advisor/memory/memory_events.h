@@ -52,6 +52,8 @@ class RecordedEvents {
   size_t firstAt(Ns t) const;     // the first event at t or later; size() if none
   size_t firstAfter(Ns t) const;  // the first event later than t; size() if none
   std::vector<MemoryEvent> copy() const;
+  // sortedEventsPeak(*this), from the blocks' summaries.
+  Bytes peak() const;
 
   // Runs of kBlock events, summarised so that a walk merging other events
   // in (the replay simulator, once per plan) passes each stretch with none

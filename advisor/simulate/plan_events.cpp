@@ -26,7 +26,7 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
 }  // namespace
 
 PlanContext::PlanContext(const Trace& t, const AllocationFilter& f, const RunLayout& l)
-    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)),
+    : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)), forward(t, f),
       early_frees(t.allocations, l.steps.size()) {
   const InPlaceOutputs inplace(t, f);
   kept_outputs_.resize(l.steps.size());
@@ -56,9 +56,9 @@ namespace {
 // One segment in one step: where each allocation of its forward goes.
 class SegmentEvents {
  public:
-  SegmentEvents(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
-                const StepRegions& reg, const Segment& seg, StepEvents& out)
-      : ctx_(ctx), forward_(forward), step_(step), si_(si), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
+  SegmentEvents(const PlanContext& ctx, const StepLayout& step, size_t si, const StepRegions& reg,
+                const Segment& seg, StepEvents& out)
+      : ctx_(ctx), step_(step), si_(si), reg_(reg), seg_(seg), out_(out), first_(step.units[seg.first]),
         last_(step.units[seg.last]) {
     // A selective segment's kept operator calls in this step, as time
     // windows: what is born inside them is not dropped and not replayed, and
@@ -70,6 +70,8 @@ class SegmentEvents {
     replay_end_ = sat::add(sat::sub(last_.fwd_end, first_.fwd_start), 1);
     lo_ = StepRegions::forward(seg.first);
     hi_ = StepRegions::forward(seg.last);
+    back_first_ = reg.backward(seg.last);
+    back_last_ = reg.backward(seg.first);
     // The segment's output when its last unit ends in place: its consumer
     // holds it, so checkpointing does not drop it (chain/in_place_outputs.h).
     kept_output_ = ctx.keptOutput(si, seg.last);
@@ -90,10 +92,7 @@ class SegmentEvents {
       int born = born_in.at(a.alloc);
       if (born < lo_ || born > hi_) continue;
       if (!ctx_.gathers.empty() && ctx_.gathers.count(a.range)) continue;
-      // Where it is freed; within the segment's forward (the common case)
-      // only that is asked, so born stands for it there without a search.
-      int freed = a.free >= a.alloc && a.free <= reg_.lastOf(hi_) ? born : reg_.regionOf(a.free);
-      place(a, born, freed);
+      place(a, born, freedIn(a, born));
     }
     out_.replay({anchor_, LLONG_MAX, 0, std::max<Ns>(cost_, 1), replay_phase_, nullptr});
     out_.endReplay();
@@ -108,6 +107,19 @@ class SegmentEvents {
   }
 
   void place(const Allocation& a, int born, int freed);
+
+  // Where `a`, born in region `born`, is freed. Within the segment's
+  // forward (the common case) only that is asked, so born stands for it
+  // there without a search; in the segment's backward (what autograd
+  // keeps) it is searched among those regions only: one for a segment of
+  // one unit.
+  int freedIn(const Allocation& a, int born) const {
+    if (a.free >= a.alloc && a.free <= reg_.lastOf(hi_)) return born;
+    if (a.freed() && a.free >= reg_.begin() && a.free > reg_.lastOf(back_first_ - 1) &&
+        a.free <= reg_.lastOf(back_last_))
+      return reg_.regionAmong(a.free, back_first_, back_last_);
+    return reg_.regionOf(a.free);
+  }
 
   // The latest birth, in the segment's forward, of an allocation freed in
   // its backward (what autograd keeps, the replay's last re-made tensor
@@ -124,7 +136,6 @@ class SegmentEvents {
   }
 
   const PlanContext& ctx_;
-  const CheckpointedForward& forward_;
   const StepLayout& step_;
   const size_t si_;
   const StepRegions& reg_;
@@ -137,6 +148,7 @@ class SegmentEvents {
   Ns last_kept_birth_ = -1;  // lastKeptBirth(), once asked
   uint8_t replay_phase_ = 0;
   int lo_ = 0, hi_ = 0;
+  int back_first_ = 0, back_last_ = 0;  // the regions of its backward: B_last .. B_first
   const Allocation* kept_output_ = nullptr;
   ReentrantHolds holds_;
 };
@@ -179,7 +191,7 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
     // sub-module that made it returns without it (checkpointed_forward.h);
     // the replayed copy is freed where the recorded one was.
     const UnitWindow& unit = step_.units[seg_.first + (born - lo_) / 2];
-    Ns early = ctx_.early_frees.freeTime(forward_, si_, reg_, a, unit);
+    Ns early = ctx_.early_frees.freeTime(ctx_.forward, si_, reg_, a, unit);
     if (early < unit.fwd_end)
       out_.add({early, 0, -a.bytes, 0, 1, &a});
     else
@@ -193,9 +205,9 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
 
 }  // namespace
 
-Ns applySegment(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
-                const StepRegions& reg, const Segment& seg, StepEvents& out) {
-  return SegmentEvents(ctx, forward, step, si, reg, seg, out).make();
+Ns applySegment(const PlanContext& ctx, const StepLayout& step, size_t si, const StepRegions& reg,
+                const Segment& seg, StepEvents& out) {
+  return SegmentEvents(ctx, step, si, reg, seg, out).make();
 }
 
 // The arguments of each segment's checkpointed call (chain/

@@ -54,7 +54,8 @@ class PlanContext {
   const std::unordered_set<int64_t> gathers;  // FSDP's parameter gathers (range ids)
   const OpIndex ops;
   const bool reentrant;  // the C++ runtime's checkpoint
-  const EarlyFrees early_frees;  // by complete step of the layout
+  const CheckpointedForward forward;  // what a checkpointed forward frees early
+  const EarlyFrees early_frees;  // forward's answers, by complete step of the layout
 
   // InPlaceOutputs::output of unit k of complete step si of the layout: the segment's
   // output its consumer holds when k ends a segment.
@@ -75,15 +76,29 @@ class PlanContext {
 // are merged from them and the rest, sorted, instead of sorted together.
 class StepEvents {
  public:
-  void add(const SimEvent& e) { loose_.push_back(e); }      // anywhere in the step
-  void remade(const SimEvent& e) { remade_.push_back(e); }  // the replay's, in allocation order
-  void replay(const SimEvent& e) { replay_.push_back(e); }  // the replay's, any other
+  void add(const SimEvent& e) { append(loose_, e); }      // anywhere in the step
+  void remade(const SimEvent& e) { append(remade_, e); }  // the replay's, in allocation order
+  void replay(const SimEvent& e) { append(replay_, e); }  // the replay's, any other
   void endReplay();  // after a segment's replay events
   // Appends the step's events to `out` in before() order and forgets them;
   // false when the first of them goes before the last of `out`.
   bool appendSorted(std::vector<SimEvent>& out);
 
  private:
+  // push_back(e) of a braced temporary copied it in 16-byte loads that
+  // waited on the byte just stored for its phase (store forwarding fails on
+  // a load spanning two stores): a fifth of applySegment. Field by field,
+  // the values go straight into the vector.
+  static void append(std::vector<SimEvent>& v, const SimEvent& e) {
+    SimEvent& to = v.emplace_back();
+    to.time = e.time;
+    to.rel = e.rel;
+    to.delta = e.delta;
+    to.shift = e.shift;
+    to.phase = e.phase;
+    to.src = e.src;
+  }
+
   struct Run {
     Ns time;
     uint8_t phase;
@@ -94,9 +109,8 @@ class StepEvents {
 };
 
 // Adds the events one segment changes in one step; returns its recompute time.
-// `forward` is the simulation's own: it remembers what it looked up.
-Ns applySegment(const PlanContext& ctx, const CheckpointedForward& forward, const StepLayout& step, size_t si,
-                const StepRegions& reg, const Segment& seg, StepEvents& out);
+Ns applySegment(const PlanContext& ctx, const StepLayout& step, size_t si, const StepRegions& reg,
+                const Segment& seg, StepEvents& out);
 
 // The arguments of each segment's checkpointed call held until its backward ends.
 void holdArguments(const PlanContext& ctx, const StepLayout& step, const Segments& plan, StepEvents& out);

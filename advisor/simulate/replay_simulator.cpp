@@ -239,7 +239,6 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   std::optional<PlanContext> own_context;
   if (!options.context && !plan.empty()) own_context.emplace(trace, filter, layout);
   const PlanContext* ctx = options.context ? options.context : own_context ? &*own_context : nullptr;
-  CheckpointedForward forward(trace, filter);
   StepEvents made;
   const std::vector<Ns> earliest = earliestFromStep(layout);
   Walk walk(sim, options);
@@ -264,7 +263,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
     const size_t before_step = ev.size();
     StepRegions reg(step);
     holdArguments(*ctx, step, plan, made);
-    for (const Segment& seg : plan) sat::addTo(step_cost[si], applySegment(*ctx, forward, step, si, reg, seg, made));
+    for (const Segment& seg : plan) sat::addTo(step_cost[si], applySegment(*ctx, step, si, reg, seg, made));
     // The step's events come sorted: merged in where they fall among the
     // plan's not walked yet, not all sorted again at the next step.
     if (!made.appendSorted(ev) && in_order)

@@ -24,7 +24,20 @@ StepRegions::StepRegions(const StepLayout& step) : n_(static_cast<int>(step.unit
 
 int StepRegions::regionOf(Ns t) const {
   if (last_.empty() || t < begin_ || t > last_.back()) return kOutside;
-  return static_cast<int>(std::lower_bound(last_.begin(), last_.end(), t) - last_.begin());
+  return search(t, 0, count());
+}
+
+// Of regions first..first+count-1, the offset of the first ending at or
+// after t (the last when none does): std::lower_bound without its branch
+// (asked of frees in no order, the branch is a coin toss each level).
+int StepRegions::search(Ns t, int first, int count) const {
+  const Ns* base = last_.data() + first;
+  for (int n = count; n > 1;) {
+    const int half = n / 2;
+    base = base[half - 1] < t ? base + half : base;
+    n -= half;
+  }
+  return static_cast<int>(base - (last_.data() + first));
 }
 
 int StepRegions::backwardPosition(int region) const {

@@ -25,6 +25,14 @@ class StepRegions {
   int units() const { return n_; }
   int count() const { return static_cast<int>(last_.size()); }  // 4N - 1
   int regionOf(Ns t) const;  // kOutside before F_0 / after B_0
+  // regionOf(t) where it is known to be one of regions first..last (t after
+  // first's predecessor ends and by last's end): searched among those only.
+  int regionAmong(Ns t, int first, int last) const { return first + search(t, first, last - first + 1); }
+  // regionOf(t) == region, without the search (asked of every row of a unit).
+  bool contains(int region, Ns t) const {
+    const size_t r = static_cast<size_t>(region);
+    return t >= begin_ && t <= last_[r] && (region == 0 || t > last_[r - 1]);
+  }
 
   Ns begin() const { return begin_; }
   Ns end() const { return last_.empty() ? begin_ : last_.back(); }
@@ -45,6 +53,8 @@ class StepRegions {
   Ns lastOf(int region) const { return last_[static_cast<size_t>(region)]; }
 
  private:
+  int search(Ns t, int first, int count) const;
+
   int n_ = 0;
   Ns begin_ = 0;
   std::vector<Ns> last_;  // last time (ns) in each region, made non-decreasing

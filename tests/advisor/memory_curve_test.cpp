@@ -191,7 +191,9 @@ TEST(MemoryCurve, FreeQueueGivesTheSoonestFirst) {
 // for event: ties of frees and allocations at one instant, equal times of
 // several allocations, frees at the instant of the allocation, blocks never
 // freed, rows the filter leaves out, rows in time order and not; and the
-// first event at or after a time.
+// first event at or after a time; the peak and the level before an event,
+// which pass whole blocks by their sums (sizes past 2^61 in some rounds:
+// those blocks are summed event by event, saturating).
 TEST(MemoryCurve, RecordedEventsAreTheMemoryEvents) {
   std::mt19937_64 rng(7);
   for (int round = 0; round < 20; ++round) {
@@ -203,6 +205,7 @@ TEST(MemoryCurve, RecordedEventsAreTheMemoryEvents) {
       a.free = rng() % 7 == 0 ? -1 : a.alloc + static_cast<Ns>(rng() % 30) - 2;
       if (a.free < -1) a.free = 0;
       a.bytes = static_cast<Bytes>(rng() % 20) * 50 - 50;
+      if (round % 5 == 4 && id % 3 == 0) a.bytes = static_cast<Bytes>(rng() % 4) << 61;
       a.device = rng() % 5 == 0 ? 0 : -1;
       rows.push_back(a);
     }
@@ -216,6 +219,12 @@ TEST(MemoryCurve, RecordedEventsAreTheMemoryEvents) {
         ASSERT_EQ(got[i].time, want[i].time) << round << " " << i;
         ASSERT_EQ(got[i].delta, want[i].delta) << round << " " << i;
       }
+      EXPECT_EQ(got.peak(), sortedEventsPeak(want)) << round;
+      std::vector<Bytes> before(want.size() + 1, 0);  // before[i]: the level before event i
+      for (size_t i = 0; i < want.size(); ++i) before[i + 1] = sat::add(before[i], want[i].delta);
+      LevelBefore level(got);
+      for (size_t i : {size_t{0}, size_t{5}, size_t{128}, size_t{300}, size_t{256}, want.size(), want.size() + 9, size_t{130}})
+        EXPECT_EQ(level.at(i), before[std::min(i, want.size())]) << round << " " << i;
       for (Ns t : {Ns{-5}, Ns{0}, Ns{17}, Ns{99}, Ns{500}, Ns{INT64_MAX}}) {
         auto at = std::lower_bound(want.begin(), want.end(), t, [](const MemoryEvent& e, Ns v) { return e.time < v; });
         auto after = std::upper_bound(want.begin(), want.end(), t, [](Ns v, const MemoryEvent& e) { return v < e.time; });
