@@ -26,7 +26,7 @@ LONG_JOB = [a if a != "3" else str(LONG_STEPS) for a in p.SMALL]
 # torchvision's resnet18 on 64x64 images, batch 8 (tests/e2e/public_model_job.py):
 # long enough for an attach after step 3 (a few steps) and its 3 steps.
 RESNET_JOB = [sys.executable, os.path.join(os.path.dirname(os.path.abspath(__file__)),
-                                           "public_model_job.py"), "resnet18", "--steps", "24"]
+                                           "public_model_job.py"), "resnet18", "--steps", "40"]
 # verify re-runs the whole job, twice: short, yet long enough for an attach
 # after step 1 to get its 2 steps on a loaded machine.
 # Long enough to outlast the attach (gdb, the heap walks) at ~20 ms a step;
@@ -300,6 +300,10 @@ class AttachTorchvision(unittest.TestCase):
                                   timeout=300)
         cls.rc, cls.losses, cls.job_err = job.finish()
         cls.attached = p.show(cls.db)["runs"][0]
+        # The same job launched under `record`, 3 steps of it.
+        cls.launched_db = p.tempdb("attach-resnet-launched")
+        p.record(cls.launched_db, RESNET_JOB, "--steps", "4:7")
+        cls.launched = p.show(cls.launched_db)["runs"][0]
 
     def test_job_finishes_with_the_losses_of_a_plain_run(self):
         self.assertEqual(self.rc, 0, self.job_err)
@@ -320,6 +324,20 @@ class AttachTorchvision(unittest.TestCase):
         units = [u["name"] for u in self.attached["units"]]
         self.assertTrue(units)
         self.assertEqual([u for u in units if u.split(".")[0] not in children], [], units)
+
+    def test_units_saved_bytes_and_peak_are_a_launched_recordings(self):
+        got = {u["name"]: u["saved_bytes"] for u in self.attached["units"]}
+        want = {u["name"]: u["saved_bytes"] for u in self.launched["units"]}
+        self.assertEqual(sorted(got), sorted(want))
+        for name, saved in want.items():
+            self.assertLessEqual(abs(got[name] - saved), 0.01 * saved + 1024, name)
+        # The heap from before attach is the baseline: +0.13-0.19% in 4 of 5
+        # runs when written, +1.17% in one, whose baseline held 2.2 MB more
+        # of parameter-sized blocks never freed in the trace (not yet known
+        # why; issue 29's goal is 1%).
+        self.assertLessEqual(abs(self.attached["peak_bytes"] - self.launched["peak_bytes"]),
+                             0.02 * self.launched["peak_bytes"],
+                             (self.attached["peak_bytes"], self.launched["peak_bytes"]))
 
 
 class AttachCpp(unittest.TestCase):
