@@ -130,13 +130,15 @@ std::string waitForSession(const AttachArgs& a, const std::string& dir, bool& at
       std::string why = stateValue(state, "cuda_off=");
       if (!why.empty())
         std::fprintf(stderr, "gcprof: CUDA backend off: %s\n", why.c_str());
-      std::string skipped = stateValue(state, "heap_regions_skipped=");
-      if (!skipped.empty())
+      // The state line's heap_regions_skipped=N (attach/session.cpp).
+      size_t at = state.find(" heap_regions_skipped=");
+      long skipped = at == std::string::npos ? 0 : std::strtol(state.c_str() + at + 22, nullptr, 10);
+      if (skipped > 0)
         std::fprintf(stderr,
-                     "gcprof: warning: %s of the job's heaps changed too fast to be read at "
+                     "gcprof: warning: %ld of the job's heaps changed too fast to be read at "
                      "attach: the memory they held before attach is not in the run, whose "
                      "peaks are that much too low\n",
-                     skipped.c_str());
+                     skipped);
     }
     if (!running(a.pid)) return "ended";
     if (g_signals > 1) return "abandoned";

@@ -18,13 +18,19 @@ namespace {
 //   mm   [110, 130] makes X = 1000 (freed at 450, in a's backward: kept)
 //   gelu [140, 170] makes Y = 500  (freed at 460: kept)
 //   add  [175, 190] makes Z = 300  (freed at 195, before the backward: lingering)
-Trace opTrace(const std::string& third = "aten.add.Tensor") {
+// Unit "a" in its step, with the mm its forward starts with.
+testing::TraceBuilder unitWithMatmul() {
   testing::TraceBuilder b;
   b.runtime("python");
   b.step(0, 0, 600);
   b.range("a", Phase::Forward, 100, 200);
   b.range("a", Phase::Backward, 400, 500);
   b.op("aten.mm.default", 110, 130);
+  return b;
+}
+
+Trace opTrace(const std::string& third = "aten.add.Tensor") {
+  testing::TraceBuilder b = unitWithMatmul();
   b.op("aten.gelu.default", 140, 170);
   b.op(third, 175, 190);
   b.alloc(1, -1, 10000);
@@ -145,12 +151,7 @@ TEST(SelectiveReplay, AReplayStopsAtTheLastTensorAutogradKeeps) {
 TEST(SelectiveReplay, ASavedOutputBeforeTheLastKeptTensorIsFreedInTheReplay) {
   // The addmm comes first this time; gelu's Y (kept) is born after it, so
   // the replay takes Z from the cache and frees it where the forward did.
-  testing::TraceBuilder b;
-  b.runtime("python");
-  b.step(0, 0, 600);
-  b.range("a", Phase::Forward, 100, 200);
-  b.range("a", Phase::Backward, 400, 500);
-  b.op("aten.mm.default", 110, 130);
+  testing::TraceBuilder b = unitWithMatmul();
   b.op("aten.addmm.default", 135, 145);
   b.op("aten.gelu.default", 150, 170);
   b.alloc(1, -1, 10000);

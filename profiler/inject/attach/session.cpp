@@ -183,7 +183,7 @@ void watch() {
 // and before it is recorded here is a free the hooks could not match: each
 // block is looked at again right after it is recorded, and one no longer
 // held is freed in the trace too. What it found goes to the state line.
-std::string recordHeapBaseline(const HeapWalk& before, int& skipped) {
+std::string recordHeapBaseline(const HeapWalk& before) {
   HeapWalk now(g_request.min_bytes);
   HookGuard guard;
   int64_t bytes = 0, blocks = 0, gone = 0;
@@ -198,10 +198,9 @@ std::string recordHeapBaseline(const HeapWalk& before, int& skipped) {
       ++gone;
     }
   }
-  skipped = before.regions_skipped + now.regions_skipped;
   return " heap_baseline_bytes=" + std::to_string(bytes) + " heap_baseline_blocks=" +
          std::to_string(blocks) + " heap_baseline_gone=" + std::to_string(gone) +
-         " heap_regions_skipped=" + std::to_string(skipped);
+         " heap_regions_skipped=" + std::to_string(before.regions_skipped + now.regions_skipped);
 }
 
 bool startRecording(std::string& why) {
@@ -261,8 +260,7 @@ void* attachMain(void*) {
     return nullptr;
   }
   size_t slots = patchNewObjects();
-  int skipped = 0;
-  std::string heap_baseline = recordHeapBaseline(heap_before, skipped);
+  std::string heap_baseline = recordHeapBaseline(heap_before);
   recordingState().steps_held.store(false);
   std::string cuda_why;
   std::string cuda = startDeviceBackend(g_request.backend, cuda_why);
@@ -282,8 +280,7 @@ void* attachMain(void*) {
              std::to_string(slots) + " python=" + (g_python ? "1" : "0") + " hooks_ms=" +
              std::to_string((hooked - t0) / 1000000) +
              " ready_ms=" + std::to_string((ready - t0) / 1000000) + heap_baseline + " cuda=" + cuda +
-             (cuda_why.empty() ? "" : "\ncuda_off=" + cuda_why) +
-             (skipped == 0 ? "" : "\nheap_regions_skipped=" + std::to_string(skipped)));
+             (cuda_why.empty() ? "" : "\ncuda_off=" + cuda_why));
   watch();
   return nullptr;
 }
