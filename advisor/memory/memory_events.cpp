@@ -13,6 +13,10 @@ namespace gcprof::advisor {
 
 namespace {
 
+// Sums of values under this (in size) cannot overflow when added: a block
+// summarised within it is passed by its sum, the rest event by event.
+constexpr Bytes kSmall = Bytes{1} << 61;
+
 bool earlier(const MemoryEvent& x, const MemoryEvent& y) {
   if (x.time != y.time) return x.time < y.time;
   return x.delta < y.delta;  // frees (negative) first
@@ -86,7 +90,6 @@ RecordedEvents::RecordedEvents(const std::vector<Allocation>& allocations, const
 }
 
 void RecordedEvents::summarise() {
-  constexpr Bytes kSmall = Bytes{1} << 61;
   blocks_.assign((size() + kBlock - 1) / kBlock, Block{});
   for (size_t b = 0; b < blocks_.size(); ++b) {
     Block& blk = blocks_[b];
@@ -139,7 +142,6 @@ Bytes LevelBefore::at(size_t i) {
     live_ = 0;
   }
   constexpr size_t kBlock = RecordedEvents::kBlock;
-  constexpr Bytes kSmall = Bytes{1} << 61;
   while (next_ < i && next_ < events_.size()) {
     // A whole block by its sum, where adding it event by event could not
     // saturate (the same level, without reading a row per event).
@@ -159,7 +161,6 @@ Bytes LevelBefore::at(size_t i) {
 }
 
 Bytes RecordedEvents::peak() const {
-  constexpr Bytes kSmall = Bytes{1} << 61;
   Bytes live = 0, peak = 0;
   for (const Block& block : blocks_) {
     if (!block.small || live <= -kSmall || live >= kSmall) return sortedEventsPeak(*this);
