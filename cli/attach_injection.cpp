@@ -36,15 +36,51 @@ int safePointTimeoutS() {
 // ever. gdb lets the job run to the entry of malloc or free (no lock held
 // there), removes the breakpoints and calls dlopen in that thread. Signals
 // the job receives meanwhile pass to it unseen.
+//
+// Not an entry the dynamic loader's own code called (ld.so's functions, or
+// libc's dlopen/dlsym/dlerror and the inline ones under them): dlopen and
+// dlsym would run inside a call of the same machinery. The job's dlsym frees
+// the thread's previous error text before it clears it; a dlopen called at
+// that free freed the same text again and the job aborted ("double free
+// detected in tcache 2"; gcprof.h looks its functions up at every step while
+// unrecorded, so a LibTorch job using it does this at each step). gdb reads
+// ld.so's symbols too so that its functions have names here; two callers
+// are looked at, as ld.so reaches malloc through an inline wrapper of that
+// name. A caller in an object whose symbols gdb has not read has no name
+// (gdb's own $_any_caller_matches fails on it).
 std::string gdbScript(const std::string& library, const std::string& request) {
   return "set confirm off\n"
          "set pagination off\n"
          "set unwindonsignal on\n"
          "handle all nostop noprint pass\n"
          "sharedlibrary libc\\.so\n"
+         "sharedlibrary /ld-linux\n"
+         "sharedlibrary /ld64\\.so\n"
+         "python\n"
+         "import re\n"
+         "class GcprofInLoader(gdb.Function):\n"
+         "    def __init__(self):\n"
+         "        super().__init__('gcprof_in_loader')\n"
+         "    def invoke(self):\n"
+         "        try:\n"
+         "            f = gdb.selected_frame().older()\n"
+         "            for _ in range(2):\n"
+         "                if f is None:\n"
+         "                    return False\n"
+         "                if re.match(r'(_dl|__dl|__libc_dl|_dlerror|dl_|dlerror|dlopen|dlsym|dlclose|dladdr|dlinfo)', f.name() or ''):\n"
+         "                    return True\n"
+         "                f = f.older()\n"
+         "        except gdb.error:\n"
+         "            pass\n"
+         "        return False\n"
+         "GcprofInLoader()\n"
+         "end\n"
          "break *malloc\n"
          "break *free\n"
          "continue\n"
+         "while ((long)$pc == (long)&malloc || (long)$pc == (long)&free) && $gcprof_in_loader()\n"
+         "  continue\n"
+         "end\n"
          "delete\n"
          "if (long)$pc != (long)&malloc && (long)$pc != (long)&free\n"
          "  printf \"gcprof-error-safe-point\\n\"\n"

@@ -587,6 +587,19 @@ class SafePoint(unittest.TestCase):
             self.assertIn("detached, the job continues", out.stderr)
             self.assertIsNone(job.poll(), "the job still runs")
 
+    def test_a_job_inside_the_dynamic_loader_is_attached_every_time(self):
+        # Half its malloc and free calls are the dynamic loader's (a failed
+        # dlsym at every step): gdb's dlopen at such a free freed the
+        # loader's error text a second time and the job aborted.
+        import torch
+        libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+        for i in range(4):
+            job = self.start([os.path.join(p.BUILD, "bin", "step_lookup_job"), libtorch, "60"])
+            out = p.gcprof("attach", str(job.pid), "-o", p.tempdb("attach-lookup"),
+                           "--duration", "0.2", check=False, timeout=100)
+            self.assertEqual(out.returncode, 0, f"attach {i}: {out.stderr}")
+            self.assertIsNone(job.poll(), f"attach {i}: the job still runs")
+
     def test_an_idle_job_is_refused_and_left_running(self):
         job = self.start([sys.executable, "-c", IDLE_JOB])
         env = dict(os.environ, GCPROF_ATTACH_SAFE_POINT_S="3")
