@@ -14,6 +14,7 @@
 
 using gcprof::inject::HeapBlock;
 using gcprof::inject::HeapWalk;
+using gcprof::inject::stillHeld;
 
 namespace {
 
@@ -145,4 +146,42 @@ TEST(HeapWalk, WalksHeapsThatChangeWhileTheyAreRead) {
   for (Block& b : stable) free(b.p);
   EXPECT_GE(whole, 18);
   EXPECT_EQ(missing, 0);
+}
+
+// A block the walk found and the job freed before it was recorded reads as
+// gone, also where malloc merged it into free chunks on both sides and left
+// its header, and the next one's in-use bit, as they were.
+TEST(HeapWalk, ABlockFreedBetweenTwoFreeChunksIsNotStillHeld) {
+#ifdef GCPROF_FOREIGN_MALLOC
+  GTEST_SKIP() << "ASan's malloc is not glibc's";
+#endif
+  // Four neighbours in the main arena: below the mmap threshold, above the
+  // sizes malloc keeps in per-thread caches (which it never merges).
+  constexpr size_t kBytes = 60000;
+  std::vector<char*> run;
+  char* a = nullptr;
+  for (int tries = 0; tries < 64 && !a; ++tries) {
+    run.push_back(static_cast<char*>(malloc(kBytes)));
+    size_t n = run.size();
+    if (n < 4) continue;
+    ptrdiff_t step = run[n - 3] - run[n - 4];
+    if (step > 0 && run[n - 2] - run[n - 3] == step && run[n - 1] - run[n - 2] == step)
+      a = run[n - 4];
+  }
+  ASSERT_NE(a, nullptr) << "no four neighbouring chunks";
+  size_t n = run.size();
+  char* x = run[n - 3];
+  char* c = run[n - 2];
+  HeapBlock block{address(x), static_cast<int64_t>(malloc_usable_size(x))};
+  bool held_at_first = stillHeld(block);
+  free(a);
+  free(c);
+  bool held_between_free_chunks = stillHeld(block);
+  free(x);  // merged with a and c
+  bool held_after_free = stillHeld(block);
+  for (size_t i = 0; i < n; ++i)
+    if (run[i] != a && run[i] != x && run[i] != c) free(run[i]);
+  EXPECT_TRUE(held_at_first);
+  EXPECT_TRUE(held_between_free_chunks);
+  EXPECT_FALSE(held_after_free);
 }
