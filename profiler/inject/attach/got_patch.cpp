@@ -2,8 +2,13 @@
 // the symbols it calls through its GOT; a slot relocated against one of ours
 // is overwritten with the hook. With full RELRO the GOT is read-only after
 // start-up: its page is made writable for the store and read-only again.
+// Function pointers kept in data are relocated the same way (an absolute
+// relocation against the symbol): MKL, inside libtorch_cpu, calls the
+// allocator only through its own table of them (i_malloc, i_free), so its
+// buffers were neither seen allocated nor seen freed while attached.
 #include "attach/got_patch.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -17,9 +22,11 @@ namespace gcprof::inject::attach {
 namespace {
 
 #if defined(__x86_64__)
-constexpr unsigned kJumpSlot = R_X86_64_JUMP_SLOT, kGlobDat = R_X86_64_GLOB_DAT;
+constexpr unsigned kJumpSlot = R_X86_64_JUMP_SLOT, kGlobDat = R_X86_64_GLOB_DAT,
+                   kAbsolute = R_X86_64_64;
 #elif defined(__aarch64__)
-constexpr unsigned kJumpSlot = R_AARCH64_JUMP_SLOT, kGlobDat = R_AARCH64_GLOB_DAT;
+constexpr unsigned kJumpSlot = R_AARCH64_JUMP_SLOT, kGlobDat = R_AARCH64_GLOB_DAT,
+                   kAbsolute = R_AARCH64_ABS64;
 #else
 #error "gcprof attach: GOT patching knows x86_64 and aarch64 relocations only"
 #endif
@@ -27,6 +34,7 @@ constexpr unsigned kJumpSlot = R_AARCH64_JUMP_SLOT, kGlobDat = R_AARCH64_GLOB_DA
 struct Slot {
   void** where;
   void* old;
+  void* hook;
 };
 
 // One patched object. An object unloaded since (dlclose) is forgotten, never
@@ -45,6 +53,7 @@ struct Pass {
   const GotHook* hooks;
   size_t n;
   const void* self;
+  const std::vector<void*>& real;  // what each hook's symbol resolves to in the global scope
   bool early = true;  // the round of the hooks that go in `before_others`
   size_t patched = 0;
   bool first = true;
@@ -99,15 +108,19 @@ void patchRelocations(const dl_phdr_info* info, const ElfW(Rela)* rel, size_t co
                       const ElfW(Sym)* symtab, const char* strtab, Pass& pass, Patched& out) {
   for (size_t i = 0; i < count; ++i) {
     unsigned type = ELF64_R_TYPE(rel[i].r_info);
-    if (type != kJumpSlot && type != kGlobDat) continue;
+    bool data = type == kAbsolute;
+    if (type != kJumpSlot && type != kGlobDat && !(data && rel[i].r_addend == 0)) continue;
     const char* name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
     for (size_t h = 0; h < pass.n; ++h) {
       if (strcmp(name, pass.hooks[h].symbol) != 0) continue;
       if (pass.hooks[h].before_others != pass.early) break;
       void** slot = reinterpret_cast<void**>(info->dlpi_addr + rel[i].r_offset);
       void* old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+      // A pointer in data the job has set to a function of its own since
+      // (mkl_set_memory_functions) is the job's choice: left as it is.
+      if (data && old != pass.real[h]) break;
       if (old != pass.hooks[h].hook && store(info, slot, pass.hooks[h].hook)) {
-        out.slots.push_back({slot, old});
+        out.slots.push_back({slot, old, pass.hooks[h].hook});
         ++pass.patched;
       }
       break;
@@ -182,7 +195,9 @@ int visit(dl_phdr_info* info, size_t, void* data) {
 }  // namespace
 
 size_t patchLoadedObjects(const GotHook* hooks, size_t n, const void* self) {
-  Pass pass{hooks, n, self, true, 0, true, false, {}, {}};
+  std::vector<void*> real;
+  for (size_t h = 0; h < n; ++h) real.push_back(dlsym(RTLD_DEFAULT, hooks[h].symbol));
+  Pass pass{hooks, n, self, real, true, 0, true, false, {}, {}};
   dl_iterate_phdr(visit, &pass);
   if (!pass.changed) return 0;
   pass.early = false;
@@ -204,7 +219,9 @@ int restoreVisit(dl_phdr_info* info, size_t, void*) {
   const char* name = info->dlpi_name ? info->dlpi_name : "";
   for (Patched& p : g_objects) {
     if (p.base != info->dlpi_addr || p.name != name) continue;
-    for (auto it = p.slots.rbegin(); it != p.slots.rend(); ++it) store(info, it->where, it->old);
+    // A slot the job pointed elsewhere meanwhile keeps what the job put there.
+    for (auto it = p.slots.rbegin(); it != p.slots.rend(); ++it)
+      if (__atomic_load_n(it->where, __ATOMIC_ACQUIRE) == it->hook) store(info, it->where, it->old);
   }
   return 0;
 }

@@ -1,7 +1,8 @@
 // Allocation hooks installed into a running process without LD_PRELOAD: the
-// GOT entries (PLT slots and -fno-plt GLOB_DAT slots) that name malloc, free
-// and their kin in every loaded object are pointed at our hooks, and every
-// entry's old value is kept so that detach puts it back.
+// GOT entries (PLT slots and -fno-plt GLOB_DAT slots) and the function
+// pointers in data (MKL's i_malloc, i_free) that name malloc, free and their
+// kin in every loaded object are pointed at our hooks, and every entry's old
+// value is kept so that detach puts it back.
 #pragma once
 
 #include <cstddef>
@@ -25,7 +26,8 @@ struct GotHook {
 // of slots patched by this call.
 size_t patchLoadedObjects(const GotHook* hooks, size_t n, const void* self);
 
-// Puts back every patched slot of the objects still loaded; forgets the rest.
+// Puts back every patched slot of the objects still loaded that still holds
+// its hook; forgets the rest.
 size_t restorePatchedSlots();
 
 }  // namespace gcprof::inject::attach
