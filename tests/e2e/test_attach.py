@@ -331,12 +331,12 @@ class AttachTorchvision(unittest.TestCase):
         self.assertEqual(sorted(got), sorted(want))
         for name, saved in want.items():
             self.assertLessEqual(abs(got[name] - saved), 0.01 * saved + 1024, name)
-        # The heap from before attach is the baseline: +0.13-0.19% in 4 of 5
-        # runs when written, +1.17% in one, whose baseline held 2.2 MB more
-        # of parameter-sized blocks never freed in the trace (not yet known
-        # why; issue 29's goal is 1%).
+        # The heap from before attach is the baseline: +0.13-0.19% in 12 of
+        # 12 runs. Gradients that zero_grad freed while the baseline was
+        # read, kept live to the end (heap_walk.h's stillHeld), put 1 run in
+        # 5-8 at +1.2-1.7% before.
         self.assertLessEqual(abs(self.attached["peak_bytes"] - self.launched["peak_bytes"]),
-                             0.02 * self.launched["peak_bytes"],
+                             0.01 * self.launched["peak_bytes"],
                              (self.attached["peak_bytes"], self.launched["peak_bytes"]))
 
 
