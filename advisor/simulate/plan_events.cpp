@@ -27,7 +27,7 @@ std::unordered_set<int64_t> parameterGathers(const Trace& trace) {
 
 PlanContext::PlanContext(const Trace& t, const AllocationFilter& f, const RunLayout& l)
     : trace(t), filter(f), gathers(parameterGathers(t)), ops(t), reentrant(reentrantCheckpoint(t)), forward(t, f),
-      early_frees(t.allocations, l.steps.size()) {
+      early_frees(t.allocations, l.steps.size()), casts(t, f, l) {
   const InPlaceOutputs inplace(t, f);
   kept_outputs_.resize(l.steps.size());
   first_rows_.resize(l.steps.size());
@@ -192,7 +192,11 @@ void SegmentEvents::place(const Allocation& a, int born, int freed) {
     // the replayed copy is freed where the recorded one was.
     const UnitWindow& unit = step_.units[seg_.first + (born - lo_) / 2];
     Ns early = ctx_.early_frees.freeTime(ctx_.forward, si_, reg_, a, unit);
-    if (early < unit.fwd_end)
+    // A parameter's autocast copy: the cache holds it until it is cleared
+    // (chain/autocast_casts.h).
+    if (Ns cleared = ctx_.casts.clearedAt(a, anchor_); cleared >= 0)
+      out_.add({std::max(cleared, early), 0, -a.bytes, 0, 1, &a});
+    else if (early < unit.fwd_end)
       out_.add({early, 0, -a.bytes, 0, 1, &a});
     else
       out_.add({last_.fwd_end, 0, -a.bytes, 0, 2, &a});

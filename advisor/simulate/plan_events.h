@@ -8,6 +8,7 @@
 #include <unordered_set>
 #include <vector>
 
+#include "chain/autocast_casts.h"
 #include "chain/chain_peak.h"
 #include "chain/checkpointed_forward.h"
 #include "chain/in_place_outputs.h"
@@ -56,6 +57,7 @@ class PlanContext {
   const bool reentrant;  // the C++ runtime's checkpoint
   const CheckpointedForward forward;  // what a checkpointed forward frees early
   const EarlyFrees early_frees;  // forward's answers, by complete step of the layout
+  const AutocastCasts casts;     // parameter copies autocast's cache holds to its clear
 
   // InPlaceOutputs::output of unit k of complete step si of the layout: the segment's
   // output its consumer holds when k ends a segment.

@@ -232,3 +232,35 @@ def test_a_tensor_passed_several_times_counts_once():
         call()
         fwd = [r for r in ranges(REC.events) if r["phase"] == 1]
         assert len(fwd) == 1 and fwd[0]["io"][0] == 3 * 5 * 8 * 4, fwd
+
+
+def test_autocast_cache_clears_are_user_ranges_and_change_nothing():
+    """The clear that ends autocast's cast cache (autocast_clears.py): one user
+    range per outermost autocast exit, none for a nested one; results as without."""
+    from gcprof import autocast_clears
+    from gcprof.native import USER
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 16), nn.GELU(), nn.Linear(16, 4))
+    x = torch.randn(4, 8)
+
+    def step():
+        model.zero_grad(set_to_none=True)
+        with torch.autocast("cpu", dtype=torch.bfloat16):
+            with torch.autocast("cpu", dtype=torch.bfloat16):
+                out = model(x)
+            loss = out.float().sum()
+        loss.backward()
+        return loss.detach(), [p.grad.clone() for p in model.parameters()]
+
+    plain = step()
+    rec = FakeRecorder()
+    original = torch.clear_autocast_cache
+    try:
+        autocast_clears.install(torch, rec)
+        marked = step()
+    finally:
+        torch.clear_autocast_cache = original
+    clears = [r for r in ranges(rec.events) if r["name"] == autocast_clears.NAME]
+    assert [(r["phase"], r["end"] is not None) for r in clears] == [(USER, True)]
+    assert torch.equal(plain[0], marked[0])
+    assert all(torch.equal(a, b) for a, b in zip(plain[1], marked[1]))

@@ -87,4 +87,6 @@ def install_hooks(torch, recorder, attaching=None):
         ranges.ops = OpRanges(torch, recorder)
         steps.op_cost = ranges.ops.take_cost
     FsdpGathers(torch, recorder).install(steps)
+    from . import autocast_clears
+    autocast_clears.install(torch, recorder)
     return steps
