@@ -80,7 +80,9 @@ TEST(AutocastCasts, OnlyCopiesWhoseModuleMadeAGradientTwiceTheirSize) {
       EXPECT_EQ(casts.clearedAt(a, 810), kClear);
       EXPECT_EQ(casts.clearedAt(a, kClear), -1);  // its backward (the recomputation) comes first
     }
-    if (a.bytes == kCastInput) EXPECT_EQ(casts.clearedAt(a, 810), -1);
+    if (a.bytes == kCastInput) {
+      EXPECT_EQ(casts.clearedAt(a, 810), -1);
+    }
   }
 }
 
