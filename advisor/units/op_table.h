@@ -10,8 +10,13 @@
 //              autograd keeps of it, and what saving it keeps from dropping
 //   lingering  bytes born in the call that outlive it but are freed before
 //              the unit's backward (an output the next operator consumes, the
-//              unit's output): saving the call would keep them alive longer,
-//              which the trace cannot price, so such calls are never saved
+//              unit's output): saving the call holds them from that free
+//              until the replay re-makes them (selective_options.h)
+//   lingering_unpriced  some of them are freed after the unit's forward, or
+//              born after the last bytes autograd keeps of it (the replay
+//              stops before re-making them, and the cache holds them through
+//              the unit's backward): the chain model does not price saving
+//              the call, and no save-list it solves keeps it
 #pragma once
 
 #include <string>
@@ -33,6 +38,7 @@ struct UnitOp {
   Ns ns = 0;
   Bytes kept = 0;
   Bytes lingering = 0;
+  bool lingering_unpriced = false;
 };
 
 // The operator ranges of a trace, by start time.
