@@ -52,16 +52,11 @@ bool mutatedOrRandom(const std::string& key) {
   return false;
 }
 
-bool inPlace(const std::string& key) {
-  std::string name = baseName(key);
-  return !name.empty() && name.back() == '_';
-}
-
 // A call whose output autograd does not keep, which the chain model prices
 // exactly when saved (op_table.h): held from its recorded free in the unit's
 // forward until the replay re-makes it.
 bool lingersPriced(const UnitOp& op) {
-  return op.lingering > 0 && !op.lingering_unpriced && op.ns > 0 && !mutatedOrRandom(op.key);
+  return op.lingering > 0 && !op.lingering_unpriced && op.ns > 0 && !op.mutated_later && !mutatedOrRandom(op.key);
 }
 
 // Calls saved together, or not at all.
@@ -103,7 +98,7 @@ std::vector<SaveGroup> saveGroups(const std::vector<UnitOp>& ops, Bytes dropped)
       i += n - 1;
       continue;
     }
-    foreign_in_place = foreign_in_place || inPlace(ops[i].key);
+    foreign_in_place = foreign_in_place || isInPlaceCall(ops[i].key);
   }
   std::vector<SaveGroup> out;
   for (size_t i = 0; i < ops.size(); ++i) {
@@ -159,7 +154,7 @@ bool closeOverRandom(std::vector<const UnitOp*>& chosen, const std::vector<UnitO
 }  // namespace
 
 bool isSaveable(const UnitOp& op, Bytes dropped) {
-  if (op.kept <= 0 || op.lingering > 0 || op.ns <= 0 || op.kept >= dropped) return false;
+  if (op.kept <= 0 || op.lingering > 0 || op.ns <= 0 || op.kept >= dropped || op.mutated_later) return false;
   return !mutatedOrRandom(op.key);
 }
 
@@ -208,7 +203,7 @@ std::vector<SelectiveOption> selectiveOptions(const std::vector<UnitOp>& ops, By
   for (const UnitOp& op : ops) {
     if (!isTorchtitanSaved(op.key)) continue;
     if (isCountedMatmul(op.key) && ++counted % 2 == 0) continue;
-    if ((op.kept <= 0 && op.lingering <= 0) || mutatedOrRandom(op.key)) continue;
+    if ((op.kept <= 0 && op.lingering <= 0) || op.mutated_later || mutatedOrRandom(op.key)) continue;
     matmuls.push_back(&op);
   }
   add(optionOf("matmuls", matmuls, ops));

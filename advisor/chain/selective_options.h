@@ -24,7 +24,8 @@
 // A call is saveable when it made an output that autograd keeps (kept > 0:
 // views make none, and saving a view would keep its base alive, unpriced),
 // it lingers nothing (op_table.h), it took time, and it is neither in-place,
-// a factory filled in place afterwards, nor random (isSaveable); or when it
+// a factory filled in place afterwards, random, nor changed later by an
+// in-place call (op_table.h's mutated_later) (isSaveable); or when it
 // lingers, priced, under the same rules. Dropouts are the exception: their
 // calls are saved together (CUDA's native_dropout; on a CPU the empty_like,
 // bernoulli_ and div_ that make the mask), and a list that saves one saves

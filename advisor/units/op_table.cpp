@@ -12,7 +12,28 @@ namespace {
 
 const std::string kPrefix = "op ";  // profiler/python/gcprof/op_ranges.py
 
+// UnitOp::mutated_later, over one unit's calls in forward order.
+void markMutated(std::vector<UnitOp>& ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!isInPlaceCall(ops[i].key)) continue;
+    for (size_t j = i; j-- > 0;) {
+      if (isInPlaceCall(ops[j].key) || ops[j].kept + ops[j].lingering == 0) continue;
+      ops[j].mutated_later = true;
+      break;
+    }
+  }
+}
+
 }  // namespace
+
+bool isInPlaceCall(const std::string& key) {
+  // "aten.relu_.default#0": the operator's name is the part after "aten."
+  // up to the overload.
+  std::string name = key.substr(0, key.rfind('#'));
+  if (name.compare(0, 5, "aten.") == 0) name = name.substr(5);
+  name = name.substr(0, name.find('.'));
+  return !name.empty() && name.back() == '_';
+}
 
 bool isOpRange(const Range& r) {
   return r.phase == Phase::User && r.name.compare(0, kPrefix.size(), kPrefix) == 0;
@@ -108,7 +129,7 @@ std::vector<std::vector<UnitOp>> unitOps(const Trace& trace, const AllocationFil
       for (size_t ci = 0; ci < calls.size(); ++ci) {
         auto [p, fresh] = pos[k].emplace(calls[ci].key, out[k].size());
         if (fresh) {
-          out[k].push_back({calls[ci].key, 0, 0, 0, false});
+          out[k].push_back({calls[ci].key, 0, 0, 0, false, false});
           times[k].emplace_back();
         }
         UnitOp& op = out[k][p->second];
@@ -121,8 +142,10 @@ std::vector<std::vector<UnitOp>> unitOps(const Trace& trace, const AllocationFil
       }
     }
   }
-  for (size_t k = 0; k < n; ++k)
+  for (size_t k = 0; k < n; ++k) {
     for (size_t i = 0; i < out[k].size(); ++i) out[k][i].ns = median(times[k][i]);
+    markMutated(out[k]);
+  }
   return out;
 }
 

@@ -17,6 +17,11 @@
 //              stops before re-making them, and the cache holds them through
 //              the unit's backward): the chain model does not price saving
 //              the call, and no save-list it solves keeps it
+//   mutated_later  an in-place call after it likely changes its output
+//              (the first in-place call after it, over calls that make no
+//              memory: relu_ after addmm and its view, add_ after a batch
+//              norm); PyTorch's selective checkpointing refuses to replay a
+//              cached output changed after it was cached
 #pragma once
 
 #include <string>
@@ -39,7 +44,11 @@ struct UnitOp {
   Bytes kept = 0;
   Bytes lingering = 0;
   bool lingering_unpriced = false;
+  bool mutated_later = false;
 };
+
+// Whether "aten.relu_.default#0" names an in-place operator.
+bool isInPlaceCall(const std::string& key);
 
 // The operator ranges of a trace, by start time.
 class OpIndex {

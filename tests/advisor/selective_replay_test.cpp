@@ -204,6 +204,33 @@ TEST(SelectiveReplay, ALingeringOutputTheReplayReachesIsPricedByTheChainAsSimula
   }
 }
 
+TEST(SelectiveReplay, AnOutputChangedInPlaceLaterIsNeverSaved) {
+  // relu_ (in place, after a view) changes mm's X, which autograd keeps:
+  // cached, X would fail PyTorch's check in the replay (the job would stop
+  // in its backward).
+  testing::TraceBuilder b = unitWithMatmul();
+  b.op("aten._unsafe_view.default", 131, 132);
+  b.op("aten.relu_.default", 135, 140);
+  b.op("aten.gelu.default", 150, 170);
+  b.alloc(1, -1, 10000);
+  b.alloc(120, 450, 1000);  // X
+  b.alloc(160, 460, 500);   // Y
+  testing::ChainRun run(b.build(), {"a"});
+  addSelectiveOptions(run.chain, run.trace, run.filter, run.layout);
+  std::vector<std::vector<UnitOp>> ops = unitOps(run.trace, run.filter, run.layout);
+  ASSERT_EQ(ops[0].size(), 4u);
+  EXPECT_TRUE(ops[0][0].mutated_later);
+  EXPECT_FALSE(ops[0][3].mutated_later);
+  ASSERT_FALSE(run.chain.selective.empty());
+  bool gelu = false;
+  for (const SelectiveOption& o : run.chain.selective[0])
+    for (const std::string& k : o.save) {
+      EXPECT_NE(k, "aten.mm.default#0") << o.label;
+      gelu = gelu || k == "aten.gelu.default#0";
+    }
+  EXPECT_TRUE(gelu);
+}
+
 TEST(SelectiveReplay, CallsBeforeTheReplaysPeakAreTheOnesItsPeakHoldsAnyway) {
   // The whole replay makes X (120), Y (150) and Z (180, freed at 195): it
   // is highest at 180 (1800). mm and gelu end before; add ends after.
