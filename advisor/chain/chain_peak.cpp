@@ -40,7 +40,7 @@ SegmentEffect selectiveEffect(const UnitChain& c, int unit, const SegmentEffect&
   e.recompute_peak = option.replay_peak >= 0
                          ? sat::add(sat::add(sat::sub(c.before_backward[unit], e.dropped), option.replay_peak),
                                     unit < static_cast<int>(c.held_arguments.size()) ? c.held_arguments[unit] : 0)
-                         : sat::add(whole.recompute_peak, option.kept);
+                         : sat::add(whole.recompute_peak, sat::add(option.kept, option.lingering));
   e.recompute_ns = std::max<Ns>(0, whole.recompute_ns - option.saved_ns);
   return e;
 }

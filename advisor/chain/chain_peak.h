@@ -34,10 +34,13 @@ struct Segment {
 // but the saved calls' memory, so its live bytes are exactly
 //   before_backward - dropped + option.replay_peak
 // as the simulator replays it. An option without a measured replay_peak is
-// bounded by the whole replay's live bytes plus the kept ones. Lingering
-// saved outputs (selective_options.h) count as bytes not dropped; the unit's
-// own forward after their recorded free is not priced, so such options are
-// approximate here (the solver does not use them; the simulator is exact).
+// bounded by the whole replay's live bytes plus the kept and lingering
+// ones. Lingering saved outputs (selective_options.h) count as bytes not
+// dropped, alive when the replay begins and freed in it where the forward
+// freed them (replay_peak); the unit's own forward holds them past their
+// recorded free (forward_peak). Exact when they are freed within that
+// forward and the replay reaches them (lingering_priced); the solver uses
+// no other.
 struct SegmentEffect {
   Bytes dropped = 0;
   Bytes recompute_peak = 0;  // before subtracting other segments' drops

@@ -92,9 +92,16 @@ Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter
   for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
     const Allocation& a = *it;
     if (!filter.matches(a) || a.bytes <= 0 || !a.freed() || a.free <= a.alloc || &a == kept_output) continue;
+    if (!reg.contains(p, a.alloc)) continue;
+    if (const OpCall* call = saved.empty() ? nullptr : callAt(saved, a.alloc)) {
+      // A saved output autograd does not keep: the cache holds it past its
+      // recorded free, to the replay (plan_events.cpp).
+      if (a.free <= u.fwd_end && outputFate(a, *call, reg, k) == OutputFate::Lingering)
+        early.push_back({a.free, a.bytes});
+      continue;
+    }
     // Born in F_k, freed in B_k (backwardPosition(regionOf(free)) == p).
-    if (!reg.contains(p, a.alloc) || !reg.contains(reg.backward(k), a.free)) continue;
-    if (!saved.empty() && callAt(saved, a.alloc)) continue;
+    if (!reg.contains(reg.backward(k), a.free)) continue;
     Ns t = forward.freeTime(a, u.fwd_start, u.fwd_end);
     if (t < u.fwd_end) early.push_back({t, -a.bytes});
   }

@@ -72,8 +72,9 @@ class StepRegions;
 // is checkpointed, `saved` its save-list's calls (empty: the whole unit),
 // as the replay simulator counts them: the recorded level (`level`, over
 // all of the trace's events, RecordedEvents) less the bytes its
-// checkpointed forward frees early. -1 when it frees nothing early (the
-// recorded peak holds).
+// checkpointed forward frees early, plus the saved outputs autograd does
+// not keep, which the cache holds past their recorded frees. -1 when it
+// changes nothing (the recorded peak holds).
 Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,
                               const InPlaceOutputs& inplace, LevelBefore& level,
                               const StepLayout& step, const StepRegions& reg, int k,

@@ -5,25 +5,38 @@
 // save-list drops `kept` bytes fewer and recomputes `saved_ns` less.
 //
 // Per unit a small set, so that the search over units stays exact and cheap:
-//   - prefixes of the saveable calls sorted by the bytes they keep per ns of
-//     recompute they save (cheapest first), at most kMaxPrefixes of them
-//     spread over the list;
+//   - prefixes of the saveable calls sorted by the bytes they hold (kept,
+//     or lingering: below) per ns of recompute they save (cheapest first),
+//     at most kMaxPrefixes of them spread over the list;
 //   - "matmuls": torchtitan's selective checkpointing rule, for comparison
 //     (isTorchtitanSaved): every call of its save list (matrix products,
 //     attention kernels, convolutions, max and topk), except every second
-//     mm/linear of the forward, which it recomputes. Like torchtitan it also
-//     saves outputs autograd does not keep (an addmm whose output the next
-//     operator consumes): PyTorch's selective checkpointing holds them until
-//     the recomputation, so they linger to the unit's backward. The replay
-//     simulator prices that exactly; the chain model only approximately (the
-//     unit's own forward after the output's recorded free is not priced), so
-//     the solver never picks an option with lingering outputs (`lingers`).
+//     mm/linear of the forward, which it recomputes.
+// Saved outputs autograd does not keep (an addmm whose output the next
+// operator consumes) linger: PyTorch's selective checkpointing holds them
+// from their recorded free until the recomputation, which frees them where
+// the forward did. The chain model prices that exactly when they are freed
+// within the unit's forward and the replay reaches them (op_table.h's
+// lingering_unpriced); the solver picks no other option with lingering
+// outputs (`lingering_priced`), which the replay simulator alone prices
+// (torchtitan's rule may save such ones: the GPT sample's fc2 output, which
+// the replay stops before).
 // A call is saveable when it made an output that autograd keeps (kept > 0:
 // views make none, and saving a view would keep its base alive, unpriced),
 // it lingers nothing (op_table.h), it took time, and it is neither in-place,
-// a factory filled in place afterwards, nor random (isSaveable). Lists that
-// keep all the unit's dropped bytes are no use (they drop nothing) and are
-// left out.
+// a factory filled in place afterwards, random, nor changed later by an
+// in-place call (op_table.h's mutated_later) (isSaveable); or when it
+// lingers, priced, under the same rules. Dropouts are the exception: their
+// calls are saved together (CUDA's native_dropout; on a CPU the empty_like,
+// bernoulli_ and div_ that make the mask), and a list that saves one saves
+// every later random call of the unit too, or it is left out: the replay
+// starts from the RNG state the forward started with and a call taken from
+// the cache draws nothing, so a later random call would draw other numbers
+// (results would change silently). A unit with other in-place calls saves
+// no CPU dropout (its filled mask is a cache entry mutated after it was
+// cached, which the python side then allows, checkpointing.py, and would
+// then allow for any saved output). Lists that keep all the unit's dropped
+// bytes are no use (they drop nothing) and are left out.
 #pragma once
 
 #include <string>
@@ -42,6 +55,10 @@ struct SelectiveOption {
   // until the replay re-makes them (only "matmuls", torchtitan's rule).
   Bytes lingering = 0;
   bool lingers() const { return lingering > 0; }
+  // Whether the chain model prices its lingering outputs exactly (none of
+  // its calls' is lingering_unpriced, op_table.h): the solver picks only
+  // such options.
+  bool lingering_priced = true;
   // The most bytes its replay makes alive at once, the saved calls' memory
   // left out (selective_replay_peak.h); -1 when not measured.
   Bytes replay_peak = -1;

@@ -309,7 +309,7 @@ void measureForwardPeaks(UnitChain& chain, const Trace& trace, const AllocationF
   const RecordedEvents& events = recorded ? *recorded : *own;
   LevelBefore level(events);  // asked step after step, in time order
   for (std::vector<SelectiveOption>& unit : chain.selective)
-    for (SelectiveOption& o : unit) o.forward_peak = o.lingers() ? -1 : 0;
+    for (SelectiveOption& o : unit) o.forward_peak = o.lingering_priced ? 0 : -1;
   for (const StepLayout& step : layout.steps) {
     if (!step.complete) continue;
     StepRegions reg(step);

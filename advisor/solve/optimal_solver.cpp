@@ -124,7 +124,7 @@ struct RemainingCost {
         one.extend();
         SegmentEffect whole{one.dropped(), one.recomputePeak(), one.recomputeNs()};
         for (const SelectiveOption& opt : c.selective[k]) {
-          if (opt.lingers()) continue;
+          if (!opt.lingering_priced) continue;
           SegmentEffect e = selectiveEffect(c, k, whole, opt);
           if (e.dropped > 0)
             best = std::min(best, static_cast<double>(e.recompute_ns) / static_cast<double>(e.dropped));
@@ -236,7 +236,7 @@ class ChainSearch {
     cache.upTo(1);
     SegmentEffect whole{cache.dropped[0], cache.recompute_peak[0], cache.cost[0]};
     for (size_t opt = 0; opt < c_.selective[k].size(); ++opt) {
-      if (c_.selective[k][opt].lingers()) continue;  // priced by the simulator only
+      if (!c_.selective[k][opt].lingering_priced) continue;  // priced by the simulator only
       SegmentEffect e = selectiveEffect(c_, k, whole, c_.selective[k][opt]);
       Ns cost = st.cost + e.recompute_ns;
       if (cost > o_.cost_limit || e.recompute_peak - D > budget_ ||

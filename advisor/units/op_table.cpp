@@ -12,7 +12,28 @@ namespace {
 
 const std::string kPrefix = "op ";  // profiler/python/gcprof/op_ranges.py
 
+// UnitOp::mutated_later, over one unit's calls in forward order.
+void markMutated(std::vector<UnitOp>& ops) {
+  for (size_t i = 0; i < ops.size(); ++i) {
+    if (!isInPlaceCall(ops[i].key)) continue;
+    for (size_t j = i; j-- > 0;) {
+      if (isInPlaceCall(ops[j].key) || ops[j].kept + ops[j].lingering == 0) continue;
+      ops[j].mutated_later = true;
+      break;
+    }
+  }
+}
+
 }  // namespace
+
+bool isInPlaceCall(const std::string& key) {
+  // "aten.relu_.default#0": the operator's name is the part after "aten."
+  // up to the overload.
+  std::string name = key.substr(0, key.rfind('#'));
+  if (name.compare(0, 5, "aten.") == 0) name = name.substr(5);
+  name = name.substr(0, name.find('.'));
+  return !name.empty() && name.back() == '_';
+}
 
 bool isOpRange(const Range& r) {
   return r.phase == Phase::User && r.name.compare(0, kPrefix.size(), kPrefix) == 0;
@@ -81,11 +102,15 @@ std::vector<std::vector<UnitOp>> unitOps(const Trace& trace, const AllocationFil
       const UnitWindow& u = step.units[k];
       std::vector<OpCall> calls = index.within(u.fwd_start, u.fwd_end);
       std::vector<Bytes> kept(calls.size(), 0), lingering(calls.size(), 0);
-      auto it = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), u.fwd_start,
-                                 [](const Allocation& a, Ns t) { return a.alloc < t; });
-      for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
+      std::vector<Ns> lingering_last_free(calls.size(), 0), lingering_last_birth(calls.size(), -1);
+      Ns last_kept_birth = -1;
+      auto first = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), u.fwd_start,
+                                     [](const Allocation& a, Ns t) { return a.alloc < t; });
+      for (auto it = first; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
         const Allocation& a = *it;
         if (!filter.matches(a) || a.bytes <= 0) continue;
+        if (a.freed() && reg.regionOf(a.free) == reg.backward(static_cast<int>(k)))
+          last_kept_birth = std::max(last_kept_birth, a.alloc);
         // The call that was running when it was made (none: between calls,
         // the shim, python).
         const OpCall* c = callAt(calls, a.alloc);
@@ -93,25 +118,34 @@ std::vector<std::vector<UnitOp>> unitOps(const Trace& trace, const AllocationFil
         size_t ci = static_cast<size_t>(c - calls.data());
         switch (outputFate(a, *c, reg, static_cast<int>(k))) {
           case OutputFate::Kept: kept[ci] += a.bytes; break;
-          case OutputFate::Lingering: lingering[ci] += a.bytes; break;
+          case OutputFate::Lingering:
+            lingering[ci] += a.bytes;
+            lingering_last_free[ci] = std::max(lingering_last_free[ci], a.free);
+            lingering_last_birth[ci] = std::max(lingering_last_birth[ci], a.alloc);
+            break;
           default: break;
         }
       }
       for (size_t ci = 0; ci < calls.size(); ++ci) {
         auto [p, fresh] = pos[k].emplace(calls[ci].key, out[k].size());
         if (fresh) {
-          out[k].push_back({calls[ci].key, 0, 0, 0});
+          out[k].push_back({calls[ci].key, 0, 0, 0, false, false});
           times[k].emplace_back();
         }
         UnitOp& op = out[k][p->second];
         op.kept = std::max(op.kept, kept[ci]);
         op.lingering = std::max(op.lingering, lingering[ci]);
+        if (lingering[ci] > 0)
+          op.lingering_unpriced = op.lingering_unpriced || lingering_last_free[ci] > u.fwd_end ||
+                                  lingering_last_birth[ci] > last_kept_birth;
         if (steady[si]) times[k][p->second].push_back(calls[ci].end - calls[ci].start);
       }
     }
   }
-  for (size_t k = 0; k < n; ++k)
+  for (size_t k = 0; k < n; ++k) {
     for (size_t i = 0; i < out[k].size(); ++i) out[k][i].ns = median(times[k][i]);
+    markMutated(out[k]);
+  }
   return out;
 }
 

@@ -10,8 +10,18 @@
 //              autograd keeps of it, and what saving it keeps from dropping
 //   lingering  bytes born in the call that outlive it but are freed before
 //              the unit's backward (an output the next operator consumes, the
-//              unit's output): saving the call would keep them alive longer,
-//              which the trace cannot price, so such calls are never saved
+//              unit's output): saving the call holds them from that free
+//              until the replay re-makes them (selective_options.h)
+//   lingering_unpriced  some of them are freed after the unit's forward, or
+//              born after the last bytes autograd keeps of it (the replay
+//              stops before re-making them, and the cache holds them through
+//              the unit's backward): the chain model does not price saving
+//              the call, and no save-list it solves keeps it
+//   mutated_later  an in-place call after it likely changes its output
+//              (the first in-place call after it, over calls that make no
+//              memory: relu_ after addmm and its view, add_ after a batch
+//              norm); PyTorch's selective checkpointing refuses to replay a
+//              cached output changed after it was cached
 #pragma once
 
 #include <string>
@@ -33,7 +43,12 @@ struct UnitOp {
   Ns ns = 0;
   Bytes kept = 0;
   Bytes lingering = 0;
+  bool lingering_unpriced = false;
+  bool mutated_later = false;
 };
+
+// Whether "aten.relu_.default#0" names an in-place operator.
+bool isInPlaceCall(const std::string& key);
 
 // The operator ranges of a trace, by start time.
 class OpIndex {

@@ -127,11 +127,11 @@ TEST(SelectiveReplay, ASavedOutputAutogradDoesNotKeepIsHeldUntilTheReplay) {
   // keeps (Y), is not reached by it (SelectiveReplay.AReplayStopsAt...).
   EXPECT_EQ(sim.peak, 11800);
   EXPECT_EQ(sim.recompute_ns, 100 - 20 - 15);
-  // The chain model agrees here (its forward after Z's recorded free is not
-  // priced, which this trace does not need).
+  // The chain model agrees here; but Z is held through the backward, which
+  // it does not price: the solver never picks this option.
   EXPECT_EQ(evaluateChain(chain, plan).peak, 11800);
-  // The solver never picks it: its chain pricing is not exact.
   EXPECT_TRUE(matmuls.lingers());
+  EXPECT_FALSE(matmuls.lingering_priced);
 }
 
 TEST(SelectiveReplay, AReplayStopsAtTheLastTensorAutogradKeeps) {
@@ -167,6 +167,68 @@ TEST(SelectiveReplay, ASavedOutputBeforeTheLastKeptTensorIsFreedInTheReplay) {
   Simulation sim = run.curve({{0, 0, 1, matmuls.save}});
   EXPECT_EQ(liveAt(sim, 300), 10000 + 1000 + 300);
   EXPECT_EQ(liveAt(sim, sim.recompute_ns + 455), 10000 + 500);  // X freed at 450, Y at 460
+}
+
+TEST(SelectiveReplay, ALingeringOutputTheReplayReachesIsPricedByTheChainAsSimulated) {
+  // As above, and gelu makes a 2000-byte workspace at 165, after Z's
+  // recorded free (155): the forward's highest moment, which a saved Z
+  // raises by its 300 bytes.
+  testing::TraceBuilder b = unitWithMatmul();
+  b.op("aten.addmm.default", 135, 145);
+  b.op("aten.gelu.default", 150, 170);
+  b.alloc(1, -1, 10000);
+  b.alloc(120, 450, 1000);  // X, kept
+  b.alloc(140, 155, 300);   // Z, lingering
+  b.alloc(160, 460, 500);   // Y, kept
+  b.alloc(165, 168, 2000);  // gelu's workspace
+  testing::ChainRun run(b.build(), {"a"});
+  addSelectiveOptions(run.chain, run.trace, run.filter, run.layout);
+  std::vector<std::vector<UnitOp>> ops = unitOps(run.trace, run.filter, run.layout);
+  ASSERT_EQ(ops[0][1].key, "aten.addmm.default#0");
+  EXPECT_EQ(ops[0][1].lingering, 300);
+  EXPECT_FALSE(ops[0][1].lingering_unpriced);  // freed in the forward, born before Y
+  ASSERT_FALSE(run.chain.selective.empty());
+  const SelectiveOption& matmuls = run.chain.selective[0][0];
+  ASSERT_EQ(matmuls.label, "matmuls");
+  EXPECT_TRUE(matmuls.lingering_priced);
+  EXPECT_EQ(matmuls.forward_peak, 10000 + 1000 + 300 + 500 + 2000);
+  Segments plan = {{0, 0, 1, matmuls.save}};
+  EXPECT_EQ(run.simPeak(plan), 13800);
+  EXPECT_EQ(evaluateChain(run.chain, plan).peak, 13800);
+  // Every option the solver may pick is priced as simulated.
+  for (size_t i = 0; i < run.chain.selective[0].size(); ++i) {
+    const SelectiveOption& o = run.chain.selective[0][i];
+    if (!o.lingering_priced) continue;
+    Segments p = {{0, 0, static_cast<int>(i) + 1, o.save}};
+    EXPECT_EQ(evaluateChain(run.chain, p).peak, run.simPeak(p)) << o.label;
+  }
+}
+
+TEST(SelectiveReplay, AnOutputChangedInPlaceLaterIsNeverSaved) {
+  // relu_ (in place, after a view) changes mm's X, which autograd keeps:
+  // cached, X would fail PyTorch's check in the replay (the job would stop
+  // in its backward).
+  testing::TraceBuilder b = unitWithMatmul();
+  b.op("aten._unsafe_view.default", 131, 132);
+  b.op("aten.relu_.default", 135, 140);
+  b.op("aten.gelu.default", 150, 170);
+  b.alloc(1, -1, 10000);
+  b.alloc(120, 450, 1000);  // X
+  b.alloc(160, 460, 500);   // Y
+  testing::ChainRun run(b.build(), {"a"});
+  addSelectiveOptions(run.chain, run.trace, run.filter, run.layout);
+  std::vector<std::vector<UnitOp>> ops = unitOps(run.trace, run.filter, run.layout);
+  ASSERT_EQ(ops[0].size(), 4u);
+  EXPECT_TRUE(ops[0][0].mutated_later);
+  EXPECT_FALSE(ops[0][3].mutated_later);
+  ASSERT_FALSE(run.chain.selective.empty());
+  bool gelu = false;
+  for (const SelectiveOption& o : run.chain.selective[0])
+    for (const std::string& k : o.save) {
+      EXPECT_NE(k, "aten.mm.default#0") << o.label;
+      gelu = gelu || k == "aten.gelu.default#0";
+    }
+  EXPECT_TRUE(gelu);
 }
 
 TEST(SelectiveReplay, CallsBeforeTheReplaysPeakAreTheOnesItsPeakHoldsAnyway) {

@@ -3,6 +3,7 @@
 // assignment of keep / whole / selective option to every unit.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <climits>
 
 #include "chain/chain_peak.h"
@@ -15,18 +16,22 @@
 namespace gcprof::advisor {
 namespace {
 
-UnitOp op(const std::string& key, Ns ns, Bytes kept, Bytes lingering = 0) {
-  return {key, ns, kept, lingering};
+UnitOp op(const std::string& key, Ns ns, Bytes kept, Bytes lingering = 0, bool unpriced = false) {
+  return {key, ns, kept, lingering, unpriced};
 }
+
+// An output autograd does not keep that the chain cannot price when saved
+// (op_table.h: freed after the unit's forward, or after the replay stops).
+UnitOp unpriced(const std::string& key, Ns ns, Bytes lingering) { return op(key, ns, 0, lingering, true); }
 
 TEST(SelectiveOptions, SaveOnlyPricedOutputsCheapestBytesFirst) {
   std::vector<UnitOp> ops = {
       op("aten.native_layer_norm.default#0", 10, 100),
       op("aten.view.default#0", 1, 0),                  // a view: makes no output
-      op("aten.addmm.default#0", 50, 0, 300),           // output freed in forward: lingering
+      unpriced("aten.addmm.default#0", 50, 300),        // lingering, not priced
       op("aten._softmax.default#0", 20, 400),
-      op("aten.empty_like.default#0", 1, 400),          // filled in place later
-      op("aten.bernoulli_.float#0", 5, 0),              // in place, random
+      op("aten.zeros.default#0", 1, 400),               // filled in place later
+      op("aten.index_put_.default#0", 5, 0),            // in place
       op("aten.addmm.default#1", 80, 200),
       op("aten.gelu.default#0", 10, 200)};
   std::vector<SelectiveOption> options = selectiveOptions(ops, 2000);
@@ -54,13 +59,115 @@ TEST(SelectiveOptions, SaveOnlyPricedOutputsCheapestBytesFirst) {
   for (const SelectiveOption& o : options)
     for (const std::string& k : o.save) {
       EXPECT_NE(k, "aten.view.default#0");
-      EXPECT_NE(k, "aten.empty_like.default#0");
-      EXPECT_NE(k, "aten.bernoulli_.float#0");
+      EXPECT_NE(k, "aten.zeros.default#0");
+      EXPECT_NE(k, "aten.index_put_.default#0");
     }
   for (size_t i = 1; i < options.size(); ++i)
-    for (const std::string& k : options[i].save) EXPECT_NE(k, "aten.addmm.default#0");  // lingering
+    for (const std::string& k : options[i].save) EXPECT_NE(k, "aten.addmm.default#0");  // not priced
+  EXPECT_FALSE(options[0].lingering_priced);  // torchtitan's rule saves it anyway
   // A list keeping everything the unit drops is no option.
   EXPECT_TRUE(selectiveOptions({op("aten.mm.default#0", 10, 500)}, 500).empty());
+}
+
+// A CPU dropout: the mask made by empty_like, filled by bernoulli_ and
+// scaled by div_, then multiplied with the input (out of place).
+std::vector<UnitOp> dropout(int n, Ns draw_ns, Bytes mask) {
+  std::string i = "#" + std::to_string(n);
+  return {op("aten.empty_like.default" + i, 1, mask), op("aten.bernoulli_.float" + i, draw_ns, 0),
+          op("aten.div_.Scalar" + i, 5, 0), unpriced("aten.mul.Tensor" + i, 5, mask)};
+}
+
+std::vector<UnitOp> concat(std::initializer_list<std::vector<UnitOp>> parts) {
+  std::vector<UnitOp> out;
+  for (const std::vector<UnitOp>& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+bool saves(const SelectiveOption& o, const std::string& key) {
+  return std::find(o.save.begin(), o.save.end(), key) != o.save.end();
+}
+
+TEST(SelectiveOptions, DropoutMasksAreSavedWholeWithEveryLaterRandomCall) {
+  // addmm#0 2 B/ns, the first mask 400 B / 26 ns, addmm#1 2.5, the second
+  // mask 100 B / 26 ns: the second mask comes before the first.
+  std::vector<UnitOp> ops = concat({{op("aten.addmm.default#0", 50, 100)}, dropout(0, 20, 400),
+                                    {op("aten.addmm.default#1", 80, 200)}, dropout(1, 20, 100)});
+  std::vector<SelectiveOption> options = selectiveOptions(ops, 5000);
+  const std::vector<std::string> second_mask = {"aten.addmm.default#0", "aten.addmm.default#1",
+                                                "aten.empty_like.default#1", "aten.bernoulli_.float#1",
+                                                "aten.div_.Scalar#1"};
+  bool found = false;
+  for (const SelectiveOption& o : options) {
+    found = found || o.save == second_mask;
+    // Saving the first mask skips its draw in the replay: the second
+    // dropout would then draw another mask, so it is saved as well.
+    if (saves(o, "aten.bernoulli_.float#0")) {
+      EXPECT_TRUE(saves(o, "aten.empty_like.default#0") && saves(o, "aten.div_.Scalar#0"));
+      EXPECT_TRUE(saves(o, "aten.bernoulli_.float#1")) << o.label;
+    }
+    for (int n : {0, 1})
+      EXPECT_EQ(saves(o, "aten.empty_like.default#" + std::to_string(n)),
+                saves(o, "aten.bernoulli_.float#" + std::to_string(n)));
+    EXPECT_FALSE(saves(o, "aten.mul.Tensor#0") || saves(o, "aten.mul.Tensor#1"));  // not priced
+  }
+  ASSERT_TRUE(found);
+  const SelectiveOption& all = options.back();
+  EXPECT_EQ(all.kept, 800);
+  EXPECT_EQ(all.saved_ns, 50 + 80 + 2 * 26);
+
+  // The cheapest first: the first mask alone would be the first prefix
+  // (after torchtitan's rule); it comes with the second.
+  ops = concat({dropout(0, 200, 100), {op("aten.addmm.default#0", 50, 1000)}, dropout(1, 20, 300)});
+  options = selectiveOptions(ops, 5000);
+  ASSERT_GE(options.size(), 2u);
+  EXPECT_EQ(options[1].save,
+            (std::vector<std::string>{"aten.empty_like.default#0", "aten.bernoulli_.float#0", "aten.div_.Scalar#0",
+                                      "aten.empty_like.default#1", "aten.bernoulli_.float#1",
+                                      "aten.div_.Scalar#1"}));
+
+  // A later random call that cannot be saved: no earlier mask is saved.
+  ops = concat({dropout(0, 200, 100), {op("aten.addmm.default#0", 50, 1000)},
+                {op("aten.randn_like.default#0", 5, 0, 64)}});
+  for (const SelectiveOption& o : selectiveOptions(ops, 5000)) EXPECT_FALSE(saves(o, "aten.bernoulli_.float#0"));
+
+  // Another in-place call in the unit (it could mutate a saved output, which
+  // the cache then no longer checks): no CPU dropout is saved.
+  ops = concat({{op("aten.addmm.default#0", 50, 100), op("aten.relu_.default#0", 5, 0)}, dropout(0, 200, 100)});
+  options = selectiveOptions(ops, 5000);
+  ASSERT_FALSE(options.empty());
+  for (const SelectiveOption& o : options) EXPECT_FALSE(saves(o, "aten.bernoulli_.float#0"));
+
+  // CUDA's dropout is one random call, saved like a dropout.
+  ops = {op("aten.addmm.default#0", 50, 100), op("aten.native_dropout.default#0", 20, 100),
+         op("aten.addmm.default#1", 50, 100), op("aten.native_dropout.default#1", 20, 100)};
+  bool first_saved = false;
+  for (const SelectiveOption& o : selectiveOptions(ops, 5000)) {
+    first_saved = first_saved || saves(o, "aten.native_dropout.default#0");
+    EXPECT_TRUE(!saves(o, "aten.native_dropout.default#0") || saves(o, "aten.native_dropout.default#1"));
+  }
+  EXPECT_TRUE(first_saved);
+}
+
+TEST(SelectiveOptions, PricedLingeringOutputsAreSavedWithTheMasks) {
+  // HF GPT-2's MLP on a CPU: c_fc's output is kept (gelu's input), the
+  // gelu chain's are kept, c_proj's output lingers (the dropout consumes it,
+  // freed in the forward, the mask born after it), and so does the mul's
+  // (born after the mask, the last bytes autograd keeps: not priced).
+  std::vector<UnitOp> ops = concat({{op("aten.addmm.default#0", 400, 1000), op("aten.mul.Tensor#0", 20, 1000),
+                                     op("aten.pow.Tensor_Scalar#0", 20, 1000), op("aten.tanh.default#0", 30, 1000),
+                                     op("aten.addmm.default#1", 400, 0, 250)},
+                                    dropout(1, 40, 250)});
+  std::vector<SelectiveOption> options = selectiveOptions(ops, 100000);
+  const std::vector<std::string> matmuls_and_mask = {"aten.addmm.default#0", "aten.addmm.default#1",
+                                                     "aten.empty_like.default#1", "aten.bernoulli_.float#1",
+                                                     "aten.div_.Scalar#1"};
+  const SelectiveOption* found = nullptr;
+  for (const SelectiveOption& o : options)
+    if (o.save == matmuls_and_mask) found = &o;
+  ASSERT_NE(found, nullptr);
+  EXPECT_EQ(found->kept, 1250);
+  EXPECT_EQ(found->lingering, 250);
+  EXPECT_TRUE(found->lingering_priced);
 }
 
 TEST(SelectiveOptions, MatmulsFollowTorchtitanRecomputingEverySecondMm) {

@@ -69,6 +69,17 @@ class Selective(unittest.TestCase):
         self.assertEqual(p.losses(self.verify.stdout), p.losses(self.baseline.stdout))
         self.assertEqual(len(p.losses(self.baseline.stdout)), 3)
 
+    def test_dropout_masks_are_kept_with_every_later_draw_of_their_block(self):
+        # Each block draws two masks (attention probabilities, then output).
+        # A kept mask is not drawn again in the replay, so a later draw would
+        # differ unless kept too; the losses test above checks the result.
+        masks = [[k for k in s["save"] if k.startswith("aten.bernoulli_")]
+                 for s in self.plan["segments"] if s["policy"] == "selective"]
+        self.assertTrue(any(masks), self.advise.stdout)
+        for kept in masks:
+            if "aten.bernoulli_.float#0" in kept:
+                self.assertIn("aten.bernoulli_.float#1", kept)
+
     def test_reports_show_the_save_lists(self):
         md = p.gcprof("report", self.db, "--format", "md").stdout
         self.assertIn("**Selective**", md)

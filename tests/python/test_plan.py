@@ -327,6 +327,28 @@ def test_selective_plan_keeps_the_listed_outputs_and_gives_identical_losses():
                                        CheckpointPolicy.MUST_SAVE], answers
 
 
+def test_selective_plan_keeping_dropout_masks_gives_identical_losses():
+    # A CPU dropout's mask is made, filled and scaled in three calls; kept
+    # together (the last dropout of layers.0, both of layers.1), the replay
+    # draws none of them and the cache entry filled after it was cached is
+    # allowed. Saving the first mask alone would change the second one's
+    # draw; the advisor never writes such a list (selective_options.h).
+    _selective_available()
+
+    def mask(n):
+        return ["aten.empty_like.default#%d" % n, "aten.bernoulli_.float#%d" % n, "aten.div_.Scalar#%d" % n]
+    segments = [{"kind": "module", "units": ["layers.0"], "module": "layers.0", "policy": "selective",
+                 "save": ["aten.addmm.default#2"] + mask(1)},
+                {"kind": "module", "units": ["layers.1"], "module": "layers.1", "policy": "selective",
+                 "save": mask(0) + mask(1)}]
+    path = plan_file([["layers.0"], ["layers.1"]], "dropout-masks.json", format="gcprof.plan/2",
+                     segments=segments)
+    args = [TINY, "--dropout", "0.2", "--steps", "3"]
+    plain = loss_lines(run_python(args, shim=False)[0])
+    by_env = loss_lines(run_python(args, GCPROF_PLAN=path)[0])
+    assert plain == by_env, (plain, by_env)
+
+
 def test_bad_selective_segments_are_refused():
     import gcprof
     from tiny_model import TinyGPT

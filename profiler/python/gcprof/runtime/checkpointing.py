@@ -37,6 +37,11 @@ the calls of each operator in the forward, as the recording numbered them
 (op_ranges.py), and answers MUST_SAVE for the listed ones and
 PREFER_RECOMPUTE for the rest. PyTorch replays the recomputation from its
 cache by the same numbering, so the kept outputs are returned, not recomputed.
+A save-list with in-place calls keeps a dropout's mask on a CPU (empty_like,
+bernoulli_ and div_ together: the advisor saves in-place calls only so,
+chain/selective_options.h): the cached empty_like output is filled in place
+after it was cached, which PyTorch refuses unless told to allow it; the
+replay takes all three from the cache, so the mask is the forward's.
 """
 import contextlib
 import sys
@@ -155,6 +160,14 @@ def save_policy(save):
     return policy
 
 
+def _in_place(key):
+    """Whether "aten.bernoulli_.float#0" names an in-place operator."""
+    name = key.rsplit("#", 1)[0]
+    if name.startswith("aten."):
+        name = name[len("aten."):]
+    return name.split(".", 1)[0].endswith("_")
+
+
 def _context_fn(torch, save):
     try:
         from torch.utils.checkpoint import create_selective_checkpoint_contexts
@@ -162,7 +175,11 @@ def _context_fn(torch, save):
         raise RuntimeError("selective checkpoints need PyTorch 2.4 or newer (found %s); advise with "
                            "--whole-only" % torch.__version__) from None
 
+    mutated = any(_in_place(key) for key in save)
+
     def context_fn():
+        if mutated:
+            return create_selective_checkpoint_contexts(save_policy(save), allow_cache_entry_mutation=True)
         return create_selective_checkpoint_contexts(save_policy(save))
 
     return context_fn
