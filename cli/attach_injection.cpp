@@ -155,6 +155,10 @@ void injectAttachLibrary(const std::string& gdb, pid_t pid, const std::string& l
   if (out.find("gcprof-start: 0") != std::string::npos) return;
   if (out.find("Operation not permitted") != std::string::npos)
     throw AttachRefused(ptraceRefusedAdvice());
+  // gdb-minimal: the safe point needs gdb's Python (the loader's callers).
+  if (out.find("Python scripting is not supported") != std::string::npos)
+    throw AttachRefused("gdb (" + gdb + ") has no Python, which gcprof needs to find a moment safe "
+                        "to load itself; install Debian's full gdb: apt-get install gdb");
   size_t e = out.find("gcprof-error: ");
   if (e != std::string::npos)
     throw std::runtime_error("dlopen of " + library + " in the job failed: " +

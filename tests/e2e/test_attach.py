@@ -536,6 +536,14 @@ class Refusals(unittest.TestCase):
     def test_gdb_missing(self):
         self.refused_job(dict(os.environ, GCPROF_GDB="/nonexistent/gdb"), ["gdb not found", "apt-get install gdb"])
 
+    def test_gdb_without_python(self):
+        # gdb-minimal stops at the script's python block (attach_injection.cpp).
+        fake = os.path.join(tempfile.mkdtemp(prefix="gcprof-gdb-"), "gdb")
+        with open(fake, "w") as f:
+            f.write("#!/bin/sh\necho 'Python scripting is not supported in this copy of GDB.'\n")
+        os.chmod(fake, 0o755)
+        self.refused_job(dict(os.environ, GCPROF_GDB=fake), ["has no Python", "apt-get install gdb"])
+
     def test_ptrace_forbidden_by_yama(self):
         scope = os.path.join(tempfile.mkdtemp(prefix="gcprof-yama-"), "ptrace_scope")
         with open(scope, "w") as f:
