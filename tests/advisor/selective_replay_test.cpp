@@ -148,9 +148,9 @@ TEST(SelectiveReplay, AReplayStopsAtTheLastTensorAutogradKeeps) {
   EXPECT_EQ(liveAt(sim, at + 550), 10000);
 }
 
-TEST(SelectiveReplay, ASavedOutputBeforeTheLastKeptTensorIsFreedInTheReplay) {
-  // The addmm comes first this time; gelu's Y (kept) is born after it, so
-  // the replay takes Z from the cache and frees it where the forward did.
+// The addmm first, then gelu: X (kept) at 120, the addmm's Z (lingering,
+// freed at 155) at 140, gelu's Y (kept) at 160.
+testing::TraceBuilder addmmBeforeGelu() {
   testing::TraceBuilder b = unitWithMatmul();
   b.op("aten.addmm.default", 135, 145);
   b.op("aten.gelu.default", 150, 170);
@@ -158,6 +158,13 @@ TEST(SelectiveReplay, ASavedOutputBeforeTheLastKeptTensorIsFreedInTheReplay) {
   b.alloc(120, 450, 1000);  // X, kept
   b.alloc(140, 155, 300);   // Z, lingering
   b.alloc(160, 460, 500);   // Y, kept
+  return b;
+}
+
+TEST(SelectiveReplay, ASavedOutputBeforeTheLastKeptTensorIsFreedInTheReplay) {
+  // The addmm comes first this time; gelu's Y (kept) is born after it, so
+  // the replay takes Z from the cache and frees it where the forward did.
+  testing::TraceBuilder b = addmmBeforeGelu();
   testing::ChainRun run(b.build(), {"a"});
   addSelectiveOptions(run.chain, run.trace, run.filter, run.layout);
   ASSERT_FALSE(run.chain.selective.empty());
@@ -173,13 +180,7 @@ TEST(SelectiveReplay, ALingeringOutputTheReplayReachesIsPricedByTheChainAsSimula
   // As above, and gelu makes a 2000-byte workspace at 165, after Z's
   // recorded free (155): the forward's highest moment, which a saved Z
   // raises by its 300 bytes.
-  testing::TraceBuilder b = unitWithMatmul();
-  b.op("aten.addmm.default", 135, 145);
-  b.op("aten.gelu.default", 150, 170);
-  b.alloc(1, -1, 10000);
-  b.alloc(120, 450, 1000);  // X, kept
-  b.alloc(140, 155, 300);   // Z, lingering
-  b.alloc(160, 460, 500);   // Y, kept
+  testing::TraceBuilder b = addmmBeforeGelu();
   b.alloc(165, 168, 2000);  // gelu's workspace
   testing::ChainRun run(b.build(), {"a"});
   addSelectiveOptions(run.chain, run.trace, run.filter, run.layout);

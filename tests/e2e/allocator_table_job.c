@@ -11,17 +11,12 @@
 #include <time.h>
 
 #include "gcprof/gcprof.h"
+#include "native_job.h"
 
 enum { kBlock = 3 << 20, kKept = 5 << 20 };
 
 static volatile sig_atomic_t g_release_kept = 0;
 static void onUsr1(int sig) { (void)sig; g_release_kept = 1; }
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
 
 int main(int argc, char** argv) {
   void* lib = NULL;

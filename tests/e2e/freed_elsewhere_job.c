@@ -9,12 +9,7 @@
 #include <time.h>
 
 #include "gcprof/gcprof.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+#include "native_job.h"
 
 int main(int argc, char** argv) {
   void* lib = NULL;

@@ -10,15 +10,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "native_job.h"
+
 static void* idle(void* arg) {
   for (;;) pause();
   return arg;
-}
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
 }
 
 int main(int argc, char** argv) {

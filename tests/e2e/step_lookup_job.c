@@ -11,12 +11,7 @@
 #include <time.h>
 
 #include "gcprof/gcprof.h"
-
-static double now(void) {
-  struct timespec t;
-  clock_gettime(CLOCK_MONOTONIC, &t);
-  return (double)t.tv_sec + (double)t.tv_nsec / 1e9;
-}
+#include "native_job.h"
 
 int main(int argc, char** argv) {
   if (argc < 3 || !dlopen(argv[1], RTLD_NOW | RTLD_GLOBAL)) {

@@ -582,31 +582,29 @@ class SafePoint(unittest.TestCase):
         self.assertEqual(job.stdout.readline(), "ready\n")
         return job
 
+    def attach_fresh_jobs(self, native_job, times, duration):
+        """Attaches `times` fresh runs of a native job (tests/e2e/*_job.c) once
+        each: every attach succeeds, detaches, and leaves the job running."""
+        import torch
+        libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
+        for i in range(times):
+            job = self.start([os.path.join(p.BUILD, "bin", native_job), libtorch, "60"])
+            out = p.gcprof("attach", str(job.pid), "-o", p.tempdb("attach-" + native_job),
+                           "--duration", duration, check=False, timeout=100)
+            self.assertEqual(out.returncode, 0, f"attach {i}: {out.stderr}")
+            self.assertIn("detached, the job continues", out.stderr)
+            self.assertIsNone(job.poll(), f"attach {i}: the job still runs")
+
     def test_a_job_inside_malloc_is_attached_every_time(self):
         # Its main thread is inside malloc or free nearly always: before the
         # safe point, gdb's dlopen there waited on the arena lock for ever.
-        import torch
-        libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
-        for i in range(3):
-            job = self.start([os.path.join(p.BUILD, "bin", "malloc_bound_job"), libtorch, "60"])
-            out = p.gcprof("attach", str(job.pid), "-o", p.tempdb("attach-malloc"),
-                           "--duration", "0.5", check=False, timeout=100)
-            self.assertEqual(out.returncode, 0, f"attach {i}: {out.stderr}")
-            self.assertIn("detached, the job continues", out.stderr)
-            self.assertIsNone(job.poll(), "the job still runs")
+        self.attach_fresh_jobs("malloc_bound_job", 3, "0.5")
 
     def test_a_job_inside_the_dynamic_loader_is_attached_every_time(self):
         # Half its malloc and free calls are the dynamic loader's (a failed
         # dlsym at every step): gdb's dlopen at such a free freed the
         # loader's error text a second time and the job aborted.
-        import torch
-        libtorch = os.path.join(os.path.dirname(torch.__file__), "lib", "libtorch_cpu.so")
-        for i in range(4):
-            job = self.start([os.path.join(p.BUILD, "bin", "step_lookup_job"), libtorch, "60"])
-            out = p.gcprof("attach", str(job.pid), "-o", p.tempdb("attach-lookup"),
-                           "--duration", "0.2", check=False, timeout=100)
-            self.assertEqual(out.returncode, 0, f"attach {i}: {out.stderr}")
-            self.assertIsNone(job.poll(), f"attach {i}: the job still runs")
+        self.attach_fresh_jobs("step_lookup_job", 4, "0.2")
 
     def test_an_idle_job_is_refused_and_left_running(self):
         job = self.start([sys.executable, "-c", IDLE_JOB])
