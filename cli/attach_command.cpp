@@ -131,8 +131,10 @@ std::string waitForSession(const AttachArgs& a, const std::string& dir, bool& at
       if (!why.empty())
         std::fprintf(stderr, "gcprof: CUDA backend off: %s\n", why.c_str());
       // The state line's heap_regions_skipped=N (attach/session.cpp).
-      size_t at = state.find(" heap_regions_skipped=");
-      long skipped = at == std::string::npos ? 0 : std::strtol(state.c_str() + at + 22, nullptr, 10);
+      const std::string key = " heap_regions_skipped=";
+      size_t at = state.find(key);
+      long skipped =
+          at == std::string::npos ? 0 : std::strtol(state.c_str() + at + key.size(), nullptr, 10);
       if (skipped > 0)
         std::fprintf(stderr,
                      "gcprof: warning: %ld of the job's heaps changed too fast to be read at "

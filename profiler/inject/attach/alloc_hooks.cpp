@@ -77,7 +77,8 @@ bool find(F& slot, const char* name) {
   return slot != nullptr;
 }
 
-const GotHook kHooks[] = {
+// `real` of each is set by resolveAllocator.
+GotHook g_hooks[] = {
     {"free", reinterpret_cast<void*>(hookFree), true},
     {"malloc", reinterpret_cast<void*>(hookMalloc)},
     {"calloc", reinterpret_cast<void*>(hookCalloc)},
@@ -89,6 +90,12 @@ const GotHook kHooks[] = {
     {"pvalloc", reinterpret_cast<void*>(hookPvalloc)},
 };
 
+bool resolveHooks() {
+  for (GotHook& h : g_hooks)
+    if (!(h.real = dlsym(RTLD_DEFAULT, h.symbol))) return false;
+  return true;
+}
+
 }  // namespace
 
 bool resolveAllocator() {
@@ -97,12 +104,12 @@ bool resolveAllocator() {
          find(g_real.posix_memalign, "posix_memalign") &&
          find(g_real.aligned_alloc, "aligned_alloc") && find(g_real.memalign, "memalign") &&
          find(g_real.valloc, "valloc") && find(g_real.pvalloc, "pvalloc") &&
-         find(g_real.usable_size, "malloc_usable_size");
+         find(g_real.usable_size, "malloc_usable_size") && resolveHooks();
 }
 
 const GotHook* allocationHooks(size_t* count) {
-  *count = sizeof kHooks / sizeof kHooks[0];
-  return kHooks;
+  *count = sizeof g_hooks / sizeof g_hooks[0];
+  return g_hooks;
 }
 
 }  // namespace gcprof::inject::attach

@@ -8,7 +8,6 @@
 // buffers were neither seen allocated nor seen freed while attached.
 #include "attach/got_patch.h"
 
-#include <dlfcn.h>
 #include <elf.h>
 #include <link.h>
 #include <string.h>
@@ -53,7 +52,6 @@ struct Pass {
   const GotHook* hooks;
   size_t n;
   const void* self;
-  const std::vector<void*>& real;  // what each hook's symbol resolves to in the global scope
   bool early = true;  // the round of the hooks that go in `before_others`
   size_t patched = 0;
   bool first = true;
@@ -118,7 +116,7 @@ void patchRelocations(const dl_phdr_info* info, const ElfW(Rela)* rel, size_t co
       void* old = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
       // A pointer in data the job has set to a function of its own since
       // (mkl_set_memory_functions) is the job's choice: left as it is.
-      if (data && old != pass.real[h]) break;
+      if (data && old != pass.hooks[h].real) break;
       if (old != pass.hooks[h].hook && store(info, slot, pass.hooks[h].hook)) {
         out.slots.push_back({slot, old, pass.hooks[h].hook});
         ++pass.patched;
@@ -195,9 +193,7 @@ int visit(dl_phdr_info* info, size_t, void* data) {
 }  // namespace
 
 size_t patchLoadedObjects(const GotHook* hooks, size_t n, const void* self) {
-  std::vector<void*> real;
-  for (size_t h = 0; h < n; ++h) real.push_back(dlsym(RTLD_DEFAULT, hooks[h].symbol));
-  Pass pass{hooks, n, self, real, true, 0, true, false, {}, {}};
+  Pass pass{hooks, n, self, true, 0, true, false, {}, {}};
   dl_iterate_phdr(visit, &pass);
   if (!pass.changed) return 0;
   pass.early = false;

@@ -17,6 +17,10 @@ struct GotHook {
   // object (or a GOT slot) patched later: an attached trace kept a 4.3 MiB
   // matmul buffer live, its malloc hooked in libtorch and its free not yet.
   bool before_others = false;
+  // What the symbol resolves to in the global scope (the allocator's own
+  // function): a pointer to it kept in data is patched only while it holds
+  // this, not a function the job put there.
+  void* real = nullptr;
 };
 
 // Patches every object loaded now and not yet patched (ld.so, the vDSO and
