@@ -110,8 +110,9 @@ nlohmann::json describe(const Trace& t) {
           {"parameter_gathers", parameterGathers(t)},
           {"units", units},
           {"auto_units", auto_units}};
-  // CUDA runs: both peaks (simulate/device_peaks.h); -1 where unknown.
-  DevicePeaks device = devicePeaks(t);
+  // CUDA runs: both peaks (simulate/device_peaks.h); -1 where unknown. A
+  // run without device rows (the filter is the host's) has none to read.
+  DevicePeaks device = filter.device ? devicePeaks(t) : DevicePeaks{};
   if (device.device) {
     run["allocated_peak_bytes"] = device.allocated;
     run["reserved_peak_bytes"] = device.reserved;
