@@ -64,9 +64,13 @@ constexpr size_t kMaxNesting = 1024;
 }  // namespace
 
 std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace) {
+  return detectUnits(trace, advisor::primaryFilter(trace));
+}
+
+std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace, const advisor::AllocationFilter& filter) {
   // The advisor's own rule, so the GUI colours the units `advise` would use.
   try {
-    return advisor::selectUnits(advisor::moduleStats(trace), "auto").names;
+    return advisor::selectUnits(advisor::moduleStats(trace, filter), "auto").names;
   } catch (const std::exception&) {
     // No unit the advisor accepts (no steps, overlapping modules): the GUI
     // still colours something, so it guesses below (for colours only; no plan
@@ -105,7 +109,11 @@ std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace) {
 }
 
 SeriesAssignment::SeriesAssignment(const Trace& trace, std::vector<std::string> unit_names) {
-  if (unit_names.empty()) unit_names = detectUnits(trace);
+  // Memory space: the advisor's (a run with device allocations is about
+  // device memory, its tensors when any were reported).
+  const advisor::AllocationFilter filter = advisor::primaryFilter(trace);
+  space_.device = filter.device;
+  if (unit_names.empty()) unit_names = detectUnits(trace, filter);
   std::unordered_map<std::string, int> unit_of_name;
   for (size_t i = 0; i < unit_names.size(); ++i) {
     units_.push_back({unit_names[i], unitColour(static_cast<int>(i))});
@@ -156,11 +164,6 @@ SeriesAssignment::SeriesAssignment(const Trace& trace, std::vector<std::string> 
   std::vector<int> phase;
   resolve([](const Range& r) { return r.phase == Phase::User ? -1 : static_cast<int>(r.phase); },
           phase);
-
-  // Memory space: the advisor's (a run with device allocations is about
-  // device memory, its tensors when any were reported).
-  advisor::AllocationFilter filter = advisor::primaryFilter(trace);
-  space_.device = filter.device;
 
   const std::vector<Ns> bounds = stepBoundaries(trace);
   BoundaryCrossing crosses(bounds);

@@ -98,11 +98,13 @@ StackedMemory StackedMemory::fromPoints(const std::vector<std::pair<Ns, Bytes>>&
 
 void StackedMemory::build() {
   size_t n = time_.size();
-  total_.resize(n);
+  // Appended, not zeroed first and written again (160 MB at 10M rows).
+  total_.clear();
+  total_.reserve(n);
   // Exact in 128 bits: a clamped running sum would drift below zero once
   // the clamped bytes are freed again (damaged traces near INT64_MAX).
   __int128 live = 0;
-  for (size_t i = 0; i < n; ++i) total_[i] = sat::fromWide(live += delta_[i]);
+  for (size_t i = 0; i < n; ++i) total_.push_back(sat::fromWide(live += delta_[i]));
 
   max_.clear();
   size_t below = n;
