@@ -38,11 +38,12 @@ nlohmann::json parameterGathers(const Trace& t) {
     module_of[r.id] = r.name.substr(prefix.size());
     per_module[module_of[r.id]].first++;
   }
+  nlohmann::json out = nlohmann::json::array();
+  if (module_of.empty()) return out;  // no gathers: the rows need not be read
   for (const Allocation& a : t.allocations) {
     auto m = module_of.find(a.range);
     if (m != module_of.end()) per_module[m->second].second += a.bytes;
   }
-  nlohmann::json out = nlohmann::json::array();
   for (const auto& [module, cb] : per_module)
     out.push_back({{"module", module}, {"ranges", cb.first}, {"bytes", cb.second}});
   return out;
@@ -110,8 +111,9 @@ nlohmann::json describe(const Trace& t) {
           {"parameter_gathers", parameterGathers(t)},
           {"units", units},
           {"auto_units", auto_units}};
-  // CUDA runs: both peaks (simulate/device_peaks.h); -1 where unknown.
-  DevicePeaks device = devicePeaks(t);
+  // CUDA runs: both peaks (simulate/device_peaks.h); -1 where unknown. A
+  // run without device rows (the filter is the host's) has none to read.
+  DevicePeaks device = filter.device ? devicePeaks(t) : DevicePeaks{};
   if (device.device) {
     run["allocated_peak_bytes"] = device.allocated;
     run["reserved_peak_bytes"] = device.reserved;

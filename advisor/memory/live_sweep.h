@@ -16,7 +16,9 @@ namespace gcprof::advisor {
 // allocations change (an instant's frees count before its allocations;
 // allocations freed at the instant they were made never count), in time
 // order: memoryCurveOf(memoryEvents(allocations, filter)).points, one at a
-// time. False, having visited nothing, when `allocations` are not in time order.
+// time. False when `allocations` are not in time order, found on the way
+// (no pass of its own over the rows): the instants visited before are then
+// to be dropped.
 template <class Visit>
 bool sweepInstants(const std::vector<Allocation>& allocations, const AllocationFilter& filter, Visit&& visit);
 

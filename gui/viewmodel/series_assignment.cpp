@@ -38,11 +38,24 @@ std::vector<Ns> stepBoundaries(const Trace& t) {
   return b;
 }
 
-bool crossesBoundary(const std::vector<Ns>& b, const Allocation& a) {
-  // First boundary strictly after the allocation; alive across it?
-  auto it = std::upper_bound(b.begin(), b.end(), a.alloc);
-  return it != b.end() && (!a.freed() || a.free > *it);
-}
+// Whether an allocation is alive across the first boundary strictly after
+// it. Rows come in time order: the search goes on from the last row's
+// boundary (a binary search again where a row is earlier than the last).
+class BoundaryCrossing {
+ public:
+  explicit BoundaryCrossing(const std::vector<Ns>& b) : b_(b), next_(b.begin()) {}
+  bool operator()(const Allocation& a) {
+    if (a.alloc < last_) next_ = std::upper_bound(b_.begin(), b_.end(), a.alloc);
+    while (next_ != b_.end() && *next_ <= a.alloc) ++next_;
+    last_ = a.alloc;
+    return next_ != b_.end() && (!a.freed() || a.free > *next_);
+  }
+
+ private:
+  const std::vector<Ns>& b_;
+  std::vector<Ns>::const_iterator next_;
+  Ns last_ = INT64_MIN;
+};
 
 constexpr int kUnknown = -2;
 // Parent chains deeper than this are damaged data (a cycle), not a model.
@@ -51,9 +64,13 @@ constexpr size_t kMaxNesting = 1024;
 }  // namespace
 
 std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace) {
+  return detectUnits(trace, advisor::primaryFilter(trace));
+}
+
+std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace, const advisor::AllocationFilter& filter) {
   // The advisor's own rule, so the GUI colours the units `advise` would use.
   try {
-    return advisor::selectUnits(advisor::moduleStats(trace), "auto").names;
+    return advisor::selectUnits(advisor::moduleStats(trace, filter), "auto").names;
   } catch (const std::exception&) {
     // No unit the advisor accepts (no steps, overlapping modules): the GUI
     // still colours something, so it guesses below (for colours only; no plan
@@ -92,7 +109,11 @@ std::vector<std::string> SeriesAssignment::detectUnits(const Trace& trace) {
 }
 
 SeriesAssignment::SeriesAssignment(const Trace& trace, std::vector<std::string> unit_names) {
-  if (unit_names.empty()) unit_names = detectUnits(trace);
+  // Memory space: the advisor's (a run with device allocations is about
+  // device memory, its tensors when any were reported).
+  const advisor::AllocationFilter filter = advisor::primaryFilter(trace);
+  space_.device = filter.device;
+  if (unit_names.empty()) unit_names = detectUnits(trace, filter);
   std::unordered_map<std::string, int> unit_of_name;
   for (size_t i = 0; i < unit_names.size(); ++i) {
     units_.push_back({unit_names[i], unitColour(static_cast<int>(i))});
@@ -144,27 +165,31 @@ SeriesAssignment::SeriesAssignment(const Trace& trace, std::vector<std::string> 
   resolve([](const Range& r) { return r.phase == Phase::User ? -1 : static_cast<int>(r.phase); },
           phase);
 
-  // Memory space: the advisor's (a run with device allocations is about
-  // device memory, its tensors when any were reported).
-  advisor::AllocationFilter filter = advisor::primaryFilter(trace);
-  space_.device = filter.device;
-
-  std::vector<Ns> bounds = stepBoundaries(trace);
+  const std::vector<Ns> bounds = stepBoundaries(trace);
+  BoundaryCrossing crosses(bounds);
+  auto seriesOfRange = [&](int64_t range) {
+    uint16_t s = kSeriesOther;
+    auto it = range != 0 ? index_of_id.find(range) : index_of_id.end();
+    if (it != index_of_id.end()) {
+      int u = range_unit_[it->second];
+      if (u >= 0 && phase[it->second] == static_cast<int>(Phase::Forward))
+        s = static_cast<uint16_t>(kFirstUnitSeries + u);
+    }
+    return s;
+  };
+  // Neighbouring rows mostly share their range: its series is kept.
+  int64_t last_range = 0;
+  uint16_t last_series = seriesOfRange(0);
   series_.resize(trace.allocations.size());
   for (size_t i = 0; i < trace.allocations.size(); ++i) {
     const Allocation& a = trace.allocations[i];
     if (!filter.matches(a)) { series_[i] = kSeriesIgnored; continue; }
-    if (crossesBoundary(bounds, a)) { series_[i] = kSeriesPersistent; continue; }
-    uint16_t s = kSeriesOther;
-    if (a.range != 0) {
-      auto it = index_of_id.find(a.range);
-      if (it != index_of_id.end()) {
-        int u = range_unit_[it->second];
-        if (u >= 0 && phase[it->second] == static_cast<int>(Phase::Forward))
-          s = static_cast<uint16_t>(kFirstUnitSeries + u);
-      }
+    if (crosses(a)) { series_[i] = kSeriesPersistent; continue; }
+    if (a.range != last_range) {
+      last_range = a.range;
+      last_series = seriesOfRange(a.range);
     }
-    series_[i] = s;
+    series_[i] = last_series;
   }
 }
 

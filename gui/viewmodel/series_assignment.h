@@ -11,6 +11,10 @@
 #include "palette.h"
 #include "trace.h"
 
+namespace gcprof::advisor {
+struct AllocationFilter;
+}
+
 namespace gcprof::view {
 
 // Series ids: 0 persistent, 1 other, 2 + i activations of unit i.
@@ -54,6 +58,8 @@ class SeriesAssignment {
   // ranges are named "<prefix>.<number>" with one prefix ("layers.0".."layers.7").
   // Falls back to the shallowest depth with two or more distinct names.
   static std::vector<std::string> detectUnits(const Trace& trace);
+  // The same, the memory filter given (primaryFilter's: one pass less).
+  static std::vector<std::string> detectUnits(const Trace& trace, const advisor::AllocationFilter& filter);
 
  private:
   std::vector<Unit> units_;

@@ -27,8 +27,10 @@ bool AllocationBlocks::releaseTo(size_t b, void* to) {
   return false;
 }
 
+// A block is mapped with its pages (MAP_POPULATE): it is written whole, and
+// faulting its 1,100 pages in one at a time was most of a load's system time.
 void AllocationBlocks::addBlock() {
-  void* p = mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  void* p = mmap(nullptr, kBlockBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_POPULATE, -1, 0);
   if (p == MAP_FAILED) throw std::bad_alloc();
   Allocation* first = static_cast<Allocation*>(p);
   blocks_.push_back(Block{std::unique_ptr<Allocation, Unmap>(first), first});

@@ -2,6 +2,8 @@
 // fabricated 8-layer training run whose every number is known.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+
 #include "fabricated_training.h"
 #include "byte_text.h"
 #include "live_set.h"
@@ -43,6 +45,29 @@ TEST(SeriesAssignment, PersistentActivationsAndTheRest) {
   // Backward temporaries are "other".
   EXPECT_EQ(by_series[kSeriesOther], shape.layers * shape.activation_bytes * shape.steps);
   EXPECT_FALSE(s.seriesColour(kFirstUnitSeries) == s.seriesColour(kFirstUnitSeries + 1));
+}
+
+TEST(SeriesAssignment, RowsInAnyOrderKeepTheirSeries) {
+  // Three steps; one row alive from step 0 into step 1 (persistent), one
+  // within step 2, one within step 0 (neither).
+  Trace t;
+  for (int64_t k = 0; k < 3; ++k) t.steps.push_back({k, 100 * k, 100 * k + 90});
+  auto row = [](Ns alloc, Ns free) {
+    Allocation a;
+    a.bytes = 64;
+    a.alloc = alloc;
+    a.free = free;
+    return a;
+  };
+  const std::vector<Allocation> rows = {row(10, 150), row(20, 30), row(210, 220)};
+  const std::vector<uint16_t> want = {kSeriesPersistent, kSeriesOther, kSeriesOther};
+  std::vector<size_t> order = {0, 1, 2};
+  do {  // every order, the later rows first among them
+    t.allocations.clear();
+    for (size_t i : order) t.allocations.push_back(rows[i]);
+    SeriesAssignment s(t);
+    for (size_t i = 0; i < order.size(); ++i) EXPECT_EQ(s.seriesOf(i), want[order[i]]) << "row " << order[i];
+  } while (std::next_permutation(order.begin(), order.end()));
 }
 
 TEST(SeriesAssignment, NestedRangesBelongToTheirUnit) {

@@ -1,6 +1,7 @@
 // The LOD memory curve against a brute-force replay of the raw events.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <random>
 
@@ -97,6 +98,25 @@ void checkColumns(const StackedMemory& m, const BruteForce& bf, double t0, doubl
     Bytes stacked = 0;
     for (size_t s = 0; s < c.series; ++s) stacked += c.stackAt(col, s);
     ASSERT_EQ(stacked, best) << "column " << col;
+  }
+}
+
+TEST(StackedMemory, RowsOutOfTimeOrderGiveTheSameCurve) {
+  Fixture sorted = randomAllocations(5000, 3);
+  Fixture f = sorted;
+  std::vector<size_t> from(f.allocs.size());
+  for (size_t i = 0; i < from.size(); ++i) from[i] = i;
+  std::shuffle(from.begin(), from.end(), std::mt19937_64(4));
+  for (size_t i = 0; i < from.size(); ++i) {
+    f.allocs[i] = sorted.allocs[from[i]];
+    f.series[i] = sorted.series[from[i]];
+  }
+  StackedMemory m(f.allocs, f.series, f.series_count);
+  BruteForce bf(sorted);
+  std::vector<Bytes> got;
+  for (Ns t = 0; t <= m.lastTime() + 10; t += 97) {
+    m.seriesAt(t, got);
+    ASSERT_EQ(got, bf.at(t)) << "t=" << t;
   }
 }
 
