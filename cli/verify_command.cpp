@@ -20,7 +20,11 @@
 #include "size_parse.h"
 #include "trace_input.h"
 #include "trace_store.h"
+#include "memory/memory_curve.h"
+#include "units/step_time.h"
+#include "units/unit_selection.h"
 #include "verify/attached_run.h"
+#include "verify/compile_budgets.h"
 #include "verify/job_verification.h"
 #include "verify/plan_modules.h"
 #include "plan/plan_store.h"
@@ -42,6 +46,8 @@ struct VerifyArgs {
   std::string size_arg;  // "--batch {size}": how the job takes the plan's size
   std::string flush_wait = "5";  // as `record --flush-wait`
   bool dry_run = false;  // say what would run, run nothing
+  std::string compile_budgets;  // "0.2,0.5": one re-run per activation_memory_budget value
+  std::string budget;           // with compile_budgets: the memory budget runs must fit
   std::vector<std::string> command;
 };
 
@@ -160,7 +166,7 @@ void printRanks(const advisor::JobVerification& v) {
 // torchrun (or any launcher) re-run with the plan on every rank; each rank
 // compared with the same rank of the baseline job.
 int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, const PlanFile& plan,
-                      int64_t plan_id, LaunchOptions& o) {
+                      int64_t plan_id, LaunchOptions& o, advisor::Verification* out) {
   std::fprintf(stderr, "gcprof verify: re-running job run %lld (%zu ranks) with %s applied on every "
                        "rank, at most %d s\n",
                static_cast<long long>(job.launcher.id), job.ranks.size(), a.plan.c_str(), o.timeout_s);
@@ -189,6 +195,7 @@ int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, co
   printVerification(v.summary);
   printRanks(v);
   if (!v.culprit.empty()) std::printf("cause: %s\n", v.culprit.c_str());
+  if (out) *out = v.summary;
   return v.summary.verdict == "PASS" ? 0 : 1;
 }
 
@@ -258,7 +265,9 @@ advisor::Verification judgeRerun(Trace& baseline_trace, const Trace& measured, c
   return v;
 }
 
-int runVerify(const VerifyArgs& a) {
+// The verification of a plan; `out`, when given, receives it (a job's
+// summary for a torchrun job).
+int runVerify(const VerifyArgs& a, advisor::Verification* out = nullptr) {
   std::optional<double> step_tolerance = stepTolerance(a);
   int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
   PlanFile plan = advisor::readPlanFile(a.plan);
@@ -301,7 +310,7 @@ int runVerify(const VerifyArgs& a) {
   o.name = "verify plan " + std::to_string(plan_id);
   if (size && size->differs()) o.name += " at " + size->name + "=" + std::to_string(size->value);
   if (job.distributed() && job.launcher.id == baseline_id)
-    return verifyDistributed(a, store, job, plan, plan_id, o);
+    return verifyDistributed(a, store, job, plan, plan_id, o, out);
   std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
                static_cast<long long>(baseline_id), a.plan.c_str());
   LaunchResult r;
@@ -318,7 +327,148 @@ int runVerify(const VerifyArgs& a) {
       judgeRerun(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance, size);
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
   printVerification(v);
+  if (out) *out = v;
   return v.verdict == "PASS" ? 0 : 1;
+}
+
+// The newest recorded (not re-run) run whose model ran under torch.compile.
+int64_t compiledRun(TraceStore& store, const std::string& trace, Trace& loaded) {
+  std::vector<RunInfo> runs = store.runs();
+  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
+    if (it->baseline_run != 0 || it->job_run != 0) continue;
+    loaded = store.load(it->id);
+    if (!advisor::compiledModel(loaded).empty()) return it->id;
+  }
+  throw StoreError(trace + ": no recorded run ran a model under torch.compile (the python shim marks "
+                   "one with a range \"torch.compile <class>\"); --compile-budgets re-runs such a job, "
+                   "`gcprof verify --plan` any other");
+}
+
+Bytes sweepBudget(const VerifyArgs& a, Bytes recorded_peak) {
+  if (a.budget.empty())
+    throw StoreError("--compile-budgets needs --budget SIZE (e.g. 300MiB, or 60% of the recorded peak): "
+                     "the memory the runs must fit");
+  try {
+    if (a.budget.back() == '%') return static_cast<Bytes>(parsePercent(a.budget) * recorded_peak);
+    return parseBytes(a.budget);
+  } catch (const std::invalid_argument& e) {
+    throw StoreError(std::string("--budget: ") + e.what());
+  }
+}
+
+void printCompileRuns(const std::vector<advisor::CompileBudgetRun>& runs, const Trace& recorded,
+                      Ns recorded_step, Bytes budget) {
+  auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
+  std::printf("torch.compile activation_memory_budget values, one run each, against run %lld (%s under "
+              "torch.compile: peak %.1f MiB, step %.1f ms)\n",
+              static_cast<long long>(recorded.run.id), advisor::compiledModel(recorded).c_str(),
+              mib(advisor::memoryCurve(recorded).peak), recorded_step / 1e6);
+  std::printf("  %6s %5s %12s %11s %9s  %-6s %s\n", "value", "run", "peak", "step time", "slowdown",
+              "fits", "losses (to 1e-3 of the recorded run's)");
+  for (const advisor::CompileBudgetRun& r : runs) {
+    std::string fits = !r.sound() ? "n/a" : r.peak <= budget ? "yes" : "no";
+    std::string losses = r.exit_code != 0 ? "the run exited with " + std::to_string(r.exit_code)
+                         : r.steps == 0   ? "no steps recorded"
+                                          : std::string(r.losses.passed ? "match: " : "DIFFER: ") + r.losses.detail;
+    std::printf("  %6g %5lld %8.1f MiB %8.1f ms %+8.1f%%  %-6s %s\n", r.value, static_cast<long long>(r.run),
+                mib(r.peak), r.step_ns / 1e6, recorded_step > 0 ? (double(r.step_ns) / recorded_step - 1) * 100 : 0.0,
+                fits.c_str(), losses.c_str());
+  }
+  std::printf("the peak does not fall monotonically as the value falls (Inductor's partitioner), so "
+              "every value was run; a value between two that fit may not fit\n");
+}
+
+// `verify --compile-budgets`: the recorded compiled job re-run once per
+// activation_memory_budget value; with --plan, the eager plan verified too,
+// and the fastest of all that fit named.
+int runCompileBudgets(const VerifyArgs& a) {
+  std::vector<double> values = advisor::parseCompileBudgets(a.compile_budgets);
+  requireWritableTrace(a.trace);
+  TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
+  Trace recorded;
+  int64_t recorded_id = compiledRun(store, a.trace, recorded);
+  if (jobOf(store, recorded_id).distributed())
+    throw StoreError(a.trace + ": run " + std::to_string(recorded_id) + " is a distributed job; "
+                     "--compile-budgets re-runs single-process jobs only");
+  Bytes budget = sweepBudget(a, advisor::memoryCurve(recorded).peak);
+  LaunchOptions o;
+  o.trace = absolutePath(a.trace);
+  o.backend = a.backend != "auto" ? a.backend : (recorded.run.backend == "cuda" ? "cuda" : "auto");
+  o.min_bytes = recorded.run.min_bytes > 0 ? recorded.run.min_bytes : o.min_bytes;
+  o.baseline_run = recorded_id;
+  RestoredEnvironment env;
+  if (!a.command.empty())
+    o.argv = a.command;
+  else
+    env = useRecordedCommand(o, a, recorded.run, std::nullopt);
+  o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(recorded.run);
+  o.flush_wait_ms = parseFlushWaitMs(a.flush_wait);
+  printLaunch(stderr, o, a.command.empty() ? "run " + std::to_string(recorded_id) + " of " + a.trace : "after --",
+              env);
+  if (a.dry_run) return 0;
+  std::vector<advisor::CompileBudgetRun> runs;
+  for (double value : values) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", value);
+    o.extra_env["GCPROF_COMPILE_BUDGET"] = text;
+    o.name = std::string("compile budget ") + text;
+    std::fprintf(stderr, "gcprof verify: re-running run %lld with activation_memory_budget %s\n",
+                 static_cast<long long>(recorded_id), text);
+    LaunchResult r;
+    {
+      Progress progress(o.trace, recorded_id, store.maxRunId());
+      r = launchRecorded(o);
+    }
+    int64_t run_id = 0;
+    for (long long id : r.runs)
+      if (store.run(id).baseline_run == recorded_id) run_id = id;
+    advisor::CompileBudgetRun judged;
+    if (run_id != 0) {
+      judged = advisor::judgeCompileBudget(recorded, store.load(run_id), value, r.exit_code);
+    } else {
+      judged.value = value;
+      judged.exit_code = r.exit_code != 0 ? r.exit_code : -1;
+    }
+    runs.push_back(judged);
+  }
+  Ns recorded_step = advisor::stepTime(recorded, {}).ns;
+  printCompileRuns(runs, recorded, recorded_step, budget);
+  int best = advisor::fastestWithin(runs, budget);
+  std::string within = "within " + formatBytes(budget);
+  if (best >= 0)
+    std::printf("fastest %s: activation_memory_budget %g (%s, %.1f ms per step): set "
+                "torch._functorch.config.activation_memory_budget = %g in the job before its first "
+                "compiled call\n",
+                within.c_str(), runs[best].value, formatBytes(runs[best].peak).c_str(), runs[best].step_ns / 1e6,
+                runs[best].value);
+  else
+    std::printf("no value fits %s; try other values, or plan eagerly: record with TORCH_COMPILE_DISABLE=1, "
+                "gcprof advise, then give the plan here with --plan\n",
+                within.c_str());
+  if (a.plan.empty()) return best >= 0 ? 0 : 1;
+
+  std::printf("\nthe eager plan %s (torch.compile off), verified:\n", a.plan.c_str());
+  std::fflush(stdout);
+  VerifyArgs eager = a;
+  eager.compile_budgets.clear();
+  eager.command.clear();
+  advisor::Verification v;
+  int rc = runVerify(eager, &v);
+  bool eager_fits = rc == 0 && v.measured_peak <= budget;
+  if (!eager_fits) {
+    std::printf("the eager plan does not pass or does not fit %s\n", within.c_str());
+  } else if (best < 0 || v.measured_step_ns < runs[best].step_ns) {
+    char against[120] = "";
+    if (best >= 0)
+      std::snprintf(against, sizeof against, ", against %.1f ms for activation_memory_budget %g",
+                    runs[best].step_ns / 1e6, runs[best].value);
+    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s)\n", within.c_str(), a.plan.c_str(),
+                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against);
+  } else {
+    std::printf("the eager plan fits too (%s, %.1f ms per step) but activation_memory_budget %g is faster\n",
+                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, runs[best].value);
+  }
+  return best >= 0 || eager_fits ? 0 : 1;
 }
 
 }  // namespace
@@ -331,7 +481,9 @@ void addVerify(CLI::App& app, int& exit_code) {
       "measured vs predicted peak and step time, and losses vs the baseline.\n"
       "Exit 0 when every gate passes, 1 when one fails, 2 for bad input.");
   sub->add_option("trace", args->trace, "Trace holding the baseline run")->required();
-  sub->add_option("--plan", args->plan, "Plan file written by `gcprof advise`")->required();
+  sub->add_option("--plan", args->plan,
+                  "Plan file written by `gcprof advise` (with --compile-budgets: an eager plan, from a\n"
+                  "recording with TORCH_COMPILE_DISABLE=1, verified and compared with the values)");
   sub->add_option("--backend", args->backend, "auto | host | cuda (default: the baseline's)")
       ->check(CLI::IsMember({"auto", "host", "cuda"}));
   sub->add_option("--step-tolerance", args->step_tolerance,
@@ -351,8 +503,25 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_flag("--dry-run", args->dry_run,
                 "Print the command, its directory and the environment restored from the trace, "
                 "and run nothing");
+  sub->add_option("--compile-budgets", args->compile_budgets,
+                  "For a job that trains under torch.compile: re-run the newest such recording once per\n"
+                  "activation_memory_budget value (e.g. 0.2,0.4,0.6,0.8; set by the python shim), and\n"
+                  "say which values fit --budget and which is fastest. The peak is not monotonic in\n"
+                  "the value, so each value is run. Losses are compared to 1e-3 (another value fuses\n"
+                  "other kernels). Exit 0 when a value (or the --plan) fits, 1 when none does");
+  sub->add_option("--budget", args->budget,
+                  "With --compile-budgets: the memory the runs must fit (300MiB, or 60% of the\n"
+                  "recorded peak)");
   sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
-  sub->callback([args, &exit_code] { exit_code = runVerify(*args); });
+  sub->callback([args, &exit_code] {
+    if (!args->compile_budgets.empty()) {
+      exit_code = runCompileBudgets(*args);
+      return;
+    }
+    if (args->plan.empty()) throw CLI::RequiredError("--plan (or --compile-budgets for a torch.compile job)");
+    if (!args->budget.empty()) throw CLI::ValidationError("--budget", "goes with --compile-budgets");
+    exit_code = runVerify(*args);
+  });
 }
 
 }  // namespace gcprof::cli
