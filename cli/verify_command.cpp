@@ -356,18 +356,32 @@ Bytes sweepBudget(const VerifyArgs& a, Bytes recorded_peak) {
   }
 }
 
+std::string fmtValue(double v) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g", v);
+  return text;
+}
+
 void printCompileRuns(const std::vector<advisor::CompileBudgetRun>& runs, const Trace& recorded,
                       Ns recorded_step, Bytes budget) {
   auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
+  double own = advisor::compiledWith(recorded);
+  std::string with = own < 0 ? "" : " with activation_memory_budget " + std::string(fmtValue(own));
   std::printf("torch.compile activation_memory_budget values, one run each, against run %lld (%s under "
-              "torch.compile: peak %.1f MiB, step %.1f ms)\n",
-              static_cast<long long>(recorded.run.id), advisor::compiledModel(recorded).c_str(),
+              "torch.compile%s: peak %.1f MiB, step %.1f ms)\n",
+              static_cast<long long>(recorded.run.id), advisor::compiledModel(recorded).c_str(), with.c_str(),
               mib(advisor::memoryCurve(recorded).peak), recorded_step / 1e6);
   std::printf("  %6s %5s %12s %11s %9s  %-6s %s\n", "value", "run", "peak", "step time", "slowdown",
               "fits", "losses (to 1e-3 of the recorded run's)");
+  std::printf("  (step time: the median step after the first two, which compile)\n");
   for (const advisor::CompileBudgetRun& r : runs) {
     std::string fits = !r.sound() ? "n/a" : r.peak <= budget ? "yes" : "no";
+    char other[200];
+    std::snprintf(other, sizeof other,
+                  "compiled with %g, not this value (does the job set activation_memory_budget after its "
+                  "first compiled call, or compile no module?)", r.compiled_with);
     std::string losses = r.exit_code != 0 ? "the run exited with " + std::to_string(r.exit_code)
+                         : !r.applied()   ? std::string(other)
                          : r.steps == 0   ? "no steps recorded"
                                           : std::string(r.losses.passed ? "match: " : "DIFFER: ") + r.losses.detail;
     std::printf("  %6g %5lld %8.1f MiB %8.1f ms %+8.1f%%  %-6s %s\n", r.value, static_cast<long long>(r.run),
@@ -408,12 +422,11 @@ int runCompileBudgets(const VerifyArgs& a) {
   if (a.dry_run) return 0;
   std::vector<advisor::CompileBudgetRun> runs;
   for (double value : values) {
-    char text[32];
-    std::snprintf(text, sizeof text, "%g", value);
+    std::string text = fmtValue(value);
     o.extra_env["GCPROF_COMPILE_BUDGET"] = text;
-    o.name = std::string("compile budget ") + text;
+    o.name = "compile budget " + text;
     std::fprintf(stderr, "gcprof verify: re-running run %lld with activation_memory_budget %s\n",
-                 static_cast<long long>(recorded_id), text);
+                 static_cast<long long>(recorded_id), text.c_str());
     LaunchResult r;
     {
       Progress progress(o.trace, recorded_id, store.maxRunId());
@@ -431,7 +444,7 @@ int runCompileBudgets(const VerifyArgs& a) {
     }
     runs.push_back(judged);
   }
-  Ns recorded_step = advisor::stepTime(recorded, {}).ns;
+  Ns recorded_step = advisor::compiledStepTime(recorded);
   printCompileRuns(runs, recorded, recorded_step, budget);
   int best = advisor::fastestWithin(runs, budget);
   std::string within = "within " + formatBytes(budget);

@@ -29,16 +29,33 @@ std::vector<double> parseCompileBudgets(const std::string& text) {
   return values;
 }
 
+double compiledWith(const Trace& run) {
+  for (const Scalar& s : run.scalars)
+    if (s.name == "activation_memory_budget") return s.value;
+  return -1;
+}
+
+Ns compiledStepTime(const Trace& run) {
+  std::vector<Step> steps = run.steps;
+  if (steps.size() < 3) return stepTime(run, {}).ns;
+  std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.index < b.index; });
+  std::vector<Ns> ns;
+  for (size_t i = 2; i < steps.size(); ++i) ns.push_back(steps[i].end - steps[i].start);
+  std::sort(ns.begin(), ns.end());
+  size_t n = ns.size();
+  return n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2;
+}
+
 CompileBudgetRun judgeCompileBudget(const Trace& recorded, const Trace& measured, double value, int exit_code) {
   CompileBudgetRun r;
   r.value = value;
   r.run = measured.run.id;
   r.exit_code = exit_code;
   r.peak = memoryCurve(measured).peak;
-  StepTime steps = stepTime(measured, {});
-  r.step_ns = steps.ns;
-  r.steps = steps.steps;
+  r.step_ns = compiledStepTime(measured);
+  r.steps = std::max(measured.steps.size(), stepTime(measured, {}).steps);
   r.losses = lossesGate(recorded, measured, kCompileLossTolerance);
+  r.compiled_with = compiledWith(measured);
   return r;
 }
 

@@ -24,16 +24,29 @@ struct CompileBudgetRun {
   int64_t run = 0;   // the re-run's run id; 0 when it created none
   int exit_code = 0;
   Bytes peak = 0;
-  Ns step_ns = 0;  // steady-state median, as verify measures
-  size_t steps = 0;
+  Ns step_ns = 0;  // compiledStepTime
+  size_t steps = 0;  // steps recorded
   Gate losses;  // against the recorded run, kCompileLossTolerance
-  // Exited 0, recorded steps, and its losses match: its peak and time count.
-  bool sound() const { return exit_code == 0 && steps > 0 && losses.passed; }
+  double compiled_with = -1;  // compiledWith(the re-run)
+  // Compiled with the value, exited 0, recorded steps, and its losses
+  // match: its peak and time count.
+  bool applied() const { return compiled_with == value; }
+  bool sound() const { return applied() && exit_code == 0 && steps > 0 && losses.passed; }
 };
 
 // "0.2,0.5,0.8" -> {0.2, 0.5, 0.8}: numbers from 0 to 1, each once. Throws
 // AdviceError naming the text.
 std::vector<double> parseCompileBudgets(const std::string& text);
+
+// The activation_memory_budget the run's model was compiled with (the shim's
+// scalar, compile_budget.py); -1 when it has none.
+double compiledWith(const Trace& run);
+
+// The median step after the first two: torch.compile compiles in the first
+// step and may recompile in the second (Dynamo marks what changed dynamic),
+// seconds against milliseconds. With fewer than three steps, the steady-state
+// step verify uses.
+Ns compiledStepTime(const Trace& run);
 
 // One value's re-run against the recorded compiled run.
 CompileBudgetRun judgeCompileBudget(const Trace& recorded, const Trace& measured, double value, int exit_code);
