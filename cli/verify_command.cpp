@@ -20,36 +20,17 @@
 #include "size_parse.h"
 #include "trace_input.h"
 #include "trace_store.h"
-#include "memory/memory_curve.h"
-#include "units/step_time.h"
-#include "units/unit_selection.h"
 #include "verify/attached_run.h"
-#include "verify/compile_budgets.h"
 #include "verify/job_verification.h"
 #include "verify/plan_modules.h"
 #include "plan/plan_store.h"
 #include "verify/size_argument.h"
 #include "verify/verification.h"
+#include "verify_command.h"
 #include "verify_launch.h"
 
 namespace gcprof::cli {
-namespace {
-
 using advisor::PlanFile;
-
-struct VerifyArgs {
-  std::string trace;
-  std::string plan;
-  std::string backend = "auto";
-  std::string step_tolerance;  // off unless given
-  int timeout_s = -1;  // -1: from the baseline's duration
-  std::string size_arg;  // "--batch {size}": how the job takes the plan's size
-  std::string flush_wait = "5";  // as `record --flush-wait`
-  bool dry_run = false;  // say what would run, run nothing
-  std::string compile_budgets;  // "0.2,0.5": one re-run per activation_memory_budget value
-  std::string budget;           // with compile_budgets: the memory budget runs must fit
-  std::vector<std::string> command;
-};
 
 // Long enough for a healthy re-run with recomputation on a busy machine,
 // short enough that a rank waiting forever for a dead peer ends the check.
@@ -58,13 +39,7 @@ int defaultTimeout(const RunInfo& baseline) {
   return static_cast<int>(std::max(120.0, 10 * s));
 }
 
-// A what-if plan (advise --what-if --size N) is for another size than the
-// run it was made on; the verification runs that size.
-struct PlanSize {
-  std::string name;
-  int64_t value = 0, recorded = 0;
-  bool differs() const { return value != recorded; }
-};
+namespace {
 
 std::optional<PlanSize> planSize(const PlanFile& plan, const VerifyArgs& a) {
   const nlohmann::json& doc = plan.json;
@@ -126,6 +101,15 @@ class Progress {
   std::thread thread_;
 };
 
+}  // namespace
+
+LaunchResult launchShowingProgress(const LaunchOptions& o, TraceStore& store) {
+  Progress progress(o.trace, o.baseline_run, store.maxRunId());
+  return launchRecorded(o);
+}
+
+namespace {
+
 void printVerification(const advisor::Verification& v) {
   auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
   std::printf("verification run %lld of baseline run %lld, plan %lld (%s, %zu segments)\n",
@@ -170,12 +154,7 @@ int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, co
   std::fprintf(stderr, "gcprof verify: re-running job run %lld (%zu ranks) with %s applied on every "
                        "rank, at most %d s\n",
                static_cast<long long>(job.launcher.id), job.ranks.size(), a.plan.c_str(), o.timeout_s);
-  int64_t before = store.maxRunId();
-  LaunchResult r;
-  {
-    Progress progress(o.trace, o.baseline_run, before);
-    r = launchRecorded(o);
-  }
+  LaunchResult r = launchShowingProgress(o, store);
   int64_t launcher = 0;
   for (long long id : r.runs)
     if (store.run(id).job_run == 0) launcher = id;
@@ -208,6 +187,8 @@ std::optional<double> stepTolerance(const VerifyArgs& a) {
   }
 }
 
+}  // namespace
+
 // ReadWrite would create a missing file: an empty trace has no baseline.
 void requireWritableTrace(const std::string& trace) {
   if (access(trace.c_str(), R_OK | W_OK) == 0) return;
@@ -218,6 +199,7 @@ void requireWritableTrace(const std::string& trace) {
                    (err == EROFS ? "; copy it to a writable disk and verify the copy"
                                  : "; make it writable"));
 }
+
 
 // The recorded command, in its directory, with the environment that shapes
 // training (seeds, threads, allocator settings); at another size, with the
@@ -246,6 +228,8 @@ RestoredEnvironment useRecordedCommand(LaunchOptions& o, const VerifyArgs& a, co
   return env;
 }
 
+namespace {
+
 // The verification of one re-run against its baseline. An attached baseline
 // (some steps from the middle of the job) is lined up with the re-run first,
 // its steps renumbered when they count from attach; at another size, losses
@@ -265,9 +249,11 @@ advisor::Verification judgeRerun(Trace& baseline_trace, const Trace& measured, c
   return v;
 }
 
+}  // namespace
+
 // The verification of a plan; `out`, when given, receives it (a job's
 // summary for a torchrun job).
-int runVerify(const VerifyArgs& a, advisor::Verification* out = nullptr) {
+int runVerify(const VerifyArgs& a, advisor::Verification* out) {
   std::optional<double> step_tolerance = stepTolerance(a);
   int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
   PlanFile plan = advisor::readPlanFile(a.plan);
@@ -313,11 +299,7 @@ int runVerify(const VerifyArgs& a, advisor::Verification* out = nullptr) {
     return verifyDistributed(a, store, job, plan, plan_id, o, out);
   std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
                static_cast<long long>(baseline_id), a.plan.c_str());
-  LaunchResult r;
-  {
-    Progress progress(o.trace, o.baseline_run, store.maxRunId());
-    r = launchRecorded(o);
-  }
+  LaunchResult r = launchShowingProgress(o, store);
   int64_t run_id = 0;
   for (long long id : r.runs)
     if (store.run(id).baseline_run == baseline_id) run_id = id;
@@ -331,160 +313,6 @@ int runVerify(const VerifyArgs& a, advisor::Verification* out = nullptr) {
   return v.verdict == "PASS" ? 0 : 1;
 }
 
-// The newest recorded (not re-run) run whose model ran under torch.compile.
-int64_t compiledRun(TraceStore& store, const std::string& trace, Trace& loaded) {
-  std::vector<RunInfo> runs = store.runs();
-  for (auto it = runs.rbegin(); it != runs.rend(); ++it) {
-    if (it->baseline_run != 0 || it->job_run != 0) continue;
-    loaded = store.load(it->id);
-    if (!advisor::compiledModel(loaded).empty()) return it->id;
-  }
-  throw StoreError(trace + ": no recorded run ran a model under torch.compile (the python shim marks "
-                   "one with a range \"torch.compile <class>\"); --compile-budgets re-runs such a job, "
-                   "`gcprof verify --plan` any other");
-}
-
-Bytes sweepBudget(const VerifyArgs& a, Bytes recorded_peak) {
-  if (a.budget.empty())
-    throw StoreError("--compile-budgets needs --budget SIZE (e.g. 300MiB, or 60% of the recorded peak): "
-                     "the memory the runs must fit");
-  try {
-    if (a.budget.back() == '%') return static_cast<Bytes>(parsePercent(a.budget) * recorded_peak);
-    return parseBytes(a.budget);
-  } catch (const std::invalid_argument& e) {
-    throw StoreError(std::string("--budget: ") + e.what());
-  }
-}
-
-std::string fmtValue(double v) {
-  char text[32];
-  std::snprintf(text, sizeof text, "%g", v);
-  return text;
-}
-
-void printCompileRuns(const std::vector<advisor::CompileBudgetRun>& runs, const Trace& recorded,
-                      Ns recorded_step, Bytes budget) {
-  auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
-  double own = advisor::compiledWith(recorded);
-  std::string with = own < 0 ? "" : " with activation_memory_budget " + std::string(fmtValue(own));
-  std::printf("torch.compile activation_memory_budget values, one run each, against run %lld (%s under "
-              "torch.compile%s: peak %.1f MiB, step %.1f ms)\n",
-              static_cast<long long>(recorded.run.id), advisor::compiledModel(recorded).c_str(), with.c_str(),
-              mib(advisor::memoryCurve(recorded).peak), recorded_step / 1e6);
-  std::printf("  %6s %5s %12s %11s %9s  %-6s %s\n", "value", "run", "peak", "step time", "slowdown",
-              "fits", "losses (to 1e-3 of the recorded run's)");
-  std::printf("  (step time: the median step after the first two, which compile)\n");
-  for (const advisor::CompileBudgetRun& r : runs) {
-    std::string fits = !r.sound() ? "n/a" : r.peak <= budget ? "yes" : "no";
-    char other[200];
-    std::snprintf(other, sizeof other,
-                  "compiled with %g, not this value (does the job set activation_memory_budget after its "
-                  "first compiled call, or compile no module?)", r.compiled_with);
-    std::string losses = r.exit_code != 0 ? "the run exited with " + std::to_string(r.exit_code)
-                         : !r.applied()   ? std::string(other)
-                         : r.steps == 0   ? "no steps recorded"
-                                          : std::string(r.losses.passed ? "match: " : "DIFFER: ") + r.losses.detail;
-    std::printf("  %6g %5lld %8.1f MiB %8.1f ms %+8.1f%%  %-6s %s\n", r.value, static_cast<long long>(r.run),
-                mib(r.peak), r.step_ns / 1e6, recorded_step > 0 ? (double(r.step_ns) / recorded_step - 1) * 100 : 0.0,
-                fits.c_str(), losses.c_str());
-  }
-  std::printf("the peak does not fall monotonically as the value falls (Inductor's partitioner), so "
-              "every value was run; a value between two that fit may not fit\n");
-}
-
-// `verify --compile-budgets`: the recorded compiled job re-run once per
-// activation_memory_budget value; with --plan, the eager plan verified too,
-// and the fastest of all that fit named.
-int runCompileBudgets(const VerifyArgs& a) {
-  std::vector<double> values = advisor::parseCompileBudgets(a.compile_budgets);
-  requireWritableTrace(a.trace);
-  TraceStore store(a.trace, TraceStore::Mode::ReadWrite);
-  Trace recorded;
-  int64_t recorded_id = compiledRun(store, a.trace, recorded);
-  if (jobOf(store, recorded_id).distributed())
-    throw StoreError(a.trace + ": run " + std::to_string(recorded_id) + " is a distributed job; "
-                     "--compile-budgets re-runs single-process jobs only");
-  Bytes budget = sweepBudget(a, advisor::memoryCurve(recorded).peak);
-  LaunchOptions o;
-  o.trace = absolutePath(a.trace);
-  o.backend = a.backend != "auto" ? a.backend : (recorded.run.backend == "cuda" ? "cuda" : "auto");
-  o.min_bytes = recorded.run.min_bytes > 0 ? recorded.run.min_bytes : o.min_bytes;
-  o.baseline_run = recorded_id;
-  RestoredEnvironment env;
-  if (!a.command.empty())
-    o.argv = a.command;
-  else
-    env = useRecordedCommand(o, a, recorded.run, std::nullopt);
-  o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(recorded.run);
-  o.flush_wait_ms = parseFlushWaitMs(a.flush_wait);
-  printLaunch(stderr, o, a.command.empty() ? "run " + std::to_string(recorded_id) + " of " + a.trace : "after --",
-              env);
-  if (a.dry_run) return 0;
-  std::vector<advisor::CompileBudgetRun> runs;
-  for (double value : values) {
-    std::string text = fmtValue(value);
-    o.extra_env["GCPROF_COMPILE_BUDGET"] = text;
-    o.name = "compile budget " + text;
-    std::fprintf(stderr, "gcprof verify: re-running run %lld with activation_memory_budget %s\n",
-                 static_cast<long long>(recorded_id), text.c_str());
-    LaunchResult r;
-    {
-      Progress progress(o.trace, recorded_id, store.maxRunId());
-      r = launchRecorded(o);
-    }
-    int64_t run_id = 0;
-    for (long long id : r.runs)
-      if (store.run(id).baseline_run == recorded_id) run_id = id;
-    advisor::CompileBudgetRun judged;
-    if (run_id != 0) {
-      judged = advisor::judgeCompileBudget(recorded, store.load(run_id), value, r.exit_code);
-    } else {
-      judged.value = value;
-      judged.exit_code = r.exit_code != 0 ? r.exit_code : -1;
-    }
-    runs.push_back(judged);
-  }
-  Ns recorded_step = advisor::compiledStepTime(recorded);
-  printCompileRuns(runs, recorded, recorded_step, budget);
-  int best = advisor::fastestWithin(runs, budget);
-  std::string within = "within " + formatBytes(budget);
-  if (best >= 0)
-    std::printf("fastest %s: activation_memory_budget %g (%s, %.1f ms per step): set "
-                "torch._functorch.config.activation_memory_budget = %g in the job before its first "
-                "compiled call\n",
-                within.c_str(), runs[best].value, formatBytes(runs[best].peak).c_str(), runs[best].step_ns / 1e6,
-                runs[best].value);
-  else
-    std::printf("no value fits %s; try other values, or plan eagerly: record with TORCH_COMPILE_DISABLE=1, "
-                "gcprof advise, then give the plan here with --plan\n",
-                within.c_str());
-  if (a.plan.empty()) return best >= 0 ? 0 : 1;
-
-  std::printf("\nthe eager plan %s (torch.compile off), verified:\n", a.plan.c_str());
-  std::fflush(stdout);
-  VerifyArgs eager = a;
-  eager.compile_budgets.clear();
-  eager.command.clear();
-  advisor::Verification v;
-  int rc = runVerify(eager, &v);
-  bool eager_fits = rc == 0 && v.measured_peak <= budget;
-  if (!eager_fits) {
-    std::printf("the eager plan does not pass or does not fit %s\n", within.c_str());
-  } else if (best < 0 || v.measured_step_ns < runs[best].step_ns) {
-    char against[120] = "";
-    if (best >= 0)
-      std::snprintf(against, sizeof against, ", against %.1f ms for activation_memory_budget %g",
-                    runs[best].step_ns / 1e6, runs[best].value);
-    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s)\n", within.c_str(), a.plan.c_str(),
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against);
-  } else {
-    std::printf("the eager plan fits too (%s, %.1f ms per step) but activation_memory_budget %g is faster\n",
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, runs[best].value);
-  }
-  return best >= 0 || eager_fits ? 0 : 1;
-}
-
-}  // namespace
 
 void addVerify(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<VerifyArgs>();
