@@ -63,9 +63,11 @@ void printCompileRuns(const std::vector<advisor::CompileBudgetRun>& runs, const 
   for (const advisor::CompileBudgetRun& r : runs) {
     std::string fits = !r.sound() ? "n/a" : r.peak <= budget ? "yes" : "no";
     char other[200];
-    std::snprintf(other, sizeof other,
-                  "compiled with %g, not this value (does the job set activation_memory_budget after its "
-                  "first compiled call, or compile no module?)", r.compiled_with);
+    if (r.compiled_with < 0)
+      std::snprintf(other, sizeof other, "no call of a compiled model was recorded: the value was not seen "
+                                         "to apply (does the job compile a function rather than a module?)");
+    else
+      std::snprintf(other, sizeof other, "compiled with %g, not this value", r.compiled_with);
     std::string losses = r.exit_code != 0 ? "the run exited with " + std::to_string(r.exit_code)
                          : !r.applied()   ? std::string(other)
                          : r.steps == 0   ? "no steps recorded"
