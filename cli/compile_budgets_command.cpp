@@ -2,6 +2,7 @@
 // re-run once per activation_memory_budget value, each run measured and
 // judged (advisor/verify/compile_budgets.h), beside an eager plan's
 // verification when one is given.
+#include <algorithm>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -153,18 +154,27 @@ int runCompileBudgets(const VerifyArgs& a) {
   bool eager_fits = rc == 0 && v.measured_peak <= budget;
   if (!eager_fits) {
     std::printf("the eager plan does not pass or does not fit %s\n", within.c_str());
-  } else if (best < 0 || v.measured_step_ns < runs[best].step_ns) {
+    return best >= 0 ? 0 : 1;
+  }
+  // One run each: on a shared machine a few percent is noise.
+  const char* tie = "";
+  if (best >= 0) {
+    double faster = std::min(v.measured_step_ns, runs[best].step_ns);
+    double slower = std::max(v.measured_step_ns, runs[best].step_ns);
+    if (slower < 1.1 * faster) tie = "; within 10%, which one run each cannot separate on a busy machine";
+  }
+  if (best < 0 || v.measured_step_ns < runs[best].step_ns) {
     char against[120] = "";
     if (best >= 0)
       std::snprintf(against, sizeof against, ", against %.1f ms for activation_memory_budget %g",
                     runs[best].step_ns / 1e6, runs[best].value);
-    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s)\n", within.c_str(), a.plan.c_str(),
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against);
+    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s%s)\n", within.c_str(), a.plan.c_str(),
+                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against, tie);
   } else {
-    std::printf("the eager plan fits too (%s, %.1f ms per step) but activation_memory_budget %g is faster\n",
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, runs[best].value);
+    std::printf("the eager plan fits too (%s, %.1f ms per step) but activation_memory_budget %g is faster%s\n",
+                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, runs[best].value, tie);
   }
-  return best >= 0 || eager_fits ? 0 : 1;
+  return 0;
 }
 
 }  // namespace gcprof::cli
