@@ -200,7 +200,6 @@ void requireWritableTrace(const std::string& trace) {
                                  : "; make it writable"));
 }
 
-
 // The recorded command, in its directory, with the environment that shapes
 // training (seeds, threads, allocator settings); at another size, with the
 // size argument changed. Returns the variables it restores, to be printed.
@@ -251,8 +250,6 @@ advisor::Verification judgeRerun(Trace& baseline_trace, const Trace& measured, c
 
 }  // namespace
 
-// The verification of a plan; `out`, when given, receives it (a job's
-// summary for a torchrun job).
 int runVerify(const VerifyArgs& a, advisor::Verification* out) {
   std::optional<double> step_tolerance = stepTolerance(a);
   int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
