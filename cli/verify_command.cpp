@@ -26,24 +26,11 @@
 #include "plan/plan_store.h"
 #include "verify/size_argument.h"
 #include "verify/verification.h"
+#include "verify_command.h"
 #include "verify_launch.h"
 
 namespace gcprof::cli {
-namespace {
-
 using advisor::PlanFile;
-
-struct VerifyArgs {
-  std::string trace;
-  std::string plan;
-  std::string backend = "auto";
-  std::string step_tolerance;  // off unless given
-  int timeout_s = -1;  // -1: from the baseline's duration
-  std::string size_arg;  // "--batch {size}": how the job takes the plan's size
-  std::string flush_wait = "5";  // as `record --flush-wait`
-  bool dry_run = false;  // say what would run, run nothing
-  std::vector<std::string> command;
-};
 
 // Long enough for a healthy re-run with recomputation on a busy machine,
 // short enough that a rank waiting forever for a dead peer ends the check.
@@ -52,13 +39,7 @@ int defaultTimeout(const RunInfo& baseline) {
   return static_cast<int>(std::max(120.0, 10 * s));
 }
 
-// A what-if plan (advise --what-if --size N) is for another size than the
-// run it was made on; the verification runs that size.
-struct PlanSize {
-  std::string name;
-  int64_t value = 0, recorded = 0;
-  bool differs() const { return value != recorded; }
-};
+namespace {
 
 std::optional<PlanSize> planSize(const PlanFile& plan, const VerifyArgs& a) {
   const nlohmann::json& doc = plan.json;
@@ -120,6 +101,15 @@ class Progress {
   std::thread thread_;
 };
 
+}  // namespace
+
+LaunchResult launchShowingProgress(const LaunchOptions& o, TraceStore& store) {
+  Progress progress(o.trace, o.baseline_run, store.maxRunId());
+  return launchRecorded(o);
+}
+
+namespace {
+
 void printVerification(const advisor::Verification& v) {
   auto mib = [](Bytes b) { return static_cast<double>(b) / (1 << 20); };
   std::printf("verification run %lld of baseline run %lld, plan %lld (%s, %zu segments)\n",
@@ -160,16 +150,11 @@ void printRanks(const advisor::JobVerification& v) {
 // torchrun (or any launcher) re-run with the plan on every rank; each rank
 // compared with the same rank of the baseline job.
 int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, const PlanFile& plan,
-                      int64_t plan_id, LaunchOptions& o) {
+                      int64_t plan_id, LaunchOptions& o, advisor::Verification* out) {
   std::fprintf(stderr, "gcprof verify: re-running job run %lld (%zu ranks) with %s applied on every "
                        "rank, at most %d s\n",
                static_cast<long long>(job.launcher.id), job.ranks.size(), a.plan.c_str(), o.timeout_s);
-  int64_t before = store.maxRunId();
-  LaunchResult r;
-  {
-    Progress progress(o.trace, o.baseline_run, before);
-    r = launchRecorded(o);
-  }
+  LaunchResult r = launchShowingProgress(o, store);
   int64_t launcher = 0;
   for (long long id : r.runs)
     if (store.run(id).job_run == 0) launcher = id;
@@ -189,6 +174,7 @@ int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, co
   printVerification(v.summary);
   printRanks(v);
   if (!v.culprit.empty()) std::printf("cause: %s\n", v.culprit.c_str());
+  if (out) *out = v.summary;
   return v.summary.verdict == "PASS" ? 0 : 1;
 }
 
@@ -200,6 +186,8 @@ std::optional<double> stepTolerance(const VerifyArgs& a) {
     throw StoreError(std::string("--step-tolerance: ") + e.what());
   }
 }
+
+}  // namespace
 
 // ReadWrite would create a missing file: an empty trace has no baseline.
 void requireWritableTrace(const std::string& trace) {
@@ -239,6 +227,8 @@ RestoredEnvironment useRecordedCommand(LaunchOptions& o, const VerifyArgs& a, co
   return env;
 }
 
+namespace {
+
 // The verification of one re-run against its baseline. An attached baseline
 // (some steps from the middle of the job) is lined up with the re-run first,
 // its steps renumbered when they count from attach; at another size, losses
@@ -258,7 +248,9 @@ advisor::Verification judgeRerun(Trace& baseline_trace, const Trace& measured, c
   return v;
 }
 
-int runVerify(const VerifyArgs& a) {
+}  // namespace
+
+int runVerify(const VerifyArgs& a, advisor::Verification* out) {
   std::optional<double> step_tolerance = stepTolerance(a);
   int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
   PlanFile plan = advisor::readPlanFile(a.plan);
@@ -301,14 +293,10 @@ int runVerify(const VerifyArgs& a) {
   o.name = "verify plan " + std::to_string(plan_id);
   if (size && size->differs()) o.name += " at " + size->name + "=" + std::to_string(size->value);
   if (job.distributed() && job.launcher.id == baseline_id)
-    return verifyDistributed(a, store, job, plan, plan_id, o);
+    return verifyDistributed(a, store, job, plan, plan_id, o, out);
   std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
                static_cast<long long>(baseline_id), a.plan.c_str());
-  LaunchResult r;
-  {
-    Progress progress(o.trace, o.baseline_run, store.maxRunId());
-    r = launchRecorded(o);
-  }
+  LaunchResult r = launchShowingProgress(o, store);
   int64_t run_id = 0;
   for (long long id : r.runs)
     if (store.run(id).baseline_run == baseline_id) run_id = id;
@@ -318,10 +306,10 @@ int runVerify(const VerifyArgs& a) {
       judgeRerun(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance, size);
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
   printVerification(v);
+  if (out) *out = v;
   return v.verdict == "PASS" ? 0 : 1;
 }
 
-}  // namespace
 
 void addVerify(CLI::App& app, int& exit_code) {
   auto args = std::make_shared<VerifyArgs>();
@@ -331,7 +319,9 @@ void addVerify(CLI::App& app, int& exit_code) {
       "measured vs predicted peak and step time, and losses vs the baseline.\n"
       "Exit 0 when every gate passes, 1 when one fails, 2 for bad input.");
   sub->add_option("trace", args->trace, "Trace holding the baseline run")->required();
-  sub->add_option("--plan", args->plan, "Plan file written by `gcprof advise`")->required();
+  sub->add_option("--plan", args->plan,
+                  "Plan file written by `gcprof advise` (with --compile-budgets: an eager plan, from a\n"
+                  "recording with TORCH_COMPILE_DISABLE=1, verified and compared with the values)");
   sub->add_option("--backend", args->backend, "auto | host | cuda (default: the baseline's)")
       ->check(CLI::IsMember({"auto", "host", "cuda"}));
   sub->add_option("--step-tolerance", args->step_tolerance,
@@ -351,8 +341,25 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_flag("--dry-run", args->dry_run,
                 "Print the command, its directory and the environment restored from the trace, "
                 "and run nothing");
+  sub->add_option("--compile-budgets", args->compile_budgets,
+                  "For a job that trains under torch.compile: re-run the newest such recording once per\n"
+                  "activation_memory_budget value (e.g. 0.2,0.4,0.6,0.8; set by the python shim), and\n"
+                  "say which values fit --budget and which is fastest. The peak is not monotonic in\n"
+                  "the value, so each value is run. Losses are compared to 1e-3 (another value fuses\n"
+                  "other kernels). Exit 0 when a value (or the --plan) fits, 1 when none does");
+  sub->add_option("--budget", args->budget,
+                  "With --compile-budgets: the memory the runs must fit (300MiB, or 60% of the\n"
+                  "recorded peak)");
   sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
-  sub->callback([args, &exit_code] { exit_code = runVerify(*args); });
+  sub->callback([args, &exit_code] {
+    if (!args->compile_budgets.empty()) {
+      exit_code = runCompileBudgets(*args);
+      return;
+    }
+    if (args->plan.empty()) throw CLI::RequiredError("--plan (or --compile-budgets for a torch.compile job)");
+    if (!args->budget.empty()) throw CLI::ValidationError("--budget", "goes with --compile-budgets");
+    exit_code = runVerify(*args);
+  });
 }
 
 }  // namespace gcprof::cli

@@ -137,8 +137,8 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
   return s;
 }
 
-// The python shim's marker of a torch.compile wrapper (module_ranges.py):
-// "torch.compile GPT2LMHeadModel"; empty when the run has none.
+}  // namespace
+
 std::string compiledModel(const Trace& trace) {
   static const std::string kMark = "torch.compile ";
   for (const Range& r : trace.ranges)
@@ -146,8 +146,6 @@ std::string compiledModel(const Trace& trace) {
       return r.name.substr(kMark.size());
   return "";
 }
-
-}  // namespace
 
 std::string familyPattern(const std::string& name) {
   std::string out;
@@ -236,7 +234,9 @@ UnitSelection selectUnits(const Trace& trace, const std::vector<ModuleStats>& mo
                       "are no blocks to plan (" + e.what() + "). Record the job once with "
                       "TORCH_COMPILE_DISABLE=1 in its environment (gcprof record -- env "
                       "TORCH_COMPILE_DISABLE=1 python train.py ...); its plans apply to the "
-                      "compiled model too (names match with or without `_orig_mod.`)");
+                      "compiled model too (names match with or without `_orig_mod.`). To keep "
+                      "torch.compile and find the activation_memory_budget that fits instead: "
+                      "gcprof verify TRACE --compile-budgets 0.2,0.4,0.6,0.8 --budget SIZE");
   }
 }
 

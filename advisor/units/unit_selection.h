@@ -33,6 +33,11 @@ UnitSelection selectUnits(const std::vector<ModuleStats>& modules, const std::st
 UnitSelection selectUnits(const Trace& trace, const std::vector<ModuleStats>& modules,
                           const std::string& spec);
 
+// The python shim's marker of a torch.compile wrapper (module_ranges.py):
+// "torch.compile GPT2LMHeadModel" gives "GPT2LMHeadModel"; empty when the
+// run has none.
+std::string compiledModel(const Trace& trace);
+
 // Every run of digits replaced by '#': "layer3.1" -> "layer#.#",
 // "encoder.layers.encoder_layer_11" -> "encoder.layers.encoder_layer_#".
 // Modules with one pattern form a family (repeats of one structure).

@@ -96,6 +96,11 @@ void fingerprintGates(const Trace& baseline, const Trace& measured, double tol, 
 
 }  // namespace
 
+Gate lossesGate(const Trace& baseline, const Trace& measured, double tolerance, std::vector<LossPair>* pairs) {
+  return scalarGate("losses match", "loss values", scalarsOf(baseline, "loss"), scalarsOf(measured, "loss"),
+                    tolerance, true, pairs);
+}
+
 double lossTolerance(const std::string& backend) { return backend == "cuda" ? 1e-3 : 1e-6; }
 
 namespace {
@@ -276,8 +281,7 @@ Verification verify(const Trace& baseline, const Trace& measured, const PlanFile
                          "and its allocator is not one the model covers)"});
   }
   size_t lossGate = v.gates.size();
-  v.gates.push_back(scalarGate("losses match", "loss values", scalarsOf(baseline, "loss"),
-                               scalarsOf(measured, "loss"), v.loss_tolerance, true, &v.losses));
+  v.gates.push_back(lossesGate(baseline, measured, v.loss_tolerance, &v.losses));
   fingerprintGates(baseline, measured, v.loss_tolerance, v.gates);
   if (step_tolerance) {
     v.step_tolerance = *step_tolerance;

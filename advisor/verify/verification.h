@@ -75,6 +75,12 @@ constexpr double kPeakTolerance = 0.05;
 double lossTolerance(const std::string& backend);
 
 
+// The losses of `measured` against the baseline's, step by step, each
+// within `tolerance` of the baseline's value (relative, absolute below 1);
+// the pairs compared go to `pairs` when given.
+Gate lossesGate(const Trace& baseline, const Trace& measured, double tolerance,
+                std::vector<LossPair>* pairs = nullptr);
+
 // Step time is always reported; it is a gate only with `step_tolerance`
 // (0.25: measured within 25% of predicted). Off by default: on a shared or
 // noisy machine a re-run's step time says little (docs/plan.md).

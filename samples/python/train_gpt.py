@@ -110,6 +110,7 @@ def parse_args(argv=None):
     p.add_argument("--dropout", type=float, default=0.0)
     p.add_argument("--lr", type=float, default=3e-4)
     p.add_argument("--device", choices=["cpu", "cuda"], default="cpu")
+    p.add_argument("--compile", action="store_true", help="train torch.compile(model) (Inductor)")
     args = p.parse_args(argv)
     if args.hidden % args.heads != 0:
         p.error(f"--hidden {args.hidden} is not a multiple of --heads {args.heads}")
@@ -145,10 +146,11 @@ def main(argv=None):
     model.train()
     opt = torch.optim.AdamW(model.parameters(), lr=args.lr)
     gen = data_generator(args)
+    trained = torch.compile(model) if args.compile else model
     for step in range(args.steps):
         inputs, targets = make_batch(args, gen)
         opt.zero_grad(set_to_none=True)
-        logits = model(inputs)
+        logits = trained(inputs)
         loss = F.cross_entropy(logits.reshape(-1, args.vocab), targets.reshape(-1))
         loss.backward()
         opt.step()

@@ -24,7 +24,7 @@ import sys
 import threading
 from time import perf_counter_ns as _clock
 
-from . import failsafe, module_call, native_hooks
+from . import compile_budget, failsafe, module_call, native_hooks
 from .runtime import checkpointing
 from .backward_ranges import BackwardRanges
 from .native import FORWARD, USER
@@ -318,10 +318,15 @@ class ModuleRanges:
         if self._native is not None:
             self._native.set_names(self._names if renamed else None, self._recording)
         inner = getattr(module, "_orig_mod", None)
+        if inner is not None and not compile_budget.compiling(self._torch):
+            inner = None  # TORCH_COMPILE_DISABLE=1: an eager model, whose modules the hooks see
+        if inner is not None:
+            compile_budget.apply(self._torch)  # over the job's own value, before Inductor compiles
         if inner is not None and self._recording and not self._compiled_marked:
             self._compiled_marked = True
             mark = self._rec.range_start(f"{COMPILED_MARK} {type(inner).__name__}", USER)
             self._rec.range_end(mark)
+            self._rec.scalar(compile_budget.SCALAR, compile_budget.in_force(self._torch))
 
     def _post(self, module, args, *rest):
         if self._compiling():

@@ -3,16 +3,19 @@
 GCPROF_DB set (by `gcprof record`) and the injector (or a test recorder) in
 the process: module ranges, backward ranges, steps and the loss are recorded.
 GCPROF_PLAN set (by `gcprof verify`, or by hand): the plan is applied before
-the first step, recording or not. Neither set: nothing is installed.
+the first step, recording or not. GCPROF_COMPILE_BUDGET set (by `gcprof
+verify --compile-budgets`): torch.compile's activation_memory_budget
+(compile_budget.py). None set: nothing is installed.
 """
 import os
 
-from . import failsafe
+from . import compile_budget, failsafe
 from .torch_import_hook import TorchImportWatcher
 
 
 def wanted():
-    return bool(os.environ.get("GCPROF_DB") or os.environ.get("GCPROF_PLAN"))
+    return bool(os.environ.get("GCPROF_DB") or os.environ.get("GCPROF_PLAN")
+                or os.environ.get(compile_budget.ENV))
 
 
 _started = False
@@ -34,6 +37,10 @@ def start():
 
 
 def on_torch_loaded(torch):
+    try:
+        compile_budget.apply(torch)
+    except Exception as exc:
+        failsafe.internal_error("setting torch.compile's activation_memory_budget", exc)
     plan_path = os.environ.get("GCPROF_PLAN")
     if plan_path:
         # Before the profiler's hooks: global pre-hooks run in registration order.

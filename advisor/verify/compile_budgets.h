@@ -1,0 +1,58 @@
+// torch.compile's activation_memory_budget, measured rather than predicted:
+// `gcprof verify --compile-budgets` re-runs a compiled job once per value
+// (the shim sets it from GCPROF_COMPILE_BUDGET) and these judge the runs.
+// Inductor's partitioner is not monotonic in the value (a lower value can
+// peak higher), so every value of the grid is run; none is inferred from
+// its neighbours.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "trace.h"
+#include "verify/verification.h"
+
+namespace gcprof::advisor {
+
+// Another value makes Inductor fuse, order and recompute other kernels, and
+// with dropout its draws can differ (2e-4 relative on the bench's GPT with
+// dropout 0.1), so losses match the recorded compiled run closely, not bit
+// for bit; a larger difference means the run trained something else.
+constexpr double kCompileLossTolerance = 1e-3;
+
+struct CompileBudgetRun {
+  double value = 0;  // activation_memory_budget
+  int64_t run = 0;   // the re-run's run id; 0 when it created none
+  int exit_code = 0;
+  Bytes peak = 0;
+  Ns step_ns = 0;  // compiledStepTime
+  size_t steps = 0;  // steps recorded
+  Gate losses;  // against the recorded run, kCompileLossTolerance
+  double compiled_with = -1;  // compiledWith(the re-run)
+  // Compiled with the value, exited 0, recorded steps, and its losses
+  // match: its peak and time count.
+  bool applied() const { return compiled_with == value; }
+  bool sound() const { return applied() && exit_code == 0 && steps > 0 && losses.passed; }
+};
+
+// "0.2,0.5,0.8" -> {0.2, 0.5, 0.8}: numbers from 0 to 1, each once. Throws
+// AdviceError naming the text.
+std::vector<double> parseCompileBudgets(const std::string& text);
+
+// The activation_memory_budget the run's model was compiled with (the shim's
+// scalar, compile_budget.py); -1 when it has none.
+double compiledWith(const Trace& run);
+
+// The median step after the first two: torch.compile compiles in the first
+// step and may recompile in the second (Dynamo marks what changed dynamic),
+// seconds against milliseconds. With fewer than three steps, the steady-state
+// step verify uses.
+Ns compiledStepTime(const Trace& run);
+
+// One value's re-run against the recorded compiled run.
+CompileBudgetRun judgeCompileBudget(const Trace& recorded, const Trace& measured, double value, int exit_code);
+
+// The fastest sound run whose peak is within `budget`; -1 when none is.
+int fastestWithin(const std::vector<CompileBudgetRun>& runs, Bytes budget);
+
+}  // namespace gcprof::advisor
