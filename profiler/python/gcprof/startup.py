@@ -5,6 +5,7 @@ the process: module ranges, backward ranges, steps and the loss are recorded.
 GCPROF_PLAN set (by `gcprof verify`, or by hand): the plan is applied before
 the first step, recording or not. Neither set: nothing is installed.
 """
+import functools
 import os
 
 from . import failsafe
@@ -86,6 +87,8 @@ def install_hooks(torch, recorder, attaching=None):
         from .op_ranges import OpRanges
         ranges.ops = OpRanges(torch, recorder)
         steps.op_cost = ranges.ops.take_cost
+        from . import selective_cost
+        steps.selective_cost = functools.partial(selective_cost.measure, torch)
     FsdpGathers(torch, recorder).install(steps)
     from . import autocast_clears
     autocast_clears.install(torch, recorder)
