@@ -205,11 +205,16 @@ void printHuman(const Advice& a, const std::string& trace) {
   if (a.recording_cost.hook_ns_per_call > 0)
     std::printf("  forward times less the recording's own hooks: %s per module call (measured)\n",
                 formatNs(a.recording_cost.hook_ns_per_call).c_str());
-  if (!a.chain.selective.empty())
+  if (!a.chain.selective.empty()) {
     std::printf("  selective checkpoints offered: operator ranges recorded (record --ops)%s\n",
                 a.recording_cost.op_ns_per_call > 0
                     ? (", forward times less " + formatNs(a.recording_cost.op_ns_per_call) + " per operator call").c_str()
                     : "");
+    if (a.recording_cost.selective_ns_per_op > 0)
+      std::printf("  a save-list's recompute includes PyTorch's selective dispatch: %s per operator call "
+                  "of its unit (measured)\n",
+                  formatNs(a.recording_cost.selective_ns_per_op).c_str());
+  }
   for (const ExcludedUnit& u : a.excluded)
     std::printf("  left out: %s %s\n", printable(u.name).c_str(), printable(u.reason).c_str());
   if (a.tree_plan) {

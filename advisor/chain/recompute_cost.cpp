@@ -40,19 +40,26 @@ std::vector<OpCall> keptCalls(const OpIndex& ops, const StepLayout& step, int un
   return savedCalls(ops.within(u.fwd_start, u.fwd_end), save);
 }
 
-Ns stepRecomputeNs(const StepLayout& step, int first, int last, const std::vector<OpCall>& kept) {
+Ns selectiveDispatchNs(const OpIndex& ops, const StepLayout& step, int unit) {
+  if (ops.selectiveNsPerOp() <= 0) return 0;
+  const UnitWindow& u = step.units[unit];
+  return sat::mul(static_cast<Ns>(ops.count(u.fwd_start, u.fwd_end)), ops.selectiveNsPerOp());
+}
+
+Ns stepRecomputeNs(const StepLayout& step, int first, int last, const std::vector<OpCall>& kept, Ns dispatch_ns) {
   Ns cost = 0;
   for (int k = first; k <= last; ++k) {
     sat::addTo(cost, step.units[k].forward_ns);
     if (k < last) sat::addTo(cost, stepGapNs(step, k));
   }
   for (const OpCall& c : kept) cost = sat::sub(cost, c.end - c.start);
-  return std::max<Ns>(cost, 0);
+  return sat::add(std::max<Ns>(cost, 0), dispatch_ns);
 }
 
 Ns unitRecomputeNs(const RunLayout& layout, const OpIndex& ops, int unit, const std::vector<std::string>& save) {
   return steadyMedian(layout, [&](const StepLayout& st) {
-    return stepRecomputeNs(st, unit, unit, keptCalls(ops, st, unit, save));
+    if (save.empty()) return stepRecomputeNs(st, unit, unit, {});
+    return stepRecomputeNs(st, unit, unit, keptCalls(ops, st, unit, save), selectiveDispatchNs(ops, st, unit));
   });
 }
 

@@ -33,9 +33,18 @@ namespace gcprof::advisor {
 std::vector<OpCall> keptCalls(const OpIndex& ops, const StepLayout& step, int unit,
                               const std::vector<std::string>& save);
 
+// A selective checkpoint's own time in one step: PyTorch's selective
+// checkpointing runs every operator call of the unit's forward through its
+// policy in the forward and again in the recomputation (~18 us a call on
+// this project's CPU VM, more than many calls' own time), measured in the job
+// by the shim (OpIndex::selectiveNsPerOp). 0 when not measured.
+Ns selectiveDispatchNs(const OpIndex& ops, const StepLayout& step, int unit);
+
 // One step's cost of recomputing units [first..last] (save: the first
-// unit's save-list, selective segments being single units). Never below 0.
-Ns stepRecomputeNs(const StepLayout& step, int first, int last, const std::vector<OpCall>& kept);
+// unit's save-list, selective segments being single units), plus
+// `dispatch_ns` (selectiveDispatchNs for a selective segment). Never below 0.
+Ns stepRecomputeNs(const StepLayout& step, int first, int last, const std::vector<OpCall>& kept,
+                   Ns dispatch_ns = 0);
 
 // The median over the steady training steps of unit `unit`'s recompute
 // with save-list `save` (empty: the whole unit).

@@ -18,6 +18,11 @@ namespace gcprof::advisor {
 struct RecordingCost {
   Ns hook_ns_per_call = 0;
   Ns op_ns_per_call = 0;
+  // Not the recording's: what PyTorch's selective checkpointing costs per
+  // operator call, as the shim measured it in the job (`selective_ns_per_op`;
+  // added to each save-list's recompute, OpIndex::selectiveNsPerOp), shown
+  // beside the others.
+  Ns selective_ns_per_op = 0;
 };
 RecordingCost recordingCost(const Trace& trace);
 

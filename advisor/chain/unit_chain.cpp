@@ -290,11 +290,13 @@ void addSelectiveOptions(UnitChain& chain, const Trace& trace, const AllocationF
               chain.saved[k]);
   // Each save-list's recompute as the simulator prices it: the median of
   // each step's unit time less its kept calls' times, not the sum of the
-  // calls' medians (recompute_cost.h).
+  // calls' medians, plus selective checkpointing's own dispatch
+  // (recompute_cost.h). Below 0 when that dispatch costs more than the
+  // calls it keeps save: the save-list is then slower than the whole unit.
   OpIndex index(trace);
   for (size_t k = 0; k < chain.selective.size(); ++k)
     for (SelectiveOption& o : chain.selective[k])
-      o.saved_ns = std::max<Ns>(0, chain.forward_ns[k] - unitRecomputeNs(layout, index, static_cast<int>(k), o.save));
+      o.saved_ns = sat::sub(chain.forward_ns[k], unitRecomputeNs(layout, index, static_cast<int>(k), o.save));
   measureReplayPeaks(chain.selective, trace, filter, layout);
   measureForwardPeaks(chain, trace, filter, layout, recorded);
 }

@@ -164,7 +164,8 @@ nlohmann::json planJson(const Advice& a) {
       {"exact", a.exact},
       {"steady_step", c.steady_step},
       {"recording_cost", {{"hook_ns_per_module_call", a.recording_cost.hook_ns_per_call},
-                          {"op_ns_per_call", a.recording_cost.op_ns_per_call}}},
+                          {"op_ns_per_call", a.recording_cost.op_ns_per_call},
+                          {"selective_ns_per_op", a.recording_cost.selective_ns_per_op}}},
       {"selective_units", selectiveUnits(c)},
       {"complete_steps", c.complete_steps},
       {"unit_stats", unitStatsJson(a)}};

@@ -64,7 +64,8 @@ class SegmentEvents {
     // windows: what is born inside them is not dropped and not replayed, and
     // their time is not recomputed (chain/recompute_cost.h).
     if (seg.selective()) kept_ = keptCalls(ctx.ops, step, seg.first, seg.save);
-    cost_ = stepRecomputeNs(step, seg.first, seg.last, kept_);
+    cost_ = stepRecomputeNs(step, seg.first, seg.last, kept_,
+                            seg.selective() ? selectiveDispatchNs(ctx.ops, step, seg.first) : 0);
     anchor_ = last_.bwd_start;
     replay_phase_ = reg.regionOf(anchor_) == reg.backward(seg.last) ? 0 : 2;
     replay_end_ = sat::add(sat::sub(last_.fwd_end, first_.fwd_start), 1);

@@ -1,10 +1,12 @@
 #include "units/op_table.h"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <unordered_set>
 
 #include "median.h"
+#include "saturating.h"
 #include "units/step_regions.h"
 
 namespace gcprof::advisor {
@@ -43,6 +45,18 @@ OpIndex::OpIndex(const Trace& trace) {
   for (const Range& r : trace.ranges)
     if (isOpRange(r)) ops_.push_back(&r);
   std::sort(ops_.begin(), ops_.end(), [](const Range* a, const Range* b) { return a->start < b->start; });
+  std::vector<double> per_op;
+  for (const Scalar& s : trace.scalars)
+    if (s.name == "selective_ns_per_op" && s.value > 0) per_op.push_back(s.value);
+  if (!per_op.empty()) selective_ns_per_op_ = sat::fromDouble(std::round(median(std::move(per_op))));
+}
+
+size_t OpIndex::count(Ns from, Ns to) const {
+  auto byStart = [](const Range* r, Ns t) { return r->start < t; };
+  auto first = std::lower_bound(ops_.begin(), ops_.end(), from, byStart);
+  auto past = std::upper_bound(ops_.begin(), ops_.end(), to,
+                               [](Ns t, const Range* r) { return t < r->start; });
+  return first < past ? static_cast<size_t>(past - first) : 0;
 }
 
 std::vector<OpCall> OpIndex::within(Ns from, Ns to) const {

@@ -57,9 +57,17 @@ class OpIndex {
   bool empty() const { return ops_.empty(); }
   // The calls that start in [from, to], numbered per operator from 0.
   std::vector<OpCall> within(Ns from, Ns to) const;
+  // How many calls start in [from, to].
+  size_t count(Ns from, Ns to) const;
+  // What one operator call of a selective checkpoint's forward costs in
+  // PyTorch's dispatch, its forward and its recomputation together, as the
+  // shim measured it in the job (scalar `selective_ns_per_op`,
+  // profiler/python/gcprof/selective_cost.py); 0 when not measured.
+  Ns selectiveNsPerOp() const { return selective_ns_per_op_; }
 
  private:
   std::vector<const Range*> ops_;
+  Ns selective_ns_per_op_ = 0;
 };
 
 // The calls of `calls` that a save-list names, in their order.

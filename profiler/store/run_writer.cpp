@@ -42,9 +42,14 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
     db_ = nullptr;
     throw;
   }
-  range_ = prepare(
+  const std::string insert_range =
       "INSERT INTO ranges (run, id, name, domain, phase, thread, depth, parent, start_ns,"
-      " end_ns, step, device_ns, input_bytes, output_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+      " end_ns, step, device_ns, input_bytes, output_bytes) VALUES ";
+  const std::string range_values = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
+  std::string group = insert_range + range_values;
+  range_ = prepare(group.c_str());
+  for (int i = 1; i < kRangeGroup; ++i) group += "," + range_values;
+  range_group_ = prepare(group.c_str());
   alloc_ = prepare(
       "INSERT INTO allocation_rows (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -66,13 +71,14 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
 RunWriter::~RunWriter() {
   if (in_tx_) {
     try {
+      flushRanges();
       flushAllocations();
     } catch (const StoreError&) {
       // A destructor cannot report it; what was written before is committed below.
     }
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
-  for (sqlite3_stmt* st : {range_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
+  for (sqlite3_stmt* st : {range_, range_group_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
     sqlite3_finalize(st);
   sqlite3_close(db_);
 }
@@ -134,6 +140,7 @@ void RunWriter::begin() {
 
 void RunWriter::commit() {
   if (!in_tx_) return;
+  flushRanges();
   flushAllocations();
   in_tx_ = false;
   stepTransaction(commit_, "(committing)");
@@ -146,13 +153,42 @@ void RunWriter::stepTransaction(sqlite3_stmt* st, const char* what) {
   if (rc != SQLITE_DONE) throw StoreError(sqliteProblem(db_, path_, what));
 }
 
+namespace {
+
+constexpr int kRangeFields = 14;
+
+// Binds one range row (its id and parent already as stored) at parameters
+// first .. first + 13. The name must outlive the statement's next reset.
+void bindRange(sqlite3_stmt* st, int first, int64_t run, const Range& r) {
+  bindValues(st, first, run, r.id);
+  sqlite3_bind_text(st, first + 2, r.name.data(), static_cast<int>(r.name.size()), SQLITE_STATIC);
+  bindValues(st, first + 3, static_cast<int>(r.domain), static_cast<int>(r.phase), r.thread, r.depth, r.parent,
+             r.start, r.end, r.step, r.device_ns, r.input_bytes, r.output_bytes);
+}
+
+}  // namespace
+
 void RunWriter::add(const Range& r) {
   begin();
+  Range& row = ranges_[range_count_++];
+  row = r;
   // Names come from the job (NVTX, the C API): bytes, not always UTF-8.
-  bindValues(range_, 1, run_, rangeRow(r.id), validUtf8(r.name), static_cast<int>(r.domain),
-             static_cast<int>(r.phase), r.thread, r.depth, rangeRow(r.parent), r.start, r.end, r.step, r.device_ns,
-             r.input_bytes, r.output_bytes);
-  done(range_);
+  row.name = validUtf8(r.name);
+  row.id = rangeRow(r.id);
+  row.parent = rangeRow(r.parent);
+  if (range_count_ < kRangeGroup) return;
+  for (int i = 0; i < kRangeGroup; ++i) bindRange(range_group_, 1 + i * kRangeFields, run_, ranges_[i]);
+  range_count_ = 0;  // not retried: the writer stops recording after a failed write
+  done(range_group_);
+}
+
+void RunWriter::flushRanges() {
+  const int n = range_count_;
+  range_count_ = 0;
+  for (int i = 0; i < n; ++i) {
+    bindRange(range_, 1, run_, ranges_[i]);
+    done(range_);
+  }
 }
 
 namespace {

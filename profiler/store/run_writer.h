@@ -65,10 +65,18 @@ class RunWriter {
   void done(sqlite3_stmt* st);
   void stepTransaction(sqlite3_stmt* st, const char* what);  // BEGIN or COMMIT
   void flushAllocations();
+  void flushRanges();
 
   // ~90 KiB of text per batch. Beyond a few hundred rows the cost per row no
   // longer falls (bench/history/recording-overhead.md).
   static constexpr int kAllocationBatch = 1024;
+
+  // Ranges are inserted kRangeGroup to one INSERT: the per-statement work
+  // (a VDBE program run, a reset) was half of a range row's cost in the
+  // writer, and a short-step job writes ~170 ranges a step
+  // (bench/RESULTS.md, "Cost per module call"). The rest of a group goes
+  // one by one at commit().
+  static constexpr int kRangeGroup = 16;
 
   std::string path_;
   sqlite3* db_ = nullptr;
@@ -78,6 +86,9 @@ class RunWriter {
   int64_t rangeRow(int64_t id) const { return id > 0 ? id + range_base_ : id; }
   bool in_tx_ = false;
   sqlite3_stmt* range_ = nullptr;
+  sqlite3_stmt* range_group_ = nullptr;  // kRangeGroup rows
+  Range ranges_[kRangeGroup];  // waiting for range_group_, names made valid UTF-8, ids shifted
+  int range_count_ = 0;
   sqlite3_stmt* alloc_ = nullptr;
   sqlite3_stmt* batch_insert_ = nullptr;
   std::string batch_;  // the open batch's text (allocation_batch.h)

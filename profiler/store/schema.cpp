@@ -6,7 +6,9 @@ namespace gcprof {
 namespace {
 
 // Version 1, the tables as first written; kMigrateTo2 adds what version 2
-// has. A new file is made with both, so that there is one path to each
+// has. `ranges` has no index on start_ns: the loader reads a run's ranges
+// whole and sorts them itself, and the index cost the recorder a second
+// B-tree insert per range (files that have one keep it; nothing needs it). A new file is made with both, so that there is one path to each
 // version. docs/schema.md documents every column; keep the two in step.
 const char* kCreateV1 = R"SQL(
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -49,7 +51,6 @@ CREATE TABLE IF NOT EXISTS ranges (
   output_bytes INTEGER NOT NULL DEFAULT 0,
   PRIMARY KEY (run, id)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS ranges_time ON ranges (run, start_ns);
 CREATE TABLE IF NOT EXISTS allocations (
   run INTEGER NOT NULL,
   addr INTEGER NOT NULL,

@@ -147,8 +147,12 @@ Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo
   RowProgress rows(progress, total);
   readRows(r,
            "SELECT id, name, domain, phase, thread, depth, parent, start_ns, end_ns, step, device_ns, input_bytes,"
-           " output_bytes FROM ranges WHERE run=? ORDER BY start_ns, id",
+           " output_bytes FROM ranges WHERE run=? ORDER BY id",
            t.ranges, &rows, rangeFrom);
+  // In (start, id) order. Read along the primary key (run, id) they are
+  // nearly in it already: a range is numbered when it opens.
+  std::stable_sort(t.ranges.begin(), t.ranges.end(),
+                   [](const Range& a, const Range& b) { return a.start < b.start; });
   if (version >= 4)
     readAllocationBatches(r, t, rows);
   else

@@ -46,6 +46,14 @@ class Selective(unittest.TestCase):
         scalars = p.query(self.db, "SELECT value FROM scalars WHERE name = 'op_hook_ns_per_call'")
         self.assertTrue(scalars and all(v > 0 for (v,) in scalars))
 
+    def test_selective_checkpointings_dispatch_is_measured_once_and_priced(self):
+        # Once, after the first step: a save-list's recompute includes it.
+        rows = p.query(self.db, "SELECT step, value FROM scalars WHERE name = 'selective_ns_per_op'")
+        self.assertEqual(len(rows), 1, rows)
+        self.assertGreater(rows[0][1], 0)
+        self.assertIn("PyTorch's selective dispatch", self.advise.stdout)
+        self.assertGreater(self.plan["recording_cost"]["selective_ns_per_op"], 0)
+
     def test_plan_is_v2_with_selective_segments(self):
         self.assertEqual(self.plan["format"], "gcprof.plan/2")
         segs = self.plan["segments"]

@@ -4,6 +4,7 @@
 #include <sqlite3.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <vector>
@@ -366,4 +367,57 @@ TEST(TraceStore, APartialBatchIsWrittenWhenTheWriterCloses) {
   }
   TraceStore s(path, TraceStore::Mode::ReadOnly);
   EXPECT_EQ(s.load(s.lastRun()).allocations.size(), 5u);
+}
+
+// The writer inserts ranges many to one INSERT; whatever the group a range
+// fell in (a whole one, the rest at a commit, the rest when the writer
+// closes without finishing), every field comes back, in (start, id) order.
+TEST(TraceStore, RangesWrittenInGroupsKeepEveryFieldAndTheirOrder) {
+  std::string path = tempPath("ranges");
+  std::vector<Range> written;
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    for (int i = 0; i < 41; ++i) {
+      Range r;
+      r.id = i + 1;
+      r.name = i == 7 ? std::string("bad\xff") : "layers." + std::to_string(i);
+      r.domain = i % 2 ? RangeDomain::Module : RangeDomain::User;
+      r.phase = i % 3 ? Phase::Forward : Phase::Backward;
+      r.thread = 7 + i % 2;
+      r.depth = i % 4;
+      r.parent = i / 5;
+      r.start = 1000 - 10 * (i % 7);  // not in id order, with ties
+      r.end = r.start + 50 + i;
+      r.step = i / 9;
+      r.device_ns = i % 5 ? -1 : 33 * i;
+      r.input_bytes = 100 * i;
+      r.output_bytes = 200 * i;
+      w.add(r);
+      written.push_back(r);
+      if (i == 20) w.commit();  // 5 ranges after one group of 16
+    }
+  }  // closed without finish(): the last 4 of 20 since that commit are written too
+  written[7].name = "bad\xef\xbf\xbd";
+  std::stable_sort(written.begin(), written.end(), [](const Range& a, const Range& b) { return a.start < b.start; });
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  Trace t = s.load(s.lastRun());
+  ASSERT_EQ(t.ranges.size(), written.size());
+  for (size_t i = 0; i < written.size(); ++i) {
+    const Range &got = t.ranges[i], &want = written[i];
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got.id, want.id);
+    EXPECT_EQ(got.name, want.name);
+    EXPECT_EQ(got.domain, want.domain);
+    EXPECT_EQ(got.phase, want.phase);
+    EXPECT_EQ(got.thread, want.thread);
+    EXPECT_EQ(got.depth, want.depth);
+    EXPECT_EQ(got.parent, want.parent);
+    EXPECT_EQ(got.start, want.start);
+    EXPECT_EQ(got.end, want.end);
+    EXPECT_EQ(got.step, want.step);
+    EXPECT_EQ(got.device_ns, want.device_ns);
+    EXPECT_EQ(got.input_bytes, want.input_bytes);
+    EXPECT_EQ(got.output_bytes, want.output_bytes);
+  }
 }

@@ -7,6 +7,7 @@ the first step, recording or not. GCPROF_COMPILE_BUDGET set (by `gcprof
 verify --compile-budgets`): torch.compile's activation_memory_budget
 (compile_budget.py). None set: nothing is installed.
 """
+import functools
 import os
 
 from . import compile_budget, failsafe
@@ -93,6 +94,8 @@ def install_hooks(torch, recorder, attaching=None):
         from .op_ranges import OpRanges
         ranges.ops = OpRanges(torch, recorder)
         steps.op_cost = ranges.ops.take_cost
+        from . import selective_cost
+        steps.selective_cost = functools.partial(selective_cost.measure, torch)
     FsdpGathers(torch, recorder).install(steps)
     from . import autocast_clears
     autocast_clears.install(torch, recorder)
