@@ -42,7 +42,8 @@ void subtractPerRange(RunLayout& layout, const Trace& trace, Ns per_call, Counte
 }  // namespace
 
 RecordingCost recordingCost(const Trace& trace) {
-  return {medianScalar(trace, "hook_ns_per_call"), medianScalar(trace, "op_hook_ns_per_call"),
+  return {medianScalar(trace, "hook_ns_per_call"),
+          sat::add(medianScalar(trace, "op_hook_ns_per_call"), medianScalar(trace, "op_dispatch_ns_per_call")),
           medianScalar(trace, "selective_ns_per_op")};
 }
 

@@ -13,8 +13,10 @@ namespace gcprof::advisor {
 
 // What the recording cost per call, each the median over the run's steps and
 // 0 when not recorded: the shim's hooks per module call (`hook_ns_per_call`;
-// LibTorch programs' C API ranges cost nanoseconds) and `record --ops`'s own
-// time per operator call (`op_hook_ns_per_call`).
+// LibTorch programs' C API ranges cost nanoseconds) and `record --ops`'s
+// time per operator call: the mode's own (`op_hook_ns_per_call`, each step)
+// and PyTorch's dispatch into it (`op_dispatch_ns_per_call`, measured once,
+// profiler/python/gcprof/dispatch_costs.py).
 struct RecordingCost {
   Ns hook_ns_per_call = 0;
   Ns op_ns_per_call = 0;

@@ -62,7 +62,7 @@ class OpIndex {
   // What one operator call of a selective checkpoint's forward costs in
   // PyTorch's dispatch, its forward and its recomputation together, as the
   // shim measured it in the job (scalar `selective_ns_per_op`,
-  // profiler/python/gcprof/selective_cost.py); 0 when not measured.
+  // profiler/python/gcprof/dispatch_costs.py); 0 when not measured.
   Ns selectiveNsPerOp() const { return selective_ns_per_op_; }
 
  private:

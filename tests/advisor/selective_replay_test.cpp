@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "chain/chain_peak.h"
+#include "chain/recording_cost.h"
 #include "units/op_table.h"
 #include "chain/selective_options.h"
 #include "chain/selective_replay_peak.h"
@@ -105,6 +106,22 @@ TEST(SelectiveReplay, ASaveListPaysSelectiveCheckpointingsDispatchPerCall) {
     Simulation sim = run.curve({{0, 0, 1, o.save}});
     EXPECT_EQ(run.chain.forward_ns[0] - o.saved_ns, sim.recompute_ns);
   }
+}
+
+// What `record --ops` costs an operator call is the mode's own time (each
+// step) and PyTorch's dispatch into Python around it (measured once): the
+// unit's 3 calls take 3 x (3 + 4) ns off its recorded forward.
+TEST(SelectiveReplay, AnOperatorCallsRecordingCostIsTheModesOwnTimeAndPyTorchsDispatch) {
+  Trace t = opTrace();
+  t.scalars.push_back(Scalar{0, "op_hook_ns_per_call", 3});
+  t.scalars.push_back(Scalar{0, "op_dispatch_ns_per_call", 4});
+  RecordingCost cost = recordingCost(t);
+  EXPECT_EQ(cost.op_ns_per_call, 7);
+  RunLayout layout = stepLayouts(t, {"a"});
+  ASSERT_FALSE(layout.steps.empty());
+  const Ns recorded = layout.steps[0].units[0].forward_ns;
+  subtractRecordingCost(layout, t, cost);
+  EXPECT_EQ(layout.steps[0].units[0].forward_ns, recorded - 3 * 7);
 }
 
 TEST(SelectiveReplay, ChainPeakOfASaveListIsTheSimulatorsNotTheBound) {

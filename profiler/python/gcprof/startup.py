@@ -94,8 +94,8 @@ def install_hooks(torch, recorder, attaching=None):
         from .op_ranges import OpRanges
         ranges.ops = OpRanges(torch, recorder)
         steps.op_cost = ranges.ops.take_cost
-        from . import selective_cost
-        steps.selective_cost = functools.partial(selective_cost.measure, torch)
+        from . import dispatch_costs
+        steps.dispatch_costs = functools.partial(dispatch_costs.measure, torch)
     FsdpGathers(torch, recorder).install(steps)
     from . import autocast_clears
     autocast_clears.install(torch, recorder)

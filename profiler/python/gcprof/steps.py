@@ -55,7 +55,7 @@ class StepTracker:
         self.model = lambda: None
         self.hook_cost = lambda: None
         self.op_cost = lambda: None  # record --ops (op_ranges.py)
-        self.selective_cost = lambda: None  # record --ops, after the first step (selective_cost.py)
+        self.dispatch_costs = lambda: {}  # record --ops, after the first step (dispatch_costs.py)
         self._at_first_step = []
         self._at_first_step_begun = []
         # The job's optimizers, those found never to step, and how often each
@@ -183,9 +183,8 @@ class StepTracker:
                 self._rec.scalar("op_hook_ns_per_call", cost)
             self._rec.step_end()
             if self._index == 0:
-                cost = self.selective_cost()
-                if cost is not None:
-                    self._rec.scalar("selective_ns_per_op", cost)
+                for name, ns in self.dispatch_costs().items():
+                    self._rec.scalar(name, ns)
             self._index += 1
         except Exception as exc:
             failsafe.internal_error("the optimizer step hook", exc)
