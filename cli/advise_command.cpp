@@ -9,6 +9,7 @@
 
 #include "commands.h"
 #include "advice_error.h"
+#include "budget_option.h"
 #include "job.h"
 #include "plan/advice.h"
 #include "plan/job_advice.h"
@@ -53,22 +54,7 @@ AdviceRequest request(const AdviseArgs& a) {
   // Which option is wrong, named in its error.
   const char* option = "--budget";
   try {
-    if (!a.budget.empty()) {
-      Budget b;
-      b.text = a.budget;
-      if (a.budget.back() == '%') {
-        b.percent = true;
-        b.fraction = parsePercent(a.budget);
-        if (b.fraction <= 0) throw std::invalid_argument("'" + a.budget + "' must be above 0%");
-      } else {
-        b.bytes = parseBytes(a.budget);
-        // "--budget 60" is far more likely 60% or 60 GiB than 60 bytes: ask.
-        if (a.budget.find_first_not_of("0123456789.") == std::string::npos)
-          throw std::invalid_argument("'" + a.budget + "' has no unit; write " + a.budget + "% (of the recorded peak) or " +
-                                      a.budget + "MiB / " + a.budget + "GiB");
-      }
-      r.budget = b;
-    }
+    if (!a.budget.empty()) r.budget = parseBudget(a.budget);
     option = "--headroom";
     if (!a.headroom.empty()) {
       r.headroom.given = true;

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "budget_option.h"
 #include "job.h"
 #include "memory/memory_curve.h"
 #include "size_parse.h"
@@ -36,8 +37,7 @@ Bytes sweepBudget(const VerifyArgs& a, Bytes recorded_peak) {
     throw StoreError("--compile-budgets needs --budget SIZE (e.g. 300MiB, or 60% of the recorded peak): "
                      "the memory the runs must fit");
   try {
-    if (a.budget.back() == '%') return static_cast<Bytes>(parsePercent(a.budget) * recorded_peak);
-    return parseBytes(a.budget);
+    return parseBudget(a.budget).resolve(recorded_peak);
   } catch (const std::invalid_argument& e) {
     throw StoreError(std::string("--budget: ") + e.what());
   }
@@ -79,6 +79,44 @@ void printCompileRuns(const std::vector<advisor::CompileBudgetRun>& runs, const 
   }
   std::printf("the peak does not fall monotonically as the value falls (Inductor's partitioner), so "
               "every value was run; a value between two that fit may not fit\n");
+}
+
+// The eager plan verified as `verify --plan` does, then compared with the
+// fastest value that fits (`best`, -1: none). 0 when either fits.
+int compareEagerPlan(const VerifyArgs& a, const std::vector<advisor::CompileBudgetRun>& runs, int best,
+                     Bytes budget) {
+  std::string within = "within " + formatBytes(budget);
+  std::printf("\nthe eager plan %s (torch.compile off), verified:\n", a.plan.c_str());
+  std::fflush(stdout);
+  VerifyArgs eager = a;
+  eager.compile_budgets.clear();
+  eager.command.clear();
+  advisor::Verification v;
+  int rc = runVerify(eager, &v);
+  bool eager_fits = rc == 0 && v.measured_peak <= budget;
+  if (!eager_fits) {
+    std::printf("the eager plan does not pass or does not fit %s\n", within.c_str());
+    return best >= 0 ? 0 : 1;
+  }
+  // One run each: on a shared machine a few percent is noise.
+  const char* tie = "";
+  if (best >= 0) {
+    double faster = std::min(v.measured_step_ns, runs[best].step_ns);
+    double slower = std::max(v.measured_step_ns, runs[best].step_ns);
+    if (slower < 1.1 * faster) tie = "; within 10%, which one run each cannot separate on a busy machine";
+  }
+  if (best < 0 || v.measured_step_ns < runs[best].step_ns) {
+    char against[120] = "";
+    if (best >= 0)
+      std::snprintf(against, sizeof against, ", against %.1f ms for activation_memory_budget %g",
+                    runs[best].step_ns / 1e6, runs[best].value);
+    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s%s)\n", within.c_str(), a.plan.c_str(),
+                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against, tie);
+  } else {
+    std::printf("the eager plan fits too (%s, %.1f ms per step) but activation_memory_budget %g is faster%s\n",
+                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, runs[best].value, tie);
+  }
+  return 0;
 }
 
 }  // namespace
@@ -143,38 +181,7 @@ int runCompileBudgets(const VerifyArgs& a) {
                 "gcprof advise, then give the plan here with --plan\n",
                 within.c_str());
   if (a.plan.empty()) return best >= 0 ? 0 : 1;
-
-  std::printf("\nthe eager plan %s (torch.compile off), verified:\n", a.plan.c_str());
-  std::fflush(stdout);
-  VerifyArgs eager = a;
-  eager.compile_budgets.clear();
-  eager.command.clear();
-  advisor::Verification v;
-  int rc = runVerify(eager, &v);
-  bool eager_fits = rc == 0 && v.measured_peak <= budget;
-  if (!eager_fits) {
-    std::printf("the eager plan does not pass or does not fit %s\n", within.c_str());
-    return best >= 0 ? 0 : 1;
-  }
-  // One run each: on a shared machine a few percent is noise.
-  const char* tie = "";
-  if (best >= 0) {
-    double faster = std::min(v.measured_step_ns, runs[best].step_ns);
-    double slower = std::max(v.measured_step_ns, runs[best].step_ns);
-    if (slower < 1.1 * faster) tie = "; within 10%, which one run each cannot separate on a busy machine";
-  }
-  if (best < 0 || v.measured_step_ns < runs[best].step_ns) {
-    char against[120] = "";
-    if (best >= 0)
-      std::snprintf(against, sizeof against, ", against %.1f ms for activation_memory_budget %g",
-                    runs[best].step_ns / 1e6, runs[best].value);
-    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s%s)\n", within.c_str(), a.plan.c_str(),
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against, tie);
-  } else {
-    std::printf("the eager plan fits too (%s, %.1f ms per step) but activation_memory_budget %g is faster%s\n",
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, runs[best].value, tie);
-  }
-  return 0;
+  return compareEagerPlan(a, runs, best, budget);
 }
 
 }  // namespace gcprof::cli

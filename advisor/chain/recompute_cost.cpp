@@ -58,8 +58,8 @@ Ns stepRecomputeNs(const StepLayout& step, int first, int last, const std::vecto
 
 Ns unitRecomputeNs(const RunLayout& layout, const OpIndex& ops, int unit, const std::vector<std::string>& save) {
   return steadyMedian(layout, [&](const StepLayout& st) {
-    if (save.empty()) return stepRecomputeNs(st, unit, unit, {});
-    return stepRecomputeNs(st, unit, unit, keptCalls(ops, st, unit, save), selectiveDispatchNs(ops, st, unit));
+    return stepRecomputeNs(st, unit, unit, keptCalls(ops, st, unit, save),
+                           save.empty() ? 0 : selectiveDispatchNs(ops, st, unit));
   });
 }
 

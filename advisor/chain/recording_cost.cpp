@@ -1,25 +1,16 @@
 #include "chain/recording_cost.h"
 
 #include <algorithm>
-#include <cmath>
 #include <string>
 #include <vector>
 
 #include "units/op_table.h"
-#include "median.h"
+#include "units/run_scalars.h"
 #include "saturating.h"
 
 namespace gcprof::advisor {
 
 namespace {
-
-Ns medianScalar(const Trace& trace, const std::string& name) {
-  std::vector<double> v;
-  for (const Scalar& s : trace.scalars)
-    if (s.name == name && s.value > 0) v.push_back(s.value);
-  if (v.empty()) return 0;
-  return sat::fromDouble(std::round(median(std::move(v))));
-}
 
 template <typename Counted>
 void subtractPerRange(RunLayout& layout, const Trace& trace, Ns per_call, Counted counted) {

@@ -1,12 +1,11 @@
 #include "units/op_table.h"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <unordered_set>
 
 #include "median.h"
-#include "saturating.h"
+#include "units/run_scalars.h"
 #include "units/step_regions.h"
 
 namespace gcprof::advisor {
@@ -45,10 +44,7 @@ OpIndex::OpIndex(const Trace& trace) {
   for (const Range& r : trace.ranges)
     if (isOpRange(r)) ops_.push_back(&r);
   std::sort(ops_.begin(), ops_.end(), [](const Range* a, const Range* b) { return a->start < b->start; });
-  std::vector<double> per_op;
-  for (const Scalar& s : trace.scalars)
-    if (s.name == "selective_ns_per_op" && s.value > 0) per_op.push_back(s.value);
-  if (!per_op.empty()) selective_ns_per_op_ = sat::fromDouble(std::round(median(std::move(per_op))));
+  selective_ns_per_op_ = medianScalar(trace, "selective_ns_per_op");
 }
 
 size_t OpIndex::count(Ns from, Ns to) const {

@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "advice_error.h"
+#include "median.h"
 #include "memory/memory_curve.h"
 #include "units/step_time.h"
 
@@ -41,9 +42,7 @@ Ns compiledStepTime(const Trace& run) {
   std::sort(steps.begin(), steps.end(), [](const Step& a, const Step& b) { return a.index < b.index; });
   std::vector<Ns> ns;
   for (size_t i = 2; i < steps.size(); ++i) ns.push_back(steps[i].end - steps[i].start);
-  std::sort(ns.begin(), ns.end());
-  size_t n = ns.size();
-  return n % 2 ? ns[n / 2] : (ns[n / 2 - 1] + ns[n / 2]) / 2;
+  return median(std::move(ns));
 }
 
 CompileBudgetRun judgeCompileBudget(const Trace& recorded, const Trace& measured, double value, int exit_code) {

@@ -171,9 +171,9 @@ void bindRange(sqlite3_stmt* st, int first, int64_t run, const Range& r) {
 void RunWriter::add(const Range& r) {
   begin();
   Range& row = ranges_[range_count_++];
-  row = r;
+  row = r;  // the slot's name keeps its capacity: no allocation once warm
   // Names come from the job (NVTX, the C API): bytes, not always UTF-8.
-  row.name = validUtf8(r.name);
+  if (!isValidUtf8(row.name)) row.name = validUtf8(row.name);
   row.id = rangeRow(r.id);
   row.parent = rangeRow(r.parent);
   if (range_count_ < kRangeGroup) return;
