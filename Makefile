@@ -39,8 +39,11 @@ build: deps
 # (3.24 or newer) keeps the tail of each output, where the runners print
 # their SKIP lines.
 CTEST_KEEP_TAIL := $(shell ctest --help 2>/dev/null | grep -q -- --test-output-truncation && echo --test-output-truncation head)
+#
+# The tests write under a TMPDIR of their own (scripts/test-tmpdir): removed
+# when they pass, kept and named when one fails, so runs never fill /tmp.
 test: build
-	@rc=0; cd $(BUILD) && ctest --output-on-failure -j$(JOBS) $(CTEST_KEEP_TAIL) \
+	@rc=0; cd $(BUILD) && $(CURDIR)/scripts/test-tmpdir ctest --output-on-failure -j$(JOBS) $(CTEST_KEEP_TAIL) \
 	  --output-junit ctest-junit.xml || rc=$$?; \
 	  if [ $$rc -ne 0 ]; then $(CURDIR)/scripts/skipped-tests ctest-junit.xml; exit $$rc; fi
 	@$(MAKE) --no-print-directory sanitize
@@ -52,7 +55,7 @@ sanitize: deps
 	@cmake -S . -B $(SANITIZE_BUILD) $(SANITIZE_FLAGS) >/dev/null
 	@cmake --build $(SANITIZE_BUILD) -j$(JOBS)
 	@cd $(SANITIZE_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=0 \
-	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 ctest --output-on-failure -j$(JOBS)
+	  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 $(CURDIR)/scripts/test-tmpdir ctest --output-on-failure -j$(JOBS)
 
 demo: build
 	@scripts/demo $(BUILD)

@@ -20,8 +20,8 @@ namespace {
 class OutputFileTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/gcprof-output-file-XXXXXX";
-    ASSERT_NE(mkdtemp(tmpl), nullptr);
+    std::string tmpl = ::testing::TempDir() + "gcprof-output-file-XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
   }
   void TearDown() override { std::system(("rm -rf '" + dir_ + "'").c_str()); }

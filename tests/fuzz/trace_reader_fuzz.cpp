@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "trace_store.h"
@@ -13,7 +14,10 @@
 namespace {
 
 const std::string& scratch() {
-  static const std::string p = "/tmp/gcprof_trace_fuzz_" + std::to_string(getpid()) + ".db";
+  static const std::string p = [] {
+    const char* tmp = std::getenv("TMPDIR");
+    return std::string(tmp && *tmp ? tmp : "/tmp") + "/gcprof_trace_fuzz_" + std::to_string(getpid()) + ".db";
+  }();
   return p;
 }
 

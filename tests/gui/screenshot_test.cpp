@@ -22,7 +22,7 @@ namespace palette = gcprof::view::palette;
 
 const std::string kGui = GCPROF_GUI_BIN;
 const std::string kMakeTrace = GCPROF_MAKE_TRACE_BIN;
-const std::string kTmp = "/tmp/gcprof-gui-shot-" + std::to_string(getpid());
+const std::string kTmp = ::testing::TempDir() + "gcprof-gui-shot-" + std::to_string(getpid());
 
 struct Result {
   int rc = -1;

@@ -27,7 +27,7 @@ class StartChoiceTest : public ::testing::Test {
     for (const char* ext : {"", "-wal", "-shm"}) std::remove((path_ + ext).c_str());
   }
 
-  const std::string path_ = "/tmp/gcprof-gui-start-choice-" + std::to_string(getpid()) + ".db";
+  const std::string path_ = ::testing::TempDir() + "gcprof-gui-start-choice-" + std::to_string(getpid()) + ".db";
   int64_t run_ = 0;
 };
 

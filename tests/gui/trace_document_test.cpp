@@ -21,7 +21,7 @@ using testing::TrainingShape;
 class TempFile {
  public:
   explicit TempFile(const char* tag)
-      : path_(std::string("/tmp/gcprof-gui-test-") + tag + "-" + std::to_string(getpid()) + ".db") {
+      : path_(::testing::TempDir() + "gcprof-gui-test-" + tag + "-" + std::to_string(getpid()) + ".db") {
     remove();
   }
   ~TempFile() { remove(); }

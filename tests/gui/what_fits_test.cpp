@@ -17,7 +17,7 @@ using testing::TrainingShape;
 
 struct TempFile {
   explicit TempFile(const char* tag)
-      : path(std::string("/tmp/gcprof-gui-whatfits-") + tag + "-" + std::to_string(getpid()) + ".db") {
+      : path(::testing::TempDir() + "gcprof-gui-whatfits-" + tag + "-" + std::to_string(getpid()) + ".db") {
     clear();
   }
   ~TempFile() { clear(); }
