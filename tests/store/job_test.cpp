@@ -96,7 +96,7 @@ TEST(Job, VersionOneFilesReadWithDefaultsAndMigrateWhenWritten) {
     // Make it the version 1 layout: no rank columns but `rank`, rowid allocations.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    for (const char* sql : {test::kRowidAllocations, "ALTER TABLE runs DROP COLUMN local_rank",
+    for (const char* sql : {test::kRowidAllocations, test::kVersion4Ranges, "ALTER TABLE runs DROP COLUMN local_rank",
                             "ALTER TABLE runs DROP COLUMN world_size", "ALTER TABLE runs DROP COLUMN job_run",
                             "PRAGMA user_version = 1"})
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
