@@ -73,9 +73,9 @@ void EventProcessor::writeLongLived(Ns now) {
   while (!unwritten_.empty() && unwritten_.front().second < cutoff) {
     auto [k, when] = unwritten_.front();
     unwritten_.pop_front();
-    auto it = live_.find(k);
-    if (it == live_.end() || it->second.alloc != when || it->second.id != 0) continue;
-    gcprof::Allocation& a = it->second;
+    gcprof::Allocation* found = live_.find(k);
+    if (!found || found->alloc != when || found->id != 0) continue;
+    gcprof::Allocation& a = *found;
     if (!inSomeWindow(a.alloc, -1)) continue;  // paused: written at its free if a window opens
     // The process `gcprof record` started always has a run; others keep
     // their blocks pending until they show they are training processes.
@@ -128,31 +128,32 @@ void EventProcessor::onAlloc(const Stamped& s) {
   a.thread = s.tid;
   a.alloc = s.e.time;
   a.step = stepAt(a.alloc);
-  auto [it, fresh] = live_.try_emplace(key(a.addr, a.device, a.kind), a);
-  if (!fresh && replacesRawSegment(a, it->second)) {
-    track(it->second, -1);
-    it->second = a;
+  auto [old, fresh] = live_.tryEmplace(key(a.addr, a.device, a.kind), a);
+  if (!fresh && replacesRawSegment(a, *old)) {
+    track(*old, -1);
+    *old = a;
   } else if (!fresh) {
     // Its free is still in flight from another thread: close the old one here.
-    it->second.free = a.alloc;
-    keep(it->second);
-    track(it->second, -1);
-    it->second = a;
+    old->free = a.alloc;
+    keep(*old);
+    track(*old, -1);
+    *old = a;
   }
   unwritten_.push_back({key(a.addr, a.device, a.kind), a.alloc});
   track(a, +1);
 }
 
 void EventProcessor::onFree(const Stamped& s) {
-  auto it = live_.find(key(s.e.a, s.e.device, s.e.kind));
-  if (it == live_.end()) {
+  const uint64_t k = key(s.e.a, s.e.device, s.e.kind);
+  gcprof::Allocation* a = live_.find(k);
+  if (!a) {
     ++unmatched_frees_;
     return;
   }
-  it->second.free = s.e.time;
-  keep(it->second);
-  track(it->second, -1);
-  live_.erase(it);
+  a->free = s.e.time;
+  keep(*a);
+  track(*a, -1);
+  live_.erase(k);
 }
 
 void EventProcessor::onRangeStart(const Stamped& s) {
@@ -266,10 +267,10 @@ void EventProcessor::closeAll(Ns end, Ns free_live) {
   open_ranges_.clear();
   if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end, step_peak_[saw_device_ ? 1 : 0]});
   in_step_ = false;
-  for (auto& [addr, a] : live_) {
+  live_.forEach([&](gcprof::Allocation& a) {
     a.free = free_live;
     keep(a);
-  }
+  });
   live_.clear();
   unwritten_.clear();
   live_bytes_[0] = live_bytes_[1] = 0;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "event.h"
+#include "live_blocks.h"
 #include "run_writer.h"
 #include "trace.h"
 
@@ -76,7 +77,7 @@ class EventProcessor {
   std::string db_;
   bool root_;
   // Live blocks; Allocation::id is the row once written while live, else 0.
-  std::unordered_map<uint64_t, gcprof::Allocation> live_;
+  LiveBlocks live_;
   // (key, alloc time) of live blocks not yet written, oldest first.
   std::deque<std::pair<uint64_t, Ns>> unwritten_;
   std::unordered_map<uint64_t, gcprof::Range> open_ranges_;

@@ -15,24 +15,17 @@
 #include <vector>
 
 #include "allocation_blocks.h"
+#include "batch_base.h"
 #include "trace.h"
 
 namespace gcprof {
-
-// What a batch's rows are relative to (columns of allocation_batches).
-struct BatchBase {
-  int64_t first_id = 0;
-  Ns base_ns = 0;
-};
 
 // Appends one row to `batch` (an open batch: "[" after begin, rows separated
 // by commas) and returns true; false, leaving `batch` as it was, when the row
 // cannot be written relative to `base` exactly (a difference past int64, a
 // free before the allocation): the caller writes such a row on its own.
-// closeBatch ends the batch.
-void beginBatch(std::string& batch);
+// closeBatch ends the batch (batch_base.h).
 bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& a);
-void closeBatch(std::string& batch);
 
 // Parses a batch into `out` (appended; `run` is not part of the text).
 // Returns false and says what is wrong in `problem` on malformed text.

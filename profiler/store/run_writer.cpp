@@ -1,9 +1,15 @@
 #include "run_writer.h"
 #include "bind_values.h"
 
+#include <algorithm>
+
 #include "allocation_batch.h"
+#include "kernel_time.h"
+#include "range_batch.h"
 #include "run_row.h"
 #include "schema.h"
+#include "statement.h"
+#include "trace_load.h"
 #include "trace_store.h"
 #include "utf8_text.h"
 
@@ -42,14 +48,12 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
     db_ = nullptr;
     throw;
   }
-  const std::string insert_range =
-      "INSERT INTO ranges (run, id, name, domain, phase, thread, depth, parent, start_ns,"
-      " end_ns, step, device_ns, input_bytes, output_bytes) VALUES ";
-  const std::string range_values = "(?,?,?,?,?,?,?,?,?,?,?,?,?,?)";
-  std::string group = insert_range + range_values;
-  range_ = prepare(group.c_str());
-  for (int i = 1; i < kRangeGroup; ++i) group += "," + range_values;
-  range_group_ = prepare(group.c_str());
+  range_row_ = prepare(
+      "INSERT INTO range_rows (run, id, name, domain, phase, thread, depth, parent, start_ns,"
+      " end_ns, step, device_ns, input_bytes, output_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
+  range_batch_insert_ = prepare(
+      "INSERT INTO range_batches (run, first_id, last_id, count, base_ns, rows) VALUES (?,?,?,?,?,?)");
+  beginBatch(range_batch_);
   alloc_ = prepare(
       "INSERT INTO allocation_rows (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
@@ -78,7 +82,7 @@ RunWriter::~RunWriter() {
     }
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
-  for (sqlite3_stmt* st : {range_, range_group_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
+  for (sqlite3_stmt* st : {range_row_, range_batch_insert_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
     sqlite3_finalize(st);
   sqlite3_close(db_);
 }
@@ -118,7 +122,9 @@ void RunWriter::selectRun(int64_t run) {
                                          sqlite3_errmsg(db_));
   // Range ids restart at 1 in a new process image: number them on after the
   // run's too (every reference to a range is shifted alike).
-  st = prepare("SELECT coalesce(max(id), 0) FROM ranges WHERE run=?1");
+  st = prepare(
+      "SELECT max(coalesce((SELECT max(id) FROM range_rows WHERE run=?1), 0),"
+      " coalesce((SELECT max(last_id) FROM range_batches WHERE run=?1), 0))");
   sqlite3_bind_int64(st, 1, run);
   rc = sqlite3_step(st);
   int64_t last_range = rc == SQLITE_ROW ? sqlite3_column_int64(st, 0) : 0;
@@ -153,42 +159,49 @@ void RunWriter::stepTransaction(sqlite3_stmt* st, const char* what) {
   if (rc != SQLITE_DONE) throw StoreError(sqliteProblem(db_, path_, what));
 }
 
-namespace {
-
-constexpr int kRangeFields = 14;
-
-// Binds one range row (its id and parent already as stored) at parameters
-// first .. first + 13. The name must outlive the statement's next reset.
-void bindRange(sqlite3_stmt* st, int first, int64_t run, const Range& r) {
-  bindValues(st, first, run, r.id);
-  sqlite3_bind_text(st, first + 2, r.name.data(), static_cast<int>(r.name.size()), SQLITE_STATIC);
-  bindValues(st, first + 3, static_cast<int>(r.domain), static_cast<int>(r.phase), r.thread, r.depth, r.parent,
-             r.start, r.end, r.step, r.device_ns, r.input_bytes, r.output_bytes);
-}
-
-}  // namespace
-
 void RunWriter::add(const Range& r) {
   begin();
-  Range& row = ranges_[range_count_++];
-  row = r;  // the slot's name keeps its capacity: no allocation once warm
+  Range& row = range_;
+  row = r;  // the name keeps its capacity: no allocation once warm
   // Names come from the job (NVTX, the C API): bytes, not always UTF-8.
   if (!isValidUtf8(row.name)) row.name = validUtf8(row.name);
   row.id = rangeRow(r.id);
   row.parent = rangeRow(r.parent);
-  if (range_count_ < kRangeGroup) return;
-  for (int i = 0; i < kRangeGroup; ++i) bindRange(range_group_, 1 + i * kRangeFields, run_, ranges_[i]);
-  range_count_ = 0;  // not retried: the writer stops recording after a failed write
-  done(range_group_);
+  if (range_batch_rows_ == 0) {
+    range_batch_base_ = BatchBase{row.id, row.start};
+    range_batch_last_id_ = row.id;
+  }
+  if (!appendToBatch(range_batch_, range_batch_base_, row)) {
+    // Not expressible relative to the batch (hand-made extremes): a row of its own.
+    bindValues(range_row_, 1, run_, row.id);
+    sqlite3_bind_text(range_row_, 3, row.name.data(), static_cast<int>(row.name.size()), SQLITE_STATIC);
+    bindValues(range_row_, 4, static_cast<int>(row.domain), static_cast<int>(row.phase), row.thread, row.depth,
+               row.parent, row.start, row.end, row.step, row.device_ns, row.input_bytes, row.output_bytes);
+    done(range_row_);
+    return;
+  }
+  // A range is written when it closes, numbered when it opened: an outer
+  // range comes after its children, with a smaller id.
+  range_batch_last_id_ = std::max(range_batch_last_id_, row.id);
+  if (++range_batch_rows_ >= kRangeBatch) flushRanges();
 }
 
 void RunWriter::flushRanges() {
-  const int n = range_count_;
-  range_count_ = 0;
-  for (int i = 0; i < n; ++i) {
-    bindRange(range_, 1, run_, ranges_[i]);
-    done(range_);
+  if (range_batch_rows_ == 0) return;
+  closeBatch(range_batch_);
+  bindValues(range_batch_insert_, 1, run_, range_batch_base_.first_id, range_batch_last_id_,
+             static_cast<int64_t>(range_batch_rows_), range_batch_base_.base_ns);
+  // SQLITE_STATIC: the text is not touched until the statement is reset.
+  sqlite3_bind_text(range_batch_insert_, 6, range_batch_.data(), static_cast<int>(range_batch_.size()),
+                    SQLITE_STATIC);
+  range_batch_rows_ = 0;
+  try {
+    done(range_batch_insert_);
+  } catch (...) {
+    beginBatch(range_batch_);  // not retried: the writer stops recording after a failed write
+    throw;
   }
+  beginBatch(range_batch_);
 }
 
 namespace {
@@ -284,21 +297,28 @@ int64_t RunWriter::appendRun(const Trace& t) {
 
 void RunWriter::attributeKernelTime() {
   commit();
-  sqlite3_stmt* st = prepare(R"SQL(
-    WITH RECURSIVE owner(kernel, range) AS (
-      SELECT rowid, range FROM kernels WHERE run = ?1 AND range != 0
-      UNION ALL
-      SELECT owner.kernel, r.parent FROM owner JOIN ranges r ON r.run = ?1 AND r.id = owner.range
-      WHERE r.parent != 0),
-    total(range, ns) AS (
-      SELECT owner.range, sum(k.end_ns - k.start_ns) FROM owner JOIN kernels k ON k.rowid = owner.kernel
-      GROUP BY owner.range)
-    UPDATE ranges SET device_ns = (SELECT ns FROM total WHERE total.range = ranges.id)
-    WHERE run = ?1 AND id IN (SELECT range FROM total))SQL");
-  sqlite3_bind_int64(st, 1, run_);
-  int rc = sqlite3_step(st);
+  std::vector<KernelSpan> kernels;
+  {
+    Stmt k(db_, path_, "SELECT range, end_ns - start_ns FROM kernels WHERE run=? AND range != 0");
+    k.bind(1, run_);
+    while (k.step()) kernels.push_back(KernelSpan{k.i64(0), k.i64(1)});
+  }
+  if (kernels.empty()) return;
+  const std::vector<std::pair<int64_t, Ns>> time =
+      kernelTimeByRange(loadRanges(db_, path_, kSchemaVersion, run_), kernels);
+  begin();
+  sqlite3_stmt* st = prepare("INSERT OR REPLACE INTO range_device_time (run, id, device_ns) VALUES (?,?,?)");
+  try {
+    for (const auto& [range, ns] : time) {
+      bindValues(st, 1, run_, range, ns);
+      done(st);
+    }
+  } catch (...) {
+    sqlite3_finalize(st);
+    throw;
+  }
   sqlite3_finalize(st);
-  if (rc != SQLITE_DONE) throw StoreError(path_ + ": kernel attribution failed: " + sqlite3_errmsg(db_));
+  commit();
 }
 
 void RunWriter::finish(const RunInfo& c) {

@@ -32,8 +32,9 @@ class RunWriter {
   // write lock is held only while a batch is written. Allocations are written
   // up to kAllocationBatch to one row of `allocation_batches` (schema version
   // 4, allocation_batch.h: per-row SQLite work was most of an allocation
-  // storm's cost), the rest of a batch at commit(); rows are numbered (`id`)
-  // in the order of the calls.
+  // storm's cost), ranges likewise to `range_batches` (version 5), the rest
+  // of a batch at commit(); allocation rows are numbered (`id`) in the order
+  // of the calls.
   void begin();
   void commit();
   void add(const Range& r);
@@ -53,7 +54,8 @@ class RunWriter {
   int64_t appendRun(const Trace& t);
 
   // Sets each range's device_ns to the device time of the kernels launched
-  // inside it or inside its children (CUDA runs; a no-op without kernels).
+  // inside it or inside its children (CUDA runs; a no-op without kernels),
+  // in range_device_time (kernel_time.h).
   void attributeKernelTime();
   // Final counters and status of the run ("complete", "interrupted", ...).
   void finish(const RunInfo& counters);
@@ -71,12 +73,9 @@ class RunWriter {
   // longer falls (bench/history/recording-overhead.md).
   static constexpr int kAllocationBatch = 1024;
 
-  // Ranges are inserted kRangeGroup to one INSERT: the per-statement work
-  // (a VDBE program run, a reset) was half of a range row's cost in the
-  // writer, and a short-step job writes ~170 ranges a step
-  // (bench/RESULTS.md, "Cost per module call"). The rest of a group goes
-  // one by one at commit().
-  static constexpr int kRangeGroup = 16;
+  // Ranges go up to kRangeBatch to one row of `range_batches` (schema
+  // version 5, range_batch.h), the rest at commit(): ~40 KiB of text.
+  static constexpr int kRangeBatch = 512;
 
   std::string path_;
   sqlite3* db_ = nullptr;
@@ -85,10 +84,13 @@ class RunWriter {
   int64_t range_base_ = 0;  // added to every range id written (selectRun)
   int64_t rangeRow(int64_t id) const { return id > 0 ? id + range_base_ : id; }
   bool in_tx_ = false;
-  sqlite3_stmt* range_ = nullptr;
-  sqlite3_stmt* range_group_ = nullptr;  // kRangeGroup rows
-  Range ranges_[kRangeGroup];  // waiting for range_group_, names made valid UTF-8, ids shifted
-  int range_count_ = 0;
+  sqlite3_stmt* range_row_ = nullptr;  // a row of range_rows
+  sqlite3_stmt* range_batch_insert_ = nullptr;
+  std::string range_batch_;  // the open range batch's text
+  int range_batch_rows_ = 0;
+  BatchBase range_batch_base_;
+  int64_t range_batch_last_id_ = 0;
+  Range range_;  // the range being written: its name made valid UTF-8, ids shifted
   sqlite3_stmt* alloc_ = nullptr;
   sqlite3_stmt* batch_insert_ = nullptr;
   std::string batch_;  // the open batch's text (allocation_batch.h)

@@ -11,7 +11,7 @@ namespace gcprof {
 
 // The schema version this build writes (PRAGMA user_version). Bump it with a
 // migration in schema.cpp and a line in docs/schema.md.
-constexpr int kSchemaVersion = 4;
+constexpr int kSchemaVersion = 5;
 
 // Every store failure carries the file and what to do about it.
 struct StoreError : std::runtime_error {
@@ -39,6 +39,12 @@ inline const char* allocationIdColumn(int version) { return version >= 3 ? "id" 
 inline const char* allocationRowTable(int version) {
   return version >= 4 ? "allocation_rows" : "allocations";
 }
+
+// The table of ranges written one row each in a file of `version`: from
+// version 5 on `range_rows`, beside `range_batches` (range_batch.h) and
+// `range_device_time`, all shown by the view `ranges`; before, the table
+// `ranges` itself.
+inline const char* rangeRowTable(int version) { return version >= 5 ? "range_rows" : "ranges"; }
 
 // What the last SQLite error on `db` means for the user: a lock that another
 // process held past our busy timeout is not damage; anything else is

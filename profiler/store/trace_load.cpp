@@ -5,6 +5,7 @@
 
 #include "allocation_batch.h"
 #include "allocation_order.h"
+#include "range_batch.h"
 #include "statement.h"
 
 namespace gcprof {
@@ -39,9 +40,12 @@ class RowProgress {
 // rows counted.
 int64_t reserveRows(const RunRows& r, Trace& t) {
   const std::string rows = std::string("SELECT count(*) FROM ") + allocationRowTable(r.version) + " WHERE run=?";
-  std::vector<std::string> counts{"SELECT count(*) FROM ranges WHERE run=?", rows};
+  // Ranges, allocation rows, allocation batches' rows, range batches' rows.
+  std::vector<std::string> counts{std::string("SELECT count(*) FROM ") + rangeRowTable(r.version) + " WHERE run=?",
+                                  rows};
   if (r.version >= 4) counts.push_back("SELECT coalesce(sum(count), 0) FROM allocation_batches WHERE run=?");
-  int64_t n[3] = {0, 0, 0}, total = 0;
+  if (r.version >= 5) counts.push_back("SELECT coalesce(sum(count), 0) FROM range_batches WHERE run=?");
+  int64_t n[4] = {0, 0, 0, 0}, total = 0;
   for (size_t i = 0; i < counts.size(); ++i) {
     Stmt c(r.db, r.path, counts[i].c_str());
     c.bind(1, r.id);
@@ -53,7 +57,7 @@ int64_t reserveRows(const RunRows& r, Trace& t) {
   Stmt pages(r.db, r.path, "SELECT page_count * page_size FROM pragma_page_count, pragma_page_size");
   const int64_t most = pages.step() ? std::max<int64_t>(0, pages.i64(0)) / 8 : 0;
   try {
-    t.ranges.reserve(static_cast<size_t>(std::min(n[0], most)));
+    t.ranges.reserve(static_cast<size_t>(std::min(n[0] + n[3], most)));
     t.allocations.reserve(static_cast<size_t>(std::min(n[1] + n[2], most)));
   } catch (const std::bad_alloc&) {
     // Grown as read instead.
@@ -136,7 +140,48 @@ void readAllocationBatches(const RunRows& r, Trace& t, RowProgress& progress) {
   moveByAllocation(read, t.allocations);
 }
 
+// Version 5: the rows of their own, the batches (range_batch.h) and the
+// kernel time kept beside them (range_device_time).
+void readRangeBatches(const RunRows& r, std::vector<Range>& out, RowProgress* progress) {
+  Stmt s(r.db, r.path, "SELECT first_id, base_ns, rows FROM range_batches WHERE run=? ORDER BY first_id");
+  s.bind(1, r.id);
+  std::string problem;
+  while (s.step()) {
+    const size_t before = out.size();
+    if (!parseRangeBatch(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, out, problem))
+      throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the range batch from id " +
+                       std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
+    for (size_t i = before; progress && i < out.size(); ++i) progress->row();
+  }
+  auto byId = [](const Range& a, const Range& b) { return a.id < b.id; };
+  if (!std::is_sorted(out.begin(), out.end(), byId)) std::stable_sort(out.begin(), out.end(), byId);
+  Stmt time(r.db, r.path, "SELECT id, device_ns FROM range_device_time WHERE run=? ORDER BY id");
+  time.bind(1, r.id);
+  auto next = out.begin();
+  while (time.step()) {
+    Range key;
+    key.id = time.i64(0);
+    next = std::lower_bound(next, out.end(), key, byId);
+    if (next != out.end() && next->id == key.id) next->device_ns = time.i64(1);
+  }
+}
+
+void readRanges(const RunRows& r, std::vector<Range>& out, RowProgress* progress) {
+  readRows(r,
+           std::string("SELECT id, name, domain, phase, thread, depth, parent, start_ns, end_ns, step, device_ns,"
+                       " input_bytes, output_bytes FROM ") +
+               rangeRowTable(r.version) + " WHERE run=? ORDER BY id",
+           out, progress, rangeFrom);
+  if (r.version >= 5) readRangeBatches(r, out, progress);
+}
+
 }  // namespace
+
+std::vector<Range> loadRanges(sqlite3* db, const std::string& path, int version, int64_t run) {
+  std::vector<Range> out;
+  readRanges(RunRows{db, path, version, run}, out, nullptr);
+  return out;
+}
 
 Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo& run, const Progress& progress) {
   Trace t;
@@ -145,12 +190,9 @@ Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo
   int64_t total = reserveRows(r, t);
   if (progress) progress(0, total);
   RowProgress rows(progress, total);
-  readRows(r,
-           "SELECT id, name, domain, phase, thread, depth, parent, start_ns, end_ns, step, device_ns, input_bytes,"
-           " output_bytes FROM ranges WHERE run=? ORDER BY id",
-           t.ranges, &rows, rangeFrom);
-  // In (start, id) order. Read along the primary key (run, id) they are
-  // nearly in it already: a range is numbered when it opens.
+  readRanges(r, t.ranges, &rows);
+  // In (start, id) order. In id order they are nearly in it already: a
+  // range is numbered when it opens.
   std::stable_sort(t.ranges.begin(), t.ranges.end(),
                    [](const Range& a, const Range& b) { return a.start < b.start; });
   if (version >= 4)

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "trace.h"
 
@@ -18,5 +19,8 @@ namespace gcprof {
 // a damaged trace.
 Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo& run,
                 const std::function<void(int64_t done, int64_t total)>& progress);
+
+// The ranges of run `run` alone, in id order (kernel time attribution).
+std::vector<Range> loadRanges(sqlite3* db, const std::string& path, int version, int64_t run);
 
 }  // namespace gcprof

@@ -43,11 +43,17 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
   std::string r = std::to_string(runs), p = std::to_string(plans), v = std::to_string(verifications);
   std::string rank_cols = version >= 2 ? "local_rank, world_size, " + shifted("job_run", runs)
                                        : std::string("-1, -1, 0");
-  // Batches (version 4) are copied as they are: their text holds no run.
+  // Batches (versions 4 and 5) are copied as they are: their text holds no run.
   std::string batches =
       version >= 4 ? "INSERT INTO allocation_batches (run, first_id, last_id, count, base_ns, rows)"
                          " SELECT run + " + r + ", first_id, last_id, count, base_ns, rows"
                          " FROM src.allocation_batches;"
+                   : std::string();
+  std::string rangeBatches =
+      version >= 5 ? "INSERT INTO range_batches (run, first_id, last_id, count, base_ns, rows)"
+                         " SELECT run + " + r + ", first_id, last_id, count, base_ns, rows FROM src.range_batches;"
+                         "INSERT INTO range_device_time SELECT run + " + r + ", id, device_ns"
+                         " FROM src.range_device_time;"
                    : std::string();
   std::string sql =
       "INSERT INTO runs (id, command, cwd, env, name, backend, runtime, status, exit_code, pid,"
@@ -57,8 +63,9 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
       " rank, started_ns, ended_ns, min_bytes, small_allocs, small_bytes, dropped_events,"
       " unmatched_frees, " + shifted("baseline_run", runs) + ", " + shifted("plan_id", plans) + ", " +
       rank_cols + " FROM src.runs;"
-      "INSERT INTO ranges SELECT run + " + r + ", id, name, domain, phase, thread, depth, parent,"
-      " start_ns, end_ns, step, device_ns, input_bytes, output_bytes FROM src.ranges;"
+      "INSERT INTO range_rows SELECT run + " + r + ", id, name, domain, phase, thread, depth, parent,"
+      " start_ns, end_ns, step, device_ns, input_bytes, output_bytes FROM src." + rangeRowTable(version) + ";" +
+      rangeBatches +
       "INSERT INTO allocation_rows (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind, id) SELECT run + " + r + ", addr, bytes, device, stream,"
       " thread, api, alloc_ns, free_ns, range, step, kind, " + allocationIdColumn(version) +

@@ -39,6 +39,13 @@ int64_t writeNode(const std::string& path, std::vector<int> ranks, int world) {
     t.run.pid = 100 + r;
     t.steps.push_back({0, 10, 20, 0});
     t.scalars.push_back({0, "loss", 1.0 + r});
+    Range layer;
+    layer.id = 1;
+    layer.name = "layers.0";
+    layer.start = 10;
+    layer.end = 20;
+    layer.output_bytes = 1000 + r;
+    t.ranges.push_back(layer);
     w.appendRun(t);
   }
   return job;
@@ -96,7 +103,7 @@ TEST(Job, VersionOneFilesReadWithDefaultsAndMigrateWhenWritten) {
     // Make it the version 1 layout: no rank columns but `rank`, rowid allocations.
     sqlite3* db = nullptr;
     ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
-    for (const char* sql : {test::kRowidAllocations, "ALTER TABLE runs DROP COLUMN local_rank",
+    for (const char* sql : {test::kRowidAllocations, test::kVersion4Ranges, "ALTER TABLE runs DROP COLUMN local_rank",
                             "ALTER TABLE runs DROP COLUMN world_size", "ALTER TABLE runs DROP COLUMN job_run",
                             "PRAGMA user_version = 1"})
       ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
@@ -143,6 +150,37 @@ TEST(Merge, TwoNodesBecomeOneJob) {
   ASSERT_EQ(rank3.scalars.size(), 1u);
   EXPECT_DOUBLE_EQ(rank3.scalars[0].value, 4.0);
   ASSERT_EQ(rank3.steps.size(), 1u);
+}
+
+// A node recorded before version 5 (one `ranges` table) and one after
+// (batches, kernel time in range_device_time) merge into one file whose
+// ranges read as each node's did.
+TEST(Merge, RangesOfVersionFourAndFiveNodesComeAlong) {
+  std::string a = tempPath("v4node"), b = tempPath("v5node"), out = tempPath("v45");
+  writeNode(a, {0, 1}, 4);
+  writeNode(b, {2, 3}, 4);
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(a.c_str(), &db), SQLITE_OK);
+  for (const char* sql : {test::kVersion4Ranges, "PRAGMA user_version = 4"})
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  sqlite3_close(db);
+  ASSERT_EQ(sqlite3_open(b.c_str(), &db), SQLITE_OK);
+  // Ranks 2 and 3 are runs 2 and 3 of node b.
+  ASSERT_EQ(sqlite3_exec(db, "INSERT INTO range_device_time VALUES (2, 1, 44), (3, 1, 45)", nullptr, nullptr,
+                         nullptr),
+            SQLITE_OK);
+  sqlite3_close(db);
+  mergeTraces(out, {a, b});
+  TraceStore s(out, TraceStore::Mode::ReadOnly);
+  Job j = jobOf(s, 1);
+  ASSERT_EQ(j.ranks.size(), 4u);
+  for (int r = 0; r < 4; ++r) {
+    Trace t = s.load(j.ranks[r].id);
+    ASSERT_EQ(t.ranges.size(), 1u) << r;
+    EXPECT_EQ(t.ranges[0].name, "layers.0");
+    EXPECT_EQ(t.ranges[0].output_bytes, 1000 + r);
+    EXPECT_EQ(t.ranges[0].device_ns, r >= 2 ? 42 + r : -1) << r;
+  }
 }
 
 TEST(Merge, RefusesWhatWouldNotBeOneJob) {

@@ -4,6 +4,22 @@
 
 namespace gcprof::test {
 
+// The ranges table as versions 1 to 4 had it: one row per range, every row
+// (batched ones too, with their kernel time) copied out of the view, no
+// range_rows, range_batches or range_device_time. Rows are inserted in
+// reverse id order. Leaves user_version alone.
+inline const char* kVersion4Ranges =
+    "CREATE TABLE v4 (run INTEGER NOT NULL, id INTEGER NOT NULL, name TEXT NOT NULL,"
+    " domain INTEGER NOT NULL, phase INTEGER NOT NULL, thread INTEGER NOT NULL,"
+    " depth INTEGER NOT NULL, parent INTEGER NOT NULL, start_ns INTEGER NOT NULL,"
+    " end_ns INTEGER NOT NULL, step INTEGER NOT NULL, device_ns INTEGER NOT NULL DEFAULT -1,"
+    " input_bytes INTEGER NOT NULL DEFAULT 0, output_bytes INTEGER NOT NULL DEFAULT 0,"
+    " PRIMARY KEY (run, id)) WITHOUT ROWID;"
+    "INSERT INTO v4 SELECT run, id, name, domain, phase, thread, depth, parent, start_ns, end_ns,"
+    " step, device_ns, input_bytes, output_bytes FROM ranges ORDER BY run, id DESC;"
+    "DROP VIEW ranges; DROP TABLE range_rows; DROP TABLE range_batches;"
+    " DROP TABLE range_device_time; ALTER TABLE v4 RENAME TO ranges;";
+
 // The allocations table as version 3 had it: one table clustered by
 // (run, alloc_ns, id), every row (batched ones too) copied out of the view,
 // no allocation_rows or allocation_batches. Leaves user_version alone.
