@@ -4,7 +4,7 @@ side, at budgets between `every`'s peak and no checkpointing.
 
     python3 bench/plan/peers_bench.py BUILD [--small] [--jobs gpt,gpt2] [--rounds 3]
                                       [--fractions 0.2,0.4,0.6,0.8] [--compile-values 0.1,0.3,0.5,0.7]
-                                      [--out DIR]
+                                      [--headroom H] [--out DIR]
 
 Jobs (peer_job.py): the Megatron-style GPT of the python sample, 8 layers,
 and Hugging Face GPT-2, 6 layers; 256 wide, seq 256, batch 8 (`--small`: 4
@@ -15,7 +15,10 @@ minutes on a shared machine). Per job:
    --strategy every` predicts every's peak; budget B = every + f x (recorded
    - every) for each fraction f.
 2. gcprof: `advise --budget B` (defaults: headroom, units, strategy), then
-   `verify`: measured peak and verdict.
+   `verify`: measured peak and verdict. `--headroom H` passes H to advise:
+   with `0` gcprof's plan may use the whole budget, as the peers do (a peer
+   fits when its one measured run does; gcprof's plan when its verification
+   run does).
 3. Peers, as their users call them (peer_rules.py, peer_milp.py): every 2nd
    and every 3rd block under torch.utils.checkpoint; torchtitan's per-block
    selective rule; torch.compile with each activation_memory_budget value
@@ -88,12 +91,13 @@ class Contender:
         return "%.3f-%.3f" % (min(self.ratios), max(self.ratios))
 
 
-def gcprof_plans(build, db, job, budgets, work):
+def gcprof_plans(build, db, job, budgets, headroom, work):
     """Per budget: gcprof's verified plan as a Contender, or None when advise refuses."""
     plans = []
     for i, budget in enumerate(budgets):
         path = os.path.join(work, "gcprof-%d.json" % i)
-        advised = gcprof(build, "advise", db, "--budget", "%dB" % budget, "-o", path)
+        advised = gcprof(build, "advise", db, "--budget", "%dB" % budget, "-o", path,
+                         *(["--headroom", headroom] if headroom is not None else []))
         if advised.returncode != 0:
             print("  gcprof at %s MiB: advise refused (%s)" % (mib(budget), advised.stderr.strip()[-160:]))
             plans.append(None)
@@ -161,7 +165,7 @@ def bench(build, name, a, work):
     budgets = [int(every_peak + f * (none_peak - every_peak)) for f in a.fractions]
     print("  recorded peak %s MiB, every predicted %s MiB; budgets %s MiB" % (
         mib(none_peak), mib(every_peak), ", ".join(mib(b) for b in budgets)), flush=True)
-    plans = gcprof_plans(build, db, job, budgets, work)
+    plans = gcprof_plans(build, db, job, budgets, a.headroom, work)
     plain_peak, plain_losses = recorded_peak(build, os.path.join(work, "none.db"), job)
     peers = [Contender("no checkpointing (control)", [], job, plain_peak, losses=plain_losses)]
     for peer in STATIC_PEERS + ["compile:%g" % v for v in a.compile_values]:
@@ -215,14 +219,15 @@ def main():
     ap.add_argument("--fractions", default="0.2,0.4,0.6,0.8")
     ap.add_argument("--compile-values", default=None, help="activation_memory_budget values (default 0.1,0.3,0.5,0.7; "
                     "--small 0.3,0.6)")
+    ap.add_argument("--headroom", help="advise's --headroom for gcprof's plans (default: advise's own rule)")
     ap.add_argument("--out", help="keep traces, plans and step times here (default: a temporary folder)")
     a = ap.parse_args()
     a.fractions = [float(f) for f in a.fractions.split(",")]
     a.compile_values = [float(v) for v in (a.compile_values or ("0.3,0.6" if a.small else "0.1,0.3,0.5,0.7")).split(",")]
     build = os.path.abspath(a.build)
     root = a.out or tempfile.mkdtemp(prefix="gcprof-peers-bench-")
-    print("peers_bench: OMP_NUM_THREADS=1, %d rounds, %d steps per run (first dropped), %s"
-          % (a.rounds, a.steps, load()), flush=True)
+    print("peers_bench: OMP_NUM_THREADS=1, %d rounds, %d steps per run (first dropped), gcprof's headroom %s, %s"
+          % (a.rounds, a.steps, a.headroom if a.headroom is not None else "advise's default", load()), flush=True)
     for name in a.jobs.split(","):
         work = os.path.join(root, name)
         os.makedirs(work, exist_ok=True)
