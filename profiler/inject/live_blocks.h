@@ -25,7 +25,6 @@ class LiveBlocks {
       if (has_zero_) return {&zero_, false};
       has_zero_ = true;
       zero_ = a;
-      ++size_;
       return {&zero_, true};
     }
     if (2 * (used_ + 1) > mask_ + 1) grow();
@@ -35,7 +34,6 @@ class LiveBlocks {
     keys_[i] = key;
     blocks_[i] = a;
     ++used_;
-    ++size_;
     return {&blocks_[i], true};
   }
 
@@ -48,7 +46,6 @@ class LiveBlocks {
 
   void erase(uint64_t key) {
     if (key == 0) {
-      size_ -= has_zero_;
       has_zero_ = false;
       return;
     }
@@ -67,7 +64,6 @@ class LiveBlocks {
     }
     keys_[i] = 0;
     --used_;
-    --size_;
   }
 
   template <typename F>
@@ -80,10 +76,9 @@ class LiveBlocks {
   void clear() {
     allocate(kInitialSlots);
     has_zero_ = false;
-    size_ = 0;
   }
-  bool empty() const { return size_ == 0; }
-  size_t size() const { return size_; }
+  bool empty() const { return size() == 0; }
+  size_t size() const { return used_ + has_zero_; }  // the block at key 0 included
 
  private:
   static constexpr size_t kInitialSlots = 1024;
@@ -120,7 +115,6 @@ class LiveBlocks {
   size_t mask_ = 0;
   int shift_ = 64;
   size_t used_ = 0;  // slots in use
-  size_t size_ = 0;  // blocks, the one at key 0 included
   bool has_zero_ = false;
   Allocation zero_;  // the block at key 0, if any (0 marks an empty slot)
 };

@@ -22,4 +22,14 @@ inline void beginBatch(std::string& batch) {
 }
 inline void closeBatch(std::string& batch) { batch.push_back(']'); }
 
+// A batch being filled by the writer: its text, how many rows it holds, what
+// they are relative to, and the largest id among them (ranges are written
+// when they close, so not in id order).
+struct OpenBatch {
+  std::string text = "[";
+  int rows = 0;
+  BatchBase base;
+  int64_t last_id = 0;
+};
+
 }  // namespace gcprof

@@ -53,14 +53,12 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
       " end_ns, step, device_ns, input_bytes, output_bytes) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)");
   range_batch_insert_ = prepare(
       "INSERT INTO range_batches (run, first_id, last_id, count, base_ns, rows) VALUES (?,?,?,?,?,?)");
-  beginBatch(range_batch_);
   alloc_ = prepare(
       "INSERT INTO allocation_rows (run, addr, bytes, device, stream, thread, api, alloc_ns,"
       " free_ns, range, step, kind, id) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)");
-  batch_insert_ = prepare(
+  allocation_batch_insert_ = prepare(
       "INSERT INTO allocation_batches (run, first_id, last_id, count, base_ns, rows)"
       " VALUES (?,?,?,?,?,?)");
-  beginBatch(batch_);
   begin_ = prepare("BEGIN IMMEDIATE");
   commit_ = prepare("COMMIT");
   set_free_ = prepare("UPDATE allocation_rows SET free_ns=? WHERE run=? AND alloc_ns=? AND id=?");
@@ -75,14 +73,13 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
 RunWriter::~RunWriter() {
   if (in_tx_) {
     try {
-      flushRanges();
-      flushAllocations();
+      flushBatches();
     } catch (const StoreError&) {
       // A destructor cannot report it; what was written before is committed below.
     }
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
-  for (sqlite3_stmt* st : {range_row_, range_batch_insert_, alloc_, batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
+  for (sqlite3_stmt* st : {range_row_, range_batch_insert_, alloc_, allocation_batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
     sqlite3_finalize(st);
   sqlite3_close(db_);
 }
@@ -146,8 +143,7 @@ void RunWriter::begin() {
 
 void RunWriter::commit() {
   if (!in_tx_) return;
-  flushRanges();
-  flushAllocations();
+  flushBatches();
   in_tx_ = false;
   stepTransaction(commit_, "(committing)");
 }
@@ -167,11 +163,12 @@ void RunWriter::add(const Range& r) {
   if (!isValidUtf8(row.name)) row.name = validUtf8(row.name);
   row.id = rangeRow(r.id);
   row.parent = rangeRow(r.parent);
-  if (range_batch_rows_ == 0) {
-    range_batch_base_ = BatchBase{row.id, row.start};
-    range_batch_last_id_ = row.id;
+  OpenBatch& batch = range_batch_;
+  if (batch.rows == 0) {
+    batch.base = BatchBase{row.id, row.start};
+    batch.last_id = row.id;
   }
-  if (!appendToBatch(range_batch_, range_batch_base_, row)) {
+  if (!appendToBatch(batch.text, batch.base, row)) {
     // Not expressible relative to the batch (hand-made extremes): a row of its own.
     bindValues(range_row_, 1, run_, row.id);
     sqlite3_bind_text(range_row_, 3, row.name.data(), static_cast<int>(row.name.size()), SQLITE_STATIC);
@@ -182,26 +179,25 @@ void RunWriter::add(const Range& r) {
   }
   // A range is written when it closes, numbered when it opened: an outer
   // range comes after its children, with a smaller id.
-  range_batch_last_id_ = std::max(range_batch_last_id_, row.id);
-  if (++range_batch_rows_ >= kRangeBatch) flushRanges();
+  batch.last_id = std::max(batch.last_id, row.id);
+  if (++batch.rows >= kRangeBatch) flush(batch, range_batch_insert_);
 }
 
-void RunWriter::flushRanges() {
-  if (range_batch_rows_ == 0) return;
-  closeBatch(range_batch_);
-  bindValues(range_batch_insert_, 1, run_, range_batch_base_.first_id, range_batch_last_id_,
-             static_cast<int64_t>(range_batch_rows_), range_batch_base_.base_ns);
+void RunWriter::flush(OpenBatch& batch, sqlite3_stmt* insert) {
+  if (batch.rows == 0) return;
+  closeBatch(batch.text);
+  bindValues(insert, 1, run_, batch.base.first_id, batch.last_id, static_cast<int64_t>(batch.rows),
+             batch.base.base_ns);
   // SQLITE_STATIC: the text is not touched until the statement is reset.
-  sqlite3_bind_text(range_batch_insert_, 6, range_batch_.data(), static_cast<int>(range_batch_.size()),
-                    SQLITE_STATIC);
-  range_batch_rows_ = 0;
+  sqlite3_bind_text(insert, 6, batch.text.data(), static_cast<int>(batch.text.size()), SQLITE_STATIC);
+  batch.rows = 0;
   try {
-    done(range_batch_insert_);
+    done(insert);
   } catch (...) {
-    beginBatch(range_batch_);  // not retried: the writer stops recording after a failed write
+    beginBatch(batch.text);  // not retried: the writer stops recording after a failed write
     throw;
   }
-  beginBatch(range_batch_);
+  beginBatch(batch.text);
 }
 
 namespace {
@@ -219,32 +215,16 @@ void RunWriter::add(const Allocation& a) {
   Allocation numbered = a;
   numbered.id = next_id_++;  // numbered in the order of the calls
   numbered.range = rangeRow(a.range);
-  if (batch_rows_ == 0) batch_base_ = BatchBase{numbered.id, numbered.alloc};
-  if (!appendToBatch(batch_, batch_base_, numbered)) {
+  OpenBatch& batch = allocation_batch_;
+  if (batch.rows == 0) batch.base = BatchBase{numbered.id, numbered.alloc};
+  if (!appendToBatch(batch.text, batch.base, numbered)) {
     // Not expressible relative to the batch (hand-made extremes): a row of its own.
     bindAllocation(alloc_, 1, run_, numbered);
     done(alloc_);
     return;
   }
-  batch_last_id_ = numbered.id;
-  if (++batch_rows_ >= kAllocationBatch) flushAllocations();
-}
-
-void RunWriter::flushAllocations() {
-  if (batch_rows_ == 0) return;
-  closeBatch(batch_);
-  bindValues(batch_insert_, 1, run_, batch_base_.first_id, batch_last_id_, static_cast<int64_t>(batch_rows_),
-             batch_base_.base_ns);
-  // SQLITE_STATIC: the text is not touched until the statement is reset.
-  sqlite3_bind_text(batch_insert_, 6, batch_.data(), static_cast<int>(batch_.size()), SQLITE_STATIC);
-  batch_rows_ = 0;
-  try {
-    done(batch_insert_);
-  } catch (...) {
-    beginBatch(batch_);  // not retried: the writer stops recording after a failed write
-    throw;
-  }
-  beginBatch(batch_);
+  batch.last_id = numbered.id;
+  if (++batch.rows >= kAllocationBatch) flush(batch, allocation_batch_insert_);
 }
 
 int64_t RunWriter::addLive(const Allocation& a) {

@@ -66,8 +66,12 @@ class RunWriter {
   sqlite3_stmt* prepare(const char* sql);
   void done(sqlite3_stmt* st);
   void stepTransaction(sqlite3_stmt* st, const char* what);  // BEGIN or COMMIT
-  void flushAllocations();
-  void flushRanges();
+  // Writes `batch` as one row through `insert` and opens the next.
+  void flush(OpenBatch& batch, sqlite3_stmt* insert);
+  void flushBatches() {
+    flush(range_batch_, range_batch_insert_);
+    flush(allocation_batch_, allocation_batch_insert_);
+  }
 
   // ~90 KiB of text per batch. Beyond a few hundred rows the cost per row no
   // longer falls (bench/history/recording-overhead.md).
@@ -86,17 +90,11 @@ class RunWriter {
   bool in_tx_ = false;
   sqlite3_stmt* range_row_ = nullptr;  // a row of range_rows
   sqlite3_stmt* range_batch_insert_ = nullptr;
-  std::string range_batch_;  // the open range batch's text
-  int range_batch_rows_ = 0;
-  BatchBase range_batch_base_;
-  int64_t range_batch_last_id_ = 0;
+  OpenBatch range_batch_;  // range_batch.h
   Range range_;  // the range being written: its name made valid UTF-8, ids shifted
   sqlite3_stmt* alloc_ = nullptr;
-  sqlite3_stmt* batch_insert_ = nullptr;
-  std::string batch_;  // the open batch's text (allocation_batch.h)
-  int batch_rows_ = 0;
-  BatchBase batch_base_;  // the open batch's first id and time
-  int64_t batch_last_id_ = 0;
+  sqlite3_stmt* allocation_batch_insert_ = nullptr;
+  OpenBatch allocation_batch_;  // allocation_batch.h
   sqlite3_stmt* set_free_ = nullptr;
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;
