@@ -122,7 +122,7 @@ bool gradNodes(PyObject* v, std::vector<NodePtr>& out) {
   for (Py_ssize_t i = 0; i < n; ++i) {
     torch::autograd::Node* node = nodeOf(PySequence_Fast_GET_ITEM(fast, i));
     // A node behind a grad_fn object is owned (refcounted) elsewhere: share it.
-    if (node) out.push_back(NodePtr::unsafe_reclaim_from_nonowning(node));
+    if (node) out.push_back(shareNode(node));
   }
   Py_DECREF(fast);
   return true;

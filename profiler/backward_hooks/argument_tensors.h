@@ -8,15 +8,14 @@
 
 #include <torch/csrc/autograd/python_variable.h>
 
+#include "torch_nodes.h"
+
 #include <cstdint>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 namespace gcprof_hooks {
-
-// What a tensor's grad_fn() holds its node with (an intrusive_ptr in this torch).
-using NodePtr = std::decay_t<decltype(std::declval<at::Tensor>().grad_fn())>;
 
 // tensors.tensor_bytes and tensors.grad_nodes, called for what C++ leaves to
 // python; references are taken.

@@ -62,6 +62,7 @@
 #include <vector>
 
 #include "hooks.h"
+#include "torch_nodes.h"
 
 namespace gcprof_hooks {
 RangeStartFn g_range_start = nullptr;
@@ -340,7 +341,7 @@ namespace gcprof_hooks {
 Node* nodeOf(PyObject* obj) {
   if (torch::autograd::THPCppFunction_Check(obj))
     return reinterpret_cast<torch::autograd::THPCppFunction*>(obj)->cdata.get();
-  if (THPFunction_Check(obj)) return reinterpret_cast<THPFunction*>(obj)->cdata.get();
+  if (THPFunction_Check(obj)) return heldNode(reinterpret_cast<THPFunction*>(obj)->cdata);
   return nullptr;
 }
 
