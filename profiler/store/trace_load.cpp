@@ -121,38 +121,37 @@ void readAllocationRows(const RunRows& r, RowProgress& progress, Add add) {
   }
 }
 
+// The run's rows in `KIND_batches` (batch_base.h), batch by batch in id
+// order, each parsed into `out` by `parse`; a damaged one is named by its
+// first id.
+template <typename Out, typename Parse>
+void readBatches(const RunRows& r, const std::string& kind, Out& out, RowProgress* progress, Parse parse) {
+  Stmt s(r.db, r.path, ("SELECT first_id, base_ns, rows FROM " + kind + "_batches WHERE run=? ORDER BY first_id").c_str());
+  s.bind(1, r.id);
+  std::string problem;
+  while (s.step()) {
+    const size_t before = out.size();
+    if (!parse(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, out, problem))
+      throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the " + kind + " batch from id " +
+                       std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
+    for (size_t i = before; progress && i < out.size(); ++i) progress->row();
+  }
+}
+
 // Version 4: most rows are in batches (allocation_batch.h), in the order the
 // recorder wrote them (at their free): read into blocks with the rows of
 // their own, then all put in (alloc_ns, id) order.
 void readAllocationBatches(const RunRows& r, Trace& t, RowProgress& progress) {
   AllocationBlocks read;
   readAllocationRows(r, progress, [&](const Allocation& a) { read.append(a); });
-  Stmt s(r.db, r.path, "SELECT first_id, base_ns, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
-  s.bind(1, r.id);
-  std::string problem;
-  while (s.step()) {
-    const size_t before = read.size();
-    if (!parseBatch(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, read, problem))
-      throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the allocation batch from id " +
-                       std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
-    for (size_t i = before; i < read.size(); ++i) progress.row();
-  }
+  readBatches(r, "allocation", read, &progress, [](auto&&... a) { return parseBatch(a...); });
   moveByAllocation(read, t.allocations);
 }
 
 // Version 5: the rows of their own, the batches (range_batch.h) and the
 // kernel time kept beside them (range_device_time).
 void readRangeBatches(const RunRows& r, std::vector<Range>& out, RowProgress* progress) {
-  Stmt s(r.db, r.path, "SELECT first_id, base_ns, rows FROM range_batches WHERE run=? ORDER BY first_id");
-  s.bind(1, r.id);
-  std::string problem;
-  while (s.step()) {
-    const size_t before = out.size();
-    if (!parseRangeBatch(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, out, problem))
-      throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the range batch from id " +
-                       std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
-    for (size_t i = before; progress && i < out.size(); ++i) progress->row();
-  }
+  readBatches(r, "range", out, progress, parseRangeBatch);
   auto byId = [](const Range& a, const Range& b) { return a.id < b.id; };
   if (!std::is_sorted(out.begin(), out.end(), byId)) std::stable_sort(out.begin(), out.end(), byId);
   Stmt time(r.db, r.path, "SELECT id, device_ns FROM range_device_time WHERE run=? ORDER BY id");
