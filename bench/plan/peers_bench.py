@@ -25,7 +25,9 @@ minutes on a shared machine). Per job:
    (a user sweeps it: the best value that fits counts); PyTorch's SAC MILP
    solved for B (where it runs: the output says what it needed on a CPU).
    Each runs once under `gcprof record` (the same measuring stick: the host
-   peak gcprof records); a peer fits B when that peak is at most B.
+   peak gcprof records); a peer fits B when that peak is at most B
+   and it trains the same (its losses are no checkpointing's; torch.compile's
+   kernels are other ones and are not compared).
 4. gcprof for the job as its user compiles it (peer_job.py `--peer
    compile`: torch.compile as it comes, activation_memory_budget 1.0),
    recorded into the same trace: per budget, `gcprof verify TRACE
@@ -94,6 +96,7 @@ class Contender:
     def __init__(self, label, prefix, argv, peak, verdict=None, losses=None):
         self.label, self.prefix, self.argv, self.peak, self.verdict = label, prefix, argv, peak, verdict
         self.losses = losses
+        self.trains_same = True
         self.ratios = []
 
     def ratio(self):
@@ -228,8 +231,11 @@ def bench(build, name, a, work):
     for c in peers + milps:
         # Checkpointing recomputes what it dropped: the losses are the same;
         # torch.compile's kernels (and their dropout draws) are other ones.
+        # A peer that trains something else does not count, whatever its peak.
         if c and c.losses != plain_losses and not c.label.startswith("compile"):
-            print("  WARNING: %s's losses %s differ from no checkpointing's %s" % (c.label, c.losses, plain_losses))
+            print("  WARNING: %s's losses %s differ from no checkpointing's %s: it does not count"
+                  % (c.label, c.losses, plain_losses))
+            c.trains_same = False
     answers = compiled_answers(build, db, job, budgets, plans, a.compile_values)
     time_rounds([c for c in plans + peers + milps if c], job, a.rounds, work)
     report(name, budgets, plans, peers, milps, answers)
@@ -268,11 +274,12 @@ def report(name, budgets, plans, peers, milps, answers):
           "| fastest peer that fits (ratio) | eager job: gcprof's plan no slower? "
           "| compiled job: gcprof names, ratio | compiled job: no slower? |\n|---:|---|---|---|---|---|---|")
     for budget, plan, milp, answer in zip(budgets, plans, milps, answers):
-        fitting = [c for c in peers[1:] + [milp] if c and c.peak <= budget]
+        fitting = [c for c in peers[1:] + [milp] if c and c.peak <= budget and c.trains_same]
         best = min(fitting, key=Contender.ratio) if fitting else None
         g = ("%s / %s, %s, %.3f (%s)" % (mib(plan.predicted), mib(plan.peak), plan.verdict, plan.ratio(), plan.spread())
              if plan else "advise refused")
         m = ("%s, %s, %.3f" % (mib(milp.peak), "fits" if milp.peak <= budget else "OVER", milp.ratio())
+             + ("" if milp.trains_same else ", losses differ: does not count")
              if milp else "did not run")
         b = "%s (%s MiB) %.3f" % (best.label, mib(best.peak), best.ratio()) if best else "none fits"
         eager = "NO: gcprof's plan does not fit" if not plan or plan.peak > budget else against(plan, best, noise)
