@@ -156,6 +156,15 @@ def named_text(answer):
     return "gcprof's eager plan" if f["what"] == "eager_plan" else "compile %g" % f["activation_memory_budget"]
 
 
+def not_counted(value):
+    """Why verify does not count a value's run."""
+    if value["exit_code"] != 0:
+        return "exited %d" % value["exit_code"]
+    if not value["applied"]:
+        return "not compiled with the value"
+    return "losses differ" if not value["losses"]["passed"] else "no steps"
+
+
 def named_contender(answer, plan, peers):
     """The configuration the rounds time that verify named, or None."""
     f = answer["fastest"]
@@ -265,7 +274,7 @@ def report(name, budgets, plans, peers, milps, answers):
         "---|" * len(answers[0]["values"])))
     for budget, answer in zip(budgets, answers):
         cells = ["%s, %s, %.0f%s" % (mib(v["peak_bytes"]), "fits" if v["fits"] else "over", v["step_ns"] / 1e6,
-                                     "" if v["counts"] else " (does not count: %s)" % v["losses"]["detail"][:60])
+                                     "" if v["counts"] else " (does not count: %s)" % not_counted(v))
                  for v in answer["values"]]
         e = answer["eager_plan"]
         eager = ("%s, %s, %.0f" % (mib(e["peak_bytes"]), e["verdict"], e["step_ns"] / 1e6)) if e else "advise refused"
