@@ -81,42 +81,65 @@ void printCompileRuns(const std::vector<advisor::CompileBudgetRun>& runs, const 
               "every value was run; a value between two that fit may not fit\n");
 }
 
-// The eager plan verified as `verify --plan` does, then compared with the
-// fastest value that fits (`best`, -1: none). 0 when either fits.
-int compareEagerPlan(const VerifyArgs& a, const std::vector<advisor::CompileBudgetRun>& runs, int best,
-                     Bytes budget) {
-  std::string within = "within " + formatBytes(budget);
-  std::printf("\nthe eager plan %s (torch.compile off), verified:\n", a.plan.c_str());
-  std::fflush(stdout);
+// The eager plan verified as `verify --plan` does (printed unless --json).
+advisor::Verification verifyEagerPlan(const VerifyArgs& a) {
+  if (!a.json) {
+    std::printf("\nthe eager plan %s (torch.compile off), verified:\n", a.plan.c_str());
+    std::fflush(stdout);
+  }
   VerifyArgs eager = a;
   eager.compile_budgets.clear();
   eager.command.clear();
+  eager.json = false;
+  eager.quiet = a.json;
   advisor::Verification v;
-  int rc = runVerify(eager, &v);
-  bool eager_fits = rc == 0 && v.measured_peak <= budget;
-  if (!eager_fits) {
+  runVerify(eager, &v);
+  return v;
+}
+
+// The eager plan against the fastest value that fits.
+void printEagerComparison(const advisor::CompileBudgetSweep& sweep) {
+  const advisor::Verification& v = *sweep.eager;
+  std::string within = "within " + formatBytes(sweep.budget);
+  if (!advisor::eagerPlanFits(v, sweep.budget)) {
     std::printf("the eager plan does not pass or does not fit %s\n", within.c_str());
-    return best >= 0 ? 0 : 1;
+    return;
   }
+  int best = advisor::fastestWithin(sweep.runs, sweep.budget);
   // One run each: on a shared machine a few percent is noise.
   const char* tie = "";
   if (best >= 0) {
-    double faster = std::min(v.measured_step_ns, runs[best].step_ns);
-    double slower = std::max(v.measured_step_ns, runs[best].step_ns);
+    double faster = std::min(v.measured_step_ns, sweep.runs[best].step_ns);
+    double slower = std::max(v.measured_step_ns, sweep.runs[best].step_ns);
     if (slower < 1.1 * faster) tie = "; within 10%, which one run each cannot separate on a busy machine";
   }
-  if (best < 0 || v.measured_step_ns < runs[best].step_ns) {
+  if (advisor::fastestAnswer(sweep).eager_plan) {
     char against[120] = "";
     if (best >= 0)
       std::snprintf(against, sizeof against, ", against %.1f ms for activation_memory_budget %g",
-                    runs[best].step_ns / 1e6, runs[best].value);
-    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s%s)\n", within.c_str(), a.plan.c_str(),
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against, tie);
+                    sweep.runs[best].step_ns / 1e6, sweep.runs[best].value);
+    std::printf("fastest %s: the eager plan %s (%s, %.1f ms per step%s%s)\n", within.c_str(),
+                sweep.eager_plan.c_str(), formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, against,
+                tie);
   } else {
     std::printf("the eager plan fits too (%s, %.1f ms per step) but activation_memory_budget %g is faster%s\n",
-                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, runs[best].value, tie);
+                formatBytes(v.measured_peak).c_str(), v.measured_step_ns / 1e6, sweep.runs[best].value, tie);
   }
-  return 0;
+}
+
+void printFastestValue(const advisor::CompileBudgetSweep& sweep) {
+  int best = advisor::fastestWithin(sweep.runs, sweep.budget);
+  std::string within = "within " + formatBytes(sweep.budget);
+  if (best >= 0)
+    std::printf("fastest %s: activation_memory_budget %g (%s, %.1f ms per step): set "
+                "torch._functorch.config.activation_memory_budget = %g in the job before its first "
+                "compiled call\n",
+                within.c_str(), sweep.runs[best].value, formatBytes(sweep.runs[best].peak).c_str(),
+                sweep.runs[best].step_ns / 1e6, sweep.runs[best].value);
+  else
+    std::printf("no value fits %s; try other values, or plan eagerly: record with TORCH_COMPILE_DISABLE=1, "
+                "gcprof advise, then give the plan here with --plan\n",
+                within.c_str());
 }
 
 }  // namespace
@@ -143,6 +166,7 @@ int runCompileBudgets(const VerifyArgs& a) {
     env = useRecordedCommand(o, a, recorded.run, std::nullopt);
   o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(recorded.run);
   o.flush_wait_ms = parseFlushWaitMs(a.flush_wait);
+  o.job_stdout_to_stderr = a.json;
   printLaunch(stderr, o, a.command.empty() ? "run " + std::to_string(recorded_id) + " of " + a.trace : "after --",
               env);
   if (a.dry_run) return 0;
@@ -166,22 +190,25 @@ int runCompileBudgets(const VerifyArgs& a) {
     }
     runs.push_back(judged);
   }
-  Ns recorded_step = advisor::compiledStepTime(recorded);
-  printCompileRuns(runs, recorded, recorded_step, budget);
-  int best = advisor::fastestWithin(runs, budget);
-  std::string within = "within " + formatBytes(budget);
-  if (best >= 0)
-    std::printf("fastest %s: activation_memory_budget %g (%s, %.1f ms per step): set "
-                "torch._functorch.config.activation_memory_budget = %g in the job before its first "
-                "compiled call\n",
-                within.c_str(), runs[best].value, formatBytes(runs[best].peak).c_str(), runs[best].step_ns / 1e6,
-                runs[best].value);
-  else
-    std::printf("no value fits %s; try other values, or plan eagerly: record with TORCH_COMPILE_DISABLE=1, "
-                "gcprof advise, then give the plan here with --plan\n",
-                within.c_str());
-  if (a.plan.empty()) return best >= 0 ? 0 : 1;
-  return compareEagerPlan(a, runs, best, budget);
+  advisor::CompileBudgetSweep sweep;
+  sweep.budget = budget;
+  sweep.recorded_run = recorded_id;
+  sweep.model = advisor::compiledModel(recorded);
+  sweep.recorded_with = advisor::compiledWith(recorded);
+  sweep.recorded_peak = advisor::memoryCurve(recorded).peak;
+  sweep.recorded_step_ns = advisor::compiledStepTime(recorded);
+  sweep.runs = std::move(runs);
+  if (!a.json) {
+    printCompileRuns(sweep.runs, recorded, sweep.recorded_step_ns, budget);
+    printFastestValue(sweep);
+  }
+  if (!a.plan.empty()) {
+    sweep.eager_plan = a.plan;
+    sweep.eager = verifyEagerPlan(a);
+    if (!a.json) printEagerComparison(sweep);
+  }
+  if (a.json) std::printf("%s\n", advisor::toJson(sweep).dump(2).c_str());
+  return advisor::fastestAnswer(sweep).none() ? 1 : 0;
 }
 
 }  // namespace gcprof::cli

@@ -80,6 +80,7 @@ bool exists(const std::string& p) {
   if (o.baseline_run > 0) setenv("GCPROF_BASELINE_RUN", std::to_string(o.baseline_run).c_str(), 1);
   if (o.plan_id > 0) setenv("GCPROF_PLAN_ID", std::to_string(o.plan_id).c_str(), 1);
   for (const auto& [k, v] : o.extra_env) setenv(k.c_str(), v.c_str(), 1);
+  if (o.job_stdout_to_stderr) dup2(STDERR_FILENO, STDOUT_FILENO);
   std::vector<char*> args;
   for (const std::string& a : o.argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);

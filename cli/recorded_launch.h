@@ -26,6 +26,7 @@ struct LaunchOptions {
   std::map<std::string, std::string> extra_env;  // e.g. GCPROF_PLAN for verify
   int timeout_s = 0;  // > 0: the job and its descendants are ended after this long
   int flush_wait_ms = 5000;  // on SIGTERM/SIGINT the job waits this long for its trace
+  bool job_stdout_to_stderr = false;  // keeps our stdout for a result (verify --json)
 };
 
 struct LaunchResult {

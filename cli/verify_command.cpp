@@ -171,9 +171,13 @@ int verifyDistributed(const VerifyArgs& a, TraceStore& store, const Job& job, co
                                                   launcher, r.exit_code, r.timed_out);
   store.saveVerification({0, plan_id, job.launcher.id, launcher, v.summary.verdict, monotonicNs(),
                           toJson(v).dump()});
-  printVerification(v.summary);
-  printRanks(v);
-  if (!v.culprit.empty()) std::printf("cause: %s\n", v.culprit.c_str());
+  if (a.json) {
+    std::printf("%s\n", toJson(v).dump(2).c_str());
+  } else if (!a.quiet) {
+    printVerification(v.summary);
+    printRanks(v);
+    if (!v.culprit.empty()) std::printf("cause: %s\n", v.culprit.c_str());
+  }
   if (out) *out = v.summary;
   return v.summary.verdict == "PASS" ? 0 : 1;
 }
@@ -279,6 +283,7 @@ int runVerify(const VerifyArgs& a, advisor::Verification* out) {
     env = useRecordedCommand(o, a, baseline, size);
   o.timeout_s = a.timeout_s >= 0 ? a.timeout_s : defaultTimeout(baseline);
   o.flush_wait_ms = flush_wait_ms;
+  o.job_stdout_to_stderr = a.json || a.quiet;
   Job job = jobOf(store, baseline_id);
   // One rank's command alone would wait for a rendezvous that never comes.
   if (job.distributed() && job.launcher.id != baseline_id && baseline.rank >= 0 && a.command.empty())
@@ -305,7 +310,10 @@ int runVerify(const VerifyArgs& a, advisor::Verification* out) {
   advisor::Verification v =
       judgeRerun(baseline_trace, measured, plan, plan_id, r.exit_code, step_tolerance, size);
   store.saveVerification({0, plan_id, baseline_id, run_id, v.verdict, monotonicNs(), toJson(v).dump()});
-  printVerification(v);
+  if (a.json)
+    std::printf("%s\n", toJson(v).dump(2).c_str());
+  else if (!a.quiet)
+    printVerification(v);
   if (out) *out = v;
   return v.verdict == "PASS" ? 0 : 1;
 }
@@ -350,6 +358,10 @@ void addVerify(CLI::App& app, int& exit_code) {
   sub->add_option("--budget", args->budget,
                   "With --compile-budgets: the memory the runs must fit (300MiB, or 60% of the\n"
                   "recorded peak)");
+  sub->add_flag("--json", args->json,
+                 "Print the result as one JSON object (the verification as `gcprof report --format json`\n"
+                 "writes it; with --compile-budgets each value's run, the eager plan's and the fastest);\n"
+                 "the job's own output goes to stderr");
   sub->add_option("command", args->command, "Command to run instead of the recorded one (after --)");
   sub->callback([args, &exit_code] {
     if (!args->compile_budgets.empty()) {

@@ -25,6 +25,8 @@ struct VerifyArgs {
   bool dry_run = false;  // say what would run, run nothing
   std::string compile_budgets;  // "0.2,0.5": one re-run per activation_memory_budget value
   std::string budget;           // with compile_budgets: the memory budget runs must fit
+  bool json = false;   // the result as one JSON object on stdout; the job's own output to stderr
+  bool quiet = false;  // print no result (the caller reports it); the job's output to stderr
   std::vector<std::string> command;
 };
 

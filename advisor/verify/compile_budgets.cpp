@@ -66,4 +66,66 @@ int fastestWithin(const std::vector<CompileBudgetRun>& runs, Bytes budget) {
   return best;
 }
 
+namespace {
+
+nlohmann::json valueOrNull(double v) { return v < 0 ? nlohmann::json() : nlohmann::json(v); }
+
+}  // namespace
+
+bool eagerPlanFits(const Verification& v, Bytes budget) { return v.verdict == "PASS" && v.measured_peak <= budget; }
+
+CompileBudgetAnswer fastestAnswer(const CompileBudgetSweep& sweep) {
+  CompileBudgetAnswer answer;
+  answer.value = fastestWithin(sweep.runs, sweep.budget);
+  if (sweep.eager && eagerPlanFits(*sweep.eager, sweep.budget) &&
+      (answer.value < 0 || sweep.eager->measured_step_ns < sweep.runs[answer.value].step_ns)) {
+    answer.value = -1;
+    answer.eager_plan = true;
+  }
+  return answer;
+}
+
+nlohmann::json toJson(const CompileBudgetSweep& sweep) {
+  nlohmann::json values = nlohmann::json::array();
+  for (const CompileBudgetRun& r : sweep.runs)
+    values.push_back({{"activation_memory_budget", r.value},
+                      {"run", r.run},
+                      {"exit_code", r.exit_code},
+                      {"compiled_with", valueOrNull(r.compiled_with)},
+                      {"applied", r.applied()},
+                      {"peak_bytes", r.peak},
+                      {"step_ns", r.step_ns},
+                      {"steps", r.steps},
+                      {"losses", {{"passed", r.losses.passed}, {"detail", r.losses.detail}}},
+                      {"fits", r.peak <= sweep.budget},
+                      {"counts", r.sound()}});
+  nlohmann::json eager;
+  if (sweep.eager)
+    eager = {{"plan", sweep.eager_plan},
+             {"verdict", sweep.eager->verdict},
+             {"plan_id", sweep.eager->plan_id},
+             {"baseline_run", sweep.eager->baseline_run},
+             {"run", sweep.eager->run},
+             {"peak_bytes", sweep.eager->measured_peak},
+             {"step_ns", sweep.eager->measured_step_ns},
+             {"fits", eagerPlanFits(*sweep.eager, sweep.budget)}};
+  CompileBudgetAnswer answer = fastestAnswer(sweep);
+  nlohmann::json fastest;
+  if (answer.eager_plan)
+    fastest = {{"what", "eager_plan"}, {"plan", sweep.eager_plan}, {"run", sweep.eager->run},
+               {"peak_bytes", sweep.eager->measured_peak}, {"step_ns", sweep.eager->measured_step_ns}};
+  else if (!answer.none()) {
+    const CompileBudgetRun& r = sweep.runs[answer.value];
+    fastest = {{"what", "activation_memory_budget"}, {"activation_memory_budget", r.value}, {"run", r.run},
+               {"peak_bytes", r.peak}, {"step_ns", r.step_ns}};
+  }
+  return {{"budget_bytes", sweep.budget},
+          {"recorded",
+           {{"run", sweep.recorded_run}, {"model", sweep.model}, {"compiled_with", valueOrNull(sweep.recorded_with)},
+            {"peak_bytes", sweep.recorded_peak}, {"step_ns", sweep.recorded_step_ns}}},
+          {"values", values},
+          {"eager_plan", eager},
+          {"fastest", fastest}};
+}
+
 }  // namespace gcprof::advisor

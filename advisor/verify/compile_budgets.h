@@ -6,6 +6,8 @@
 // its neighbours.
 #pragma once
 
+#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -54,5 +56,35 @@ CompileBudgetRun judgeCompileBudget(const Trace& recorded, const Trace& measured
 
 // The fastest sound run whose peak is within `budget`; -1 when none is.
 int fastestWithin(const std::vector<CompileBudgetRun>& runs, Bytes budget);
+
+// One `verify --compile-budgets`: the recorded compiled run, a run per
+// value, and the eager plan's verification when --plan was given.
+struct CompileBudgetSweep {
+  Bytes budget = 0;
+  int64_t recorded_run = 0;
+  std::string model;          // compiledModel(the recorded run)
+  double recorded_with = -1;  // compiledWith(the recorded run)
+  Bytes recorded_peak = 0;
+  Ns recorded_step_ns = 0;  // compiledStepTime
+  std::vector<CompileBudgetRun> runs;
+  std::string eager_plan;  // the plan file; "" without --plan
+  std::optional<Verification> eager;
+};
+
+// The eager plan counts when its verification passed and its measured
+// peak is within the budget.
+bool eagerPlanFits(const Verification& v, Bytes budget);
+
+// What the sweep names fastest within its budget: the eager plan when it
+// fits and is faster than every value that fits, else fastestWithin.
+struct CompileBudgetAnswer {
+  int value = -1;  // index into runs; -1: no value
+  bool eager_plan = false;
+  bool none() const { return value < 0 && !eager_plan; }
+};
+CompileBudgetAnswer fastestAnswer(const CompileBudgetSweep& sweep);
+
+// `verify --compile-budgets --json`: field names as toJson(Verification)'s.
+nlohmann::json toJson(const CompileBudgetSweep& sweep);
 
 }  // namespace gcprof::advisor

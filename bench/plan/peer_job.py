@@ -3,7 +3,7 @@
 checkpointing applied the way its users apply it.
 
     peer_job.py --model gpt|gpt2 [--layers 8 --hidden 256 --seq 256 --batch 8 --steps 4]
-                [--peer none | every:K | titan | compile:V | milp:DECISIONS.json]
+                [--peer none | every:K | titan | compile | compile:V | milp:DECISIONS.json]
 
 Models: the Megatron-style GPT of samples/python/train_gpt.py (dropout 0.1)
 or a Hugging Face GPT-2 from a GPT2Config (random weights, eager attention,
@@ -11,7 +11,9 @@ nothing downloaded); its blocks are `layers.N` / `transformer.h.N`, the
 names gcprof's plans use when the job runs with `--peer none` under
 `gcprof apply`. Peers (peer_rules.py, peer_milp.py): every K-th block under
 torch.utils.checkpoint; torchtitan's per-block selective rule; the model
-under torch.compile with activation_memory_budget V; the save-lists PyTorch's
+under torch.compile as it comes (`compile`: the job its user compiles,
+which `gcprof verify --compile-budgets` re-runs) or with
+activation_memory_budget V; the save-lists PyTorch's
 SAC MILP chose (peer_milp.py solve writes DECISIONS.json). One intra-op
 thread. Prints `step <i> loss <value>` per step.
 """
@@ -80,12 +82,12 @@ def apply_peer(peer, model, blocks):
         peer_rules.checkpoint_selective(blocks)
         return model
     if kind == "compile":
-        return peer_rules.compiled(model, float(value))
+        return peer_rules.compiled(model, float(value) if value else None)
     if kind == "milp":
         import peer_milp
         peer_milp.apply_decisions(model, value)
         return model
-    sys.exit("peer_job: unknown --peer %r (none, every:K, titan, compile:V, milp:FILE)" % peer)
+    sys.exit("peer_job: unknown --peer %r (none, every:K, titan, compile, compile:V, milp:FILE)" % peer)
 
 
 def main(argv=None):

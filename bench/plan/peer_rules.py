@@ -64,10 +64,12 @@ def checkpoint_selective(blocks):
     _wrap(blocks, range(len(blocks)), context_fn=titan_context)
 
 
-def compiled(model, budget):
+def compiled(model, budget=None):
     """torch.compile's min-cut partitioner with activation_memory_budget
-    (1.0: save what the default partitioner saves; 0.0: recompute all it can)."""
-    torch._functorch.config.activation_memory_budget = budget
+    (1.0: save what the default partitioner saves; 0.0: recompute all it can);
+    None: torch.compile as it comes (the setting untouched, 1.0)."""
+    if budget is not None:
+        torch._functorch.config.activation_memory_budget = budget
     return torch.compile(model)
 
 

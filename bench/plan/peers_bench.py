@@ -25,16 +25,30 @@ minutes on a shared machine). Per job:
    (a user sweeps it: the best value that fits counts); PyTorch's SAC MILP
    solved for B (where it runs: the output says what it needed on a CPU).
    Each runs once under `gcprof record` (the same measuring stick: the host
-   peak gcprof records); a peer fits B when that peak is at most B.
-4. Step time: ROUNDS rounds; in each, the job without checkpointing, then
+   peak gcprof records); a peer fits B when that peak is at most B
+   and it trains the same (its losses are no checkpointing's; torch.compile's
+   kernels are other ones and are not compared).
+4. gcprof for the job as its user compiles it (peer_job.py `--peer
+   compile`: torch.compile as it comes, activation_memory_budget 1.0),
+   recorded into the same trace: per budget, `gcprof verify TRACE
+   --compile-budgets VALUES --budget B --plan <gcprof's plan for B> --json`,
+   as a user would call it: it runs each value once, and the eager plan,
+   and names the fastest that fits (one wall-clock run each). Its answer is
+   one of the configurations the rounds time (a compile:V peer or gcprof's
+   plan), and is judged by that configuration's ratio. This costs one
+   compiled run per value and one eager run per budget (torch.compile on a
+   CPU compiles for tens of seconds): give only the --fractions you need.
+5. Step time: ROUNDS rounds; in each, the job without checkpointing, then
    every configuration (and a second run without checkpointing, the
    control: its spread is the noise) in a shuffled order, each under
    step_clock.py (process CPU time per step, one intra-op thread, first step
    dropped). A configuration's ratio is the median over rounds of its
    median step / the same round's no-checkpoint median step.
 
-Prints Markdown tables: the peers' peaks and ratios, then per budget
-gcprof's verified plan against the fastest peer that fits.
+Prints Markdown tables: the peers' peaks and ratios; per budget what
+`verify --compile-budgets` measured in its one run each; then per budget
+gcprof's answer for the eager job (its verified plan) and for the compiled
+job (the configuration verify names) against the fastest peer that fits.
 """
 import argparse
 import json
@@ -82,6 +96,7 @@ class Contender:
     def __init__(self, label, prefix, argv, peak, verdict=None, losses=None):
         self.label, self.prefix, self.argv, self.peak, self.verdict = label, prefix, argv, peak, verdict
         self.losses = losses
+        self.trains_same = True
         self.ratios = []
 
     def ratio(self):
@@ -107,8 +122,57 @@ def gcprof_plans(build, db, job, budgets, headroom, work):
         c = Contender("gcprof %s MiB" % mib(budget), [os.path.join(build, "bin", "gcprof"), "apply", path, "--"],
                       job, rep["measured"]["peak_bytes"], rep["verdict"])
         c.predicted = rep["predicted"]["peak_bytes"]
+        c.path = path
         plans.append(c)
     return plans
+
+
+def compiled_answers(build, db, job, budgets, plans, compile_values):
+    """Per budget: `verify --compile-budgets --json` on the job as its user
+    compiles it, recorded into the eager job's trace (where gcprof's plans
+    were advised, so that --plan verifies them as they are)."""
+    gcprof(build, "record", "-o", db, "--", sys.executable, *job, "--peer", "compile")
+    if json.loads(gcprof(build, "show", db, "--json").stdout)["runs"][-1]["exit_code"] != 0:
+        sys.exit("peers_bench: the compiled job failed under gcprof record (trace %s)" % db)
+    values = ",".join("%g" % v for v in compile_values)
+    answers = []
+    for budget, plan in zip(budgets, plans):
+        out = gcprof(build, "verify", db, "--compile-budgets", values, "--budget", "%dB" % budget, "--json",
+                     *(["--plan", plan.path] if plan else []))
+        try:
+            answer = json.loads(out.stdout)
+        except ValueError:
+            sys.exit("peers_bench: verify --compile-budgets --json printed no JSON\n%s" % out.stderr[-2000:])
+        print("  verify --compile-budgets at %s MiB names %s (%s)" % (mib(budget), named_text(answer), load()),
+              flush=True)
+        answers.append(answer)
+    return answers
+
+
+def named_text(answer):
+    f = answer["fastest"]
+    if not f:
+        return "none"
+    return "gcprof's eager plan" if f["what"] == "eager_plan" else "compile %g" % f["activation_memory_budget"]
+
+
+def not_counted(value):
+    """Why verify does not count a value's run."""
+    if value["exit_code"] != 0:
+        return "exited %d" % value["exit_code"]
+    if not value["applied"]:
+        return "not compiled with the value"
+    return "losses differ" if not value["losses"]["passed"] else "no steps"
+
+
+def named_contender(answer, plan, peers):
+    """The configuration the rounds time that verify named, or None."""
+    f = answer["fastest"]
+    if not f:
+        return None
+    if f["what"] == "eager_plan":
+        return plan
+    return next(c for c in peers if c.label == "compile:%g" % f["activation_memory_budget"])
 
 
 def milp_plans(build, job, budgets, plain_peak, work):
@@ -176,37 +240,66 @@ def bench(build, name, a, work):
     for c in peers + milps:
         # Checkpointing recomputes what it dropped: the losses are the same;
         # torch.compile's kernels (and their dropout draws) are other ones.
+        # A peer that trains something else does not count, whatever its peak.
         if c and c.losses != plain_losses and not c.label.startswith("compile"):
-            print("  WARNING: %s's losses %s differ from no checkpointing's %s" % (c.label, c.losses, plain_losses))
+            print("  WARNING: %s's losses %s differ from no checkpointing's %s: it does not count"
+                  % (c.label, c.losses, plain_losses))
+            c.trains_same = False
+    answers = compiled_answers(build, db, job, budgets, plans, a.compile_values)
     time_rounds([c for c in plans + peers + milps if c], job, a.rounds, work)
-    report(name, budgets, plans, peers, milps)
+    report(name, budgets, plans, peers, milps, answers)
 
 
-def report(name, budgets, plans, peers, milps):
+def against(mine, best, noise):
+    """Is `mine` (a Contender that fits) no slower than the fastest peer that fits?"""
+    if not best or mine.ratio() <= best.ratio():
+        return "yes" + (", by %.3f" % (best.ratio() - mine.ratio()) if best and best is not mine else "")
+    diff = mine.ratio() - best.ratio()
+    if diff <= noise:
+        return "within noise: slower by %.3f (noise %.3f)" % (diff, noise)
+    return "**NO: slower by %.3f** (noise %.3f)" % (diff, noise)
+
+
+def report(name, budgets, plans, peers, milps, answers):
     control = peers[0]
     noise = max(abs(r - 1) for r in control.ratios)
     print("\n| %s peer | peak MiB | step / no-checkpoint step (median, range over rounds) |\n|---|---:|---|" % name)
     for c in peers:
         print("| %s | %s | %.3f (%s) |" % (c.label, mib(c.peak), c.ratio(), c.spread()))
     print("\nnoise: the control's ratios deviate from 1 by up to %.3f\n" % noise)
-    print("| budget MiB | gcprof: predicted / measured MiB, verify, ratio | MILP: peak MiB, fits, ratio "
-          "| fastest peer that fits (ratio) | gcprof no slower? |\n|---:|---|---|---|---|")
-    for budget, plan, milp in zip(budgets, plans, milps):
-        fitting = [c for c in peers[1:] + [milp] if c and c.peak <= budget]
+    print("`verify --compile-budgets --json`, one run each (peak MiB, fits, step ms; compiled: the median step "
+          "after the first two):\n")
+    print("| budget MiB | %s | eager plan | names |\n|---:|%s---|---|" % (
+        " | ".join("compile %g" % v["activation_memory_budget"] for v in answers[0]["values"]),
+        "---|" * len(answers[0]["values"])))
+    for budget, answer in zip(budgets, answers):
+        cells = ["%s, %s, %.0f%s" % (mib(v["peak_bytes"]), "fits" if v["fits"] else "over", v["step_ns"] / 1e6,
+                                     "" if v["counts"] else " (does not count: %s)" % not_counted(v))
+                 for v in answer["values"]]
+        e = answer["eager_plan"]
+        eager = ("%s, %s, %.0f" % (mib(e["peak_bytes"]), e["verdict"], e["step_ns"] / 1e6)) if e else "advise refused"
+        print("| %s | %s | %s | %s |" % (mib(budget), " | ".join(cells), eager, named_text(answer)))
+    print("\n| budget MiB | gcprof: predicted / measured MiB, verify, ratio | MILP: peak MiB, fits, ratio "
+          "| fastest peer that fits (ratio) | eager job: gcprof's plan no slower? "
+          "| compiled job: gcprof names, ratio | compiled job: no slower? |\n|---:|---|---|---|---|---|---|")
+    for budget, plan, milp, answer in zip(budgets, plans, milps, answers):
+        fitting = [c for c in peers[1:] + [milp] if c and c.peak <= budget and c.trains_same]
         best = min(fitting, key=Contender.ratio) if fitting else None
         g = ("%s / %s, %s, %.3f (%s)" % (mib(plan.predicted), mib(plan.peak), plan.verdict, plan.ratio(), plan.spread())
              if plan else "advise refused")
         m = ("%s, %s, %.3f" % (mib(milp.peak), "fits" if milp.peak <= budget else "OVER", milp.ratio())
+             + ("" if milp.trains_same else ", losses differ: does not count")
              if milp else "did not run")
-        b = "%s (%.3f)" % (best.label, best.ratio()) if best else "none fits"
-        if not plan or plan.peak > budget:
-            verdict = "NO: gcprof's plan does not fit"
-        elif not best or plan.ratio() <= best.ratio():
-            verdict = "yes"
+        b = "%s (%s MiB) %.3f" % (best.label, mib(best.peak), best.ratio()) if best else "none fits"
+        eager = "NO: gcprof's plan does not fit" if not plan or plan.peak > budget else against(plan, best, noise)
+        chosen = named_contender(answer, plan, peers)
+        if not chosen:
+            c, compiled = "none", ("NO: names none, %s fits" % best.label) if best else "yes: none fits"
         else:
-            diff = plan.ratio() - best.ratio()
-            verdict = "%s: slower by %.3f (noise %.3f)" % ("within noise" if diff <= noise else "NO", diff, noise)
-        print("| %s | %s | %s | %s | %s |" % (mib(budget), g, m, b, verdict), flush=True)
+            c = "%s, %.3f (%s)" % (named_text(answer), chosen.ratio(), chosen.spread())
+            compiled = ("NO: its timed run peaks %s MiB, over" % mib(chosen.peak) if chosen.peak > budget
+                        else against(chosen, best, noise))
+        print("| %s | %s | %s | %s | %s | %s | %s |" % (mib(budget), g, m, b, eager, c, compiled), flush=True)
 
 
 def main():

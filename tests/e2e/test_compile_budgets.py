@@ -3,6 +3,7 @@ activation_memory_budget value, each run recorded and judged, the fastest that
 fits named, and an eager plan (advised on a TORCH_COMPILE_DISABLE=1 recording)
 verified beside them. The tiniest GPT and two values: Inductor compiles on
 the CPU in every run."""
+import json
 import os
 import re
 import unittest
@@ -23,6 +24,12 @@ class CompileBudgets(unittest.TestCase):
         p.gcprof("advise", cls.db, "--budget", "200%", "--strategy", "every", "-o", cls.eager_plan)
         cls.out = p.gcprof("verify", cls.db, "--compile-budgets", "0,1", "--budget", "150%",
                            "--plan", cls.eager_plan, check=False)
+        # One value: the machine-readable answer, the job's prints kept off stdout.
+        cls.json_out = p.gcprof("verify", cls.db, "--compile-budgets", "1", "--budget", "150%",
+                                "--plan", cls.eager_plan, "--json", check=False)
+        # And the eager plan alone, as plain `verify --json` reports it.
+        cls.plain_json = p.gcprof("verify", cls.db, "--plan", cls.eager_plan, "--json", check=False)
+        cls.report = json.loads(p.gcprof("report", cls.db, "--format", "json").stdout)
         cls.runs = {r["id"]: r for r in p.show(cls.db)["runs"]}
 
     def test_each_value_runs_the_compiled_recording_with_the_value(self):
@@ -54,6 +61,41 @@ class CompileBudgets(unittest.TestCase):
             self.assertRegex(out, r"(fastest within .*: the eager plan|the eager plan fits too)")
         else:
             self.assertIn("the eager plan does not pass or does not fit", out)
+
+    def test_json_is_one_object_with_each_value_the_eager_plan_and_the_fastest(self):
+        out = self.json_out
+        self.assertEqual(out.returncode, 0, out.stdout + out.stderr)
+        result = json.loads(out.stdout)  # nothing else on stdout: the job's "step i loss" lines went to stderr
+        self.assertIn("loss", out.stderr)
+        self.assertEqual(result["recorded"]["run"], 1)
+        [value] = result["values"]
+        self.assertEqual(value["activation_memory_budget"], 1)
+        self.assertEqual(self.runs[value["run"]]["name"], "compile budget 1")
+        self.assertEqual(self.runs[value["run"]]["peak_bytes"], value["peak_bytes"])
+        self.assertTrue(value["applied"] and value["losses"]["passed"] and value["counts"], value)
+        self.assertEqual(value["exit_code"], 0)
+        self.assertEqual(value["fits"], value["peak_bytes"] <= result["budget_bytes"])
+        self.assertGreater(value["step_ns"], 0)
+        eager = result["eager_plan"]
+        self.assertEqual(eager["plan"], self.eager_plan)
+        self.assertEqual(eager["baseline_run"], 2)
+        self.assertEqual(self.runs[eager["run"]]["baseline_run"], 2)
+        self.assertEqual(eager["fits"], eager["verdict"] == "PASS" and eager["peak_bytes"] <= result["budget_bytes"])
+        fastest = result["fastest"]
+        self.assertIn(fastest["what"], ("activation_memory_budget", "eager_plan"))
+        named = value if fastest["what"] == "activation_memory_budget" else eager
+        self.assertEqual(fastest["run"], named["run"])
+        if eager["fits"]:
+            self.assertEqual(fastest["what"] == "eager_plan", eager["step_ns"] < value["step_ns"] or not value["fits"])
+
+    def test_plain_verify_json_is_the_verification_report_json_reads(self):
+        out = self.plain_json
+        verification = json.loads(out.stdout)
+        self.assertEqual(out.returncode, 0 if verification["verdict"] == "PASS" else 1, out.stderr)
+        self.assertIn("loss", out.stderr)
+        for field in ("verdict", "budget_bytes", "baseline", "predicted", "measured", "gates", "losses"):
+            self.assertEqual(verification[field], self.report[field], field)
+        self.assertEqual(verification["baseline"]["run"], 2)
 
 
 class CompileBudgetsRefused(unittest.TestCase):
