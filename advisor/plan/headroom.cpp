@@ -57,7 +57,7 @@ Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, const Tra
   h.bytes = sat::add(static_cast<Bytes>(std::llround(h.fraction * static_cast<double>(budget))), toldBytes(margins));
   h.rule = percentText(h.fraction) + " of the budget" +
            (margins.device ? " (CUDA allocator rounding)"
-                           : margins.native ? " (C++ checkpoint holds inferred)" : "") +
+                           : margins.native ? " (C++ runtime)" : "") +
            " + " + formatBytes(margins.jitter) + " step-to-step jitter";
   if (margins.untold_arguments > 0)
     h.rule += " + " + formatBytes(margins.untold_arguments) + " checkpoint arguments not told apart by size";
