@@ -68,10 +68,6 @@ bool savedByEarlierUnits(const Allocation& a, const StepLayout& step, const Rang
   return born && freed;
 }
 
-}  // namespace
-
-namespace {
-
 // The match of a call's arguments, and the candidates it could have taken
 // instead: not taken, of the size of one it took (the selection goes by
 // size, so any of them adds up the same).

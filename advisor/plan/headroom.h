@@ -1,27 +1,26 @@
 // The margin a plan keeps below the budget for what the recorded trace cannot
-// show, sized from the trace by default. Plans are solved against budget -
+// show, sized from the trace by default: plans are solved against budget -
 // headroom, so a verification that lands a little above the prediction still
-// fits the budget. The default is the sum of:
+// fits the budget. The default is the sum of
 //   - the step-to-step jitter of the recorded peaks (a step may peak higher
 //     than the one the plan was solved on);
-//   - the untold checkpoint arguments: tensors a checkpoint may hold that the
-//     match by size cannot tell from the arguments it took
-//     (chain/checkpoint_arguments.h, untoldArguments; HF GPT-2's 2 MiB
-//     attention mask, which verified 2.0 MiB over its prediction);
-//   - a share of the budget for the rest, by what applies the plan:
-//       1% where torch.utils.checkpoint (the python shim) applies it. Its
-//         holds are matched from the recorded input bytes; plans verified
-//         within 0.2 MiB of their prediction otherwise (at most 0.15% of the
-//         peak: the 20-budget sweep on the python GPT, the Megatron-style GPT
-//         at full size) and public models within 1%.
-//       3% where the C++ runtime's reentrant checkpoint applies it: what it
-//         holds through the replay is inferred (chain/reentrant_holds.h), and
-//         gpt_train with its last block checkpointed measured 1.7% over.
+//   - the checkpoint arguments not told apart by size
+//     (chain/checkpoint_arguments.h, untoldArgumentBytes): HF GPT-2's 2 MiB
+//     attention mask, which its plans verified 2.0 MiB above the prediction;
+//   - a share of the budget for the rest, by what applies the plan
+//     (bench/RESULTS.md, "Headroom sized from the trace"):
+//       1% where torch.utils.checkpoint (the python shim) does. Its holds
+//         are matched from the recorded input bytes; every other python plan
+//         verified at most 0.16 MiB (0.15% of its peak) above its prediction
+//         (the python GPT's 20-budget sweep, HF GPT-2, Llama, ViT, ResNet-18,
+//         gradient accumulation, the Megatron-style GPT at full size); the
+//         1% leaves room for the models not measured.
+//       3% where the C++ runtime's reentrant checkpoint does: what it holds
+//         through the replay is inferred (chain/reentrant_holds.h), and
+//         gpt_train with its last block checkpointed verified 1.7% above.
 //       5% on CUDA: the caching allocator rounds blocks (512 B, 2 MiB / 20
 //         MiB segments) and fragments, none of which the tensor-level trace
 //         carries.
-// Solved to the whole budget (no headroom), 4 of ~15 plans exceeded it by
-// 0.5-8 MiB before these predictions were made exact.
 #pragma once
 
 #include <optional>
