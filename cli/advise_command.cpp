@@ -328,7 +328,8 @@ void addAdvise(CLI::App& app, int& exit_code) {
                   "(default on host runs, the only choice there)");
   sub->add_option("--headroom", args->headroom,
                   "Margin kept free below the budget: bytes (16MiB) or % of the budget; 0 for none "
-                  "(default: 3% on host, 5% on CUDA, plus the measured step-to-step peak jitter)");
+                  "(default: 1% for python jobs, 3% for the C++ runtime, 5% on CUDA, plus the measured step-to-step "
+                  "peak jitter and the checkpoint arguments not told apart by size; docs/advise.md)");
   sub->add_option("--strategy", args->strategy, "optimal | uniform | every | matmuls | none (matmuls: every unit checkpointed with torchtitan's selective rule, matrix products and attention kept, every second mm recomputed; needs record --ops)")
       ->capture_default_str();
   sub->add_option("--max-slowdown", args->max_slowdown,

@@ -1,6 +1,9 @@
 #include "chain/checkpoint_arguments.h"
 
 #include <algorithm>
+#include <map>
+
+#include "saturating.h"
 
 namespace gcprof::advisor {
 
@@ -65,10 +68,16 @@ bool savedByEarlierUnits(const Allocation& a, const StepLayout& step, const Rang
   return born && freed;
 }
 
-}  // namespace
+// The match of a call's arguments, and the candidates it could have taken
+// instead: not taken, of the size of one it took (the selection goes by
+// size, so any of them adds up the same).
+struct ArgumentMatch {
+  std::vector<const Allocation*> taken;
+  std::vector<const Allocation*> alike;
+};
 
-std::vector<const Allocation*> callArguments(const Trace& trace, const AllocationFilter& filter,
-                                             const StepLayout& step, const Range& call) {
+ArgumentMatch matchArguments(const Trace& trace, const AllocationFilter& filter, const StepLayout& step,
+                             const Range& call) {
   if (call.input_bytes <= 0) return {};
   // Device memory read at segment level (the native caching allocator, when
   // the job set its own PYTORCH_CUDA_ALLOC_CONF): a segment holds many
@@ -87,17 +96,57 @@ std::vector<const Allocation*> callArguments(const Trace& trace, const Allocatio
   std::stable_sort(candidates.begin(), candidates.end(), [](const Allocation* a, const Allocation* b) {
     return a->bytes != b->bytes ? a->bytes > b->bytes : a->alloc > b->alloc;
   });
-  std::vector<const Allocation*> out = largestFirst(candidates, call.input_bytes);
-  if (!out.empty()) return out;
-  // An earlier unit's saved activation can be the largest candidate and
-  // leave a remainder nothing adds up to (HF Whisper under bf16 autocast:
-  // an encoder block's 4,000,000-byte attention weights taken first for a
-  // decoder block passed 4,048,000 bytes, its hidden state, the causal mask
-  // and the encoder's output); without those the arguments are found.
-  candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
-                                  [&](const Allocation* a) { return savedByEarlierUnits(*a, step, call); }),
-                   candidates.end());
-  return largestFirst(candidates, call.input_bytes);
+  std::vector<const Allocation*> taken = largestFirst(candidates, call.input_bytes);
+  if (taken.empty()) {
+    // An earlier unit's saved activation can be the largest candidate and
+    // leave a remainder nothing adds up to (HF Whisper under bf16 autocast:
+    // an encoder block's 4,000,000-byte attention weights taken first for a
+    // decoder block passed 4,048,000 bytes, its hidden state, the causal mask
+    // and the encoder's output); without those the arguments are found.
+    candidates.erase(std::remove_if(candidates.begin(), candidates.end(),
+                                    [&](const Allocation* a) { return savedByEarlierUnits(*a, step, call); }),
+                     candidates.end());
+    taken = largestFirst(candidates, call.input_bytes);
+  }
+  ArgumentMatch m;
+  for (const Allocation* a : candidates) {
+    bool is_taken = std::find(taken.begin(), taken.end(), a) != taken.end();
+    bool size_taken = std::any_of(taken.begin(), taken.end(), [&](const Allocation* t) { return t->bytes == a->bytes; });
+    if (!is_taken && size_taken) m.alike.push_back(a);
+  }
+  m.taken = std::move(taken);
+  return m;
+}
+
+}  // namespace
+
+std::vector<const Allocation*> callArguments(const Trace& trace, const AllocationFilter& filter,
+                                             const StepLayout& step, const Range& call) {
+  return matchArguments(trace, filter, step, call).taken;
+}
+
+Bytes untoldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
+  if (k < 0 || k >= static_cast<int>(step.units.size())) return 0;
+  // A checkpoint beginning with unit k holds its arguments to the end of k's
+  // backward at the latest (plan_events.cpp, holdArguments): what the
+  // recorded run freed before then is what holding changes.
+  Ns until = step.units[k].bwd_end;
+  auto held = [&](const Allocation* a) { return a->freed() && a->free < until; };
+  Bytes most = 0;
+  for (const Range* call : callsStartingAt(trace, step, k)) {
+    ArgumentMatch m = matchArguments(trace, filter, step, *call);
+    // Per size: as many of the tensors holding would change as the match
+    // took of those it leaves as they are.
+    std::map<Bytes, std::pair<int, int>> swaps;  // size -> (taken, not held; alike, held)
+    for (const Allocation* t : m.taken)
+      if (!held(t)) ++swaps[t->bytes].first;
+    for (const Allocation* a : m.alike)
+      if (held(a)) ++swaps[a->bytes].second;
+    Bytes bytes = 0;
+    for (const auto& [size, n] : swaps) bytes = sat::add(bytes, sat::mul(size, std::min(n.first, n.second)));
+    most = std::max(most, bytes);
+  }
+  return most;
 }
 
 namespace {

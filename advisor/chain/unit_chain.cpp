@@ -66,9 +66,12 @@ std::vector<const StepLayout*> completeSteps(const RunLayout& layout) {
 void measureHolds(UnitChain& c, const Trace& trace, const AllocationFilter& filter,
                   const std::vector<const StepLayout*>& steps, int n) {
   c.held_arguments.assign(n, 0);
+  c.untold_arguments = 0;
   for (const StepLayout* s : steps)
-    for (int k = 0; k < n; ++k)
+    for (int k = 0; k < n; ++k) {
       c.held_arguments[k] = std::max(c.held_arguments[k], heldArgumentBytes(trace, filter, *s, k));
+      c.untold_arguments = std::max(c.untold_arguments, untoldArgumentBytes(trace, filter, *s, k));
+    }
   c.reentrant_held.assign(n, 0);
   if (!reentrantCheckpoint(trace)) return;
   for (const StepLayout* s : steps) {

@@ -87,6 +87,11 @@ struct UnitChain {
   // blocks all passed one mask they are the same tensors; the simulator
   // holds each exactly.)
   std::vector<Bytes> held_arguments;
+  // The bytes some checkpoint may hold as its arguments that the match by
+  // size cannot tell from those it took (untoldArgumentBytes): what
+  // predictions may miss. The most over the units and the complete steps
+  // (blocks are passed the same tensors, as for held_arguments).
+  Bytes untold_arguments = 0;
   // Per unit, what a reentrant checkpoint (the C++ runtime) ending with it
   // holds through the segment's backward beyond the recorded run: the
   // gradient of its output and the replayed output (chain/reentrant_holds.h).

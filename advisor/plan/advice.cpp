@@ -8,6 +8,7 @@
 #include "byte_text.h"
 #include "advice_error.h"
 #include "saturating.h"
+#include "chain/reentrant_holds.h"
 #include "plan/budget_search.h"
 #include "plan/infeasible_message.h"
 #include "simulate/peak_moment.h"
@@ -32,6 +33,15 @@ PlanOutcome outcomeOf(const Trace& trace, const Advice& a, const std::string& na
   o.peak_where = peakMoment(a.layout, segments, sim).describe(a.chain.names);
   o.fits = !a.has_budget || a.budgeted(o) <= a.limit();
   return o;
+}
+
+TraceMargins traceMargins(const Trace& trace, const Advice& a) {
+  TraceMargins m;
+  m.jitter = stepPeakJitter(trace, a.filter, a.chain.steady_step, a.recorded.get());
+  m.untold_arguments = a.chain.untold_arguments;
+  m.device = a.filter.device;
+  m.native = reentrantCheckpoint(trace);
+  return m;
 }
 
 namespace {
@@ -161,8 +171,7 @@ void resolveBudget(const Trace& trace, Advice& a, const AdviceRequest& req) {
   if (a.budget <= 0) throw AdviceError("budget " + a.budget_text + " is not a positive size");
   a.headroom_request = req.headroom;
   if (a.has_budget) {
-    a.headroom = resolveHeadroom(req.headroom, a.budget,
-                                 stepPeakJitter(trace, a.filter, a.chain.steady_step, a.recorded.get()), a.filter.device);
+    a.headroom = resolveHeadroom(req.headroom, a.budget, traceMargins(trace, a));
     if (a.headroom.bytes < 0 || a.headroom.bytes >= a.budget)
       throw AdviceError("headroom " + formatBytes(a.headroom.bytes) + " (" + a.headroom.rule +
                         ") leaves nothing of the budget " + formatBytes(a.budget) +

@@ -136,6 +136,10 @@ struct Advice {
   PlanOutcome minimum;            // the plan that reaches it
 };
 
+// What the default headroom is sized from (headroom.h): the jitter of the
+// recorded peaks, the checkpoint arguments not told apart, what applies plans.
+TraceMargins traceMargins(const Trace& trace, const Advice& a);
+
 // How many modules a plan checkpoints: one per segment with module segments
 // (over the module tree a whole block is one), else the units its regions span.
 int checkpointedModules(const PlanOutcome& plan, const Advice& advice);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstdlib>
 #include <string>
 
@@ -23,9 +24,26 @@ Bytes stepPeakJitter(const Trace& trace, const AllocationFilter& filter, int64_t
   return lo < 0 ? 0 : hi - lo;
 }
 
-Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, Bytes jitter, bool device) {
+double defaultShare(const TraceMargins& m) {
+  return m.device ? kDeviceHeadroom : m.native ? kNativeHeadroom : kShimHeadroom;
+}
+
+namespace {
+
+// The bytes the default rule keeps whatever the budget.
+Bytes toldBytes(const TraceMargins& m) { return sat::add(m.jitter, m.untold_arguments); }
+
+std::string percentText(double fraction) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%g%%", fraction * 100);
+  return text;
+}
+
+}  // namespace
+
+Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, const TraceMargins& margins) {
   Headroom h;
-  h.jitter = jitter;
+  h.margins = margins;
   if (request.given) {
     // An explicit margin is taken as written: the user may know better
     // (a fixed allocator, a pinned workload) and 0 must mean none.
@@ -35,11 +53,14 @@ Headroom resolveHeadroom(const HeadroomRequest& request, Bytes budget, Bytes jit
     h.rule = request.text + (request.percent ? " of the budget" : "") + " (--headroom)";
     return h;
   }
-  h.fraction = device ? kDeviceHeadroom : kHostHeadroom;
-  h.bytes = static_cast<Bytes>(std::llround(h.fraction * static_cast<double>(budget))) + jitter;
-  h.rule = std::to_string(static_cast<int>(std::lround(h.fraction * 100))) + "% of the budget" +
-           (device ? " (CUDA allocator rounding)" : "") + " + " + formatBytes(jitter) +
-           " step-to-step jitter";
+  h.fraction = defaultShare(margins);
+  h.bytes = sat::add(static_cast<Bytes>(std::llround(h.fraction * static_cast<double>(budget))), toldBytes(margins));
+  h.rule = percentText(h.fraction) + " of the budget" +
+           (margins.device ? " (CUDA allocator rounding)"
+                           : margins.native ? " (C++ runtime)" : "") +
+           " + " + formatBytes(margins.jitter) + " step-to-step jitter";
+  if (margins.untold_arguments > 0)
+    h.rule += " + " + formatBytes(margins.untold_arguments) + " checkpoint arguments not told apart by size";
   return h;
 }
 
@@ -70,15 +91,14 @@ Bytes printedCeiling(Bytes b) {
   return b;  // not reached: one step up always prints at or above b
 }
 
-Bytes leastBudgetFor(Bytes peak, const HeadroomRequest& request, Bytes jitter, bool device) {
+Bytes leastBudgetFor(Bytes peak, const HeadroomRequest& request, const TraceMargins& margins) {
   auto holds = [&](Bytes budget) {
-    return budget - resolveHeadroom(request, budget, jitter, device).bytes >= peak;
+    return budget - resolveHeadroom(request, budget, margins).bytes >= peak;
   };
-  double share = request.given ? (request.percent ? request.fraction : 0)
-                               : (device ? kDeviceHeadroom : kHostHeadroom);
+  double share = request.given ? (request.percent ? request.fraction : 0) : defaultShare(margins);
   if (share >= 1) return -1;
   if (peak <= 0) return 0;
-  Bytes fixed = request.given ? (request.percent ? 0 : request.bytes) : jitter;
+  Bytes fixed = request.given ? (request.percent ? 0 : request.bytes) : toldBytes(margins);
   // budget - round(share * budget) - fixed >= peak, solved in doubles, then
   // settled on the exact byte: the budget holds the peak from one byte on
   // (the headroom grows by less than a byte per byte of budget), so the

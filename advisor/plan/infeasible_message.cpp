@@ -61,7 +61,7 @@ std::string infeasibleMessage(const Trace& trace, Advice& a, const SolverOptions
   // The strategy's own plan does not change with the budget; optimal's
   // answer fits from the least peak on (its fallback is that very plan).
   auto leastBudget = [&](Bytes peak) {
-    return leastBudgetFor(peak, a.headroom_request, a.headroom.jitter, a.filter.device);
+    return leastBudgetFor(peak, a.headroom_request, a.headroom.margins);
   };
   Bytes least_optimal = leastBudget(a.budgeted(least));
   a.least_budget = a.strategy == Strategy::Optimal ? least_optimal : leastBudget(a.budgeted(a.chosen));

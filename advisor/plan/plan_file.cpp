@@ -144,7 +144,8 @@ nlohmann::json planJson(const Advice& a) {
       {"budget_bytes", a.budget},
       {"budget", a.has_budget ? a.budget_text : std::string()},
       {"headroom_bytes", a.headroom.bytes},
-      {"headroom", {{"rule", a.headroom.rule}, {"jitter_bytes", a.headroom.jitter},
+      {"headroom", {{"rule", a.headroom.rule}, {"jitter_bytes", a.headroom.margins.jitter},
+                    {"untold_arguments_bytes", a.headroom.margins.untold_arguments},
                     {"fraction", a.headroom.fraction}, {"solved_within_bytes", a.limit()}}},
       {"memory", a.filter.describe()},
       // Which peak budget_bytes bounds: "reserved" (the caching allocator's

@@ -176,10 +176,13 @@ WhatIf whatIf(const std::vector<std::pair<int64_t, const Trace*>>& runs, const W
   w.budget_text = req.advice.budget->text;
   if (w.budget <= 0) throw AdviceError("budget " + w.budget_text + " is not a positive size");
   // The same margin advise keeps (headroom.h), with the largest jitter of the runs.
-  Bytes jitter = 0;
-  for (const SizedAdvice& r : sized)
-    jitter = std::max(jitter, stepPeakJitter(*r.trace, r.advice.filter, r.advice.chain.steady_step));
-  w.headroom = resolveHeadroom(req.advice.headroom, w.budget, jitter, sized.back().advice.filter.device);
+  TraceMargins margins = traceMargins(*sized.back().trace, sized.back().advice);
+  for (const SizedAdvice& r : sized) {
+    TraceMargins m = traceMargins(*r.trace, r.advice);
+    margins.jitter = std::max(margins.jitter, m.jitter);
+    margins.untold_arguments = std::max(margins.untold_arguments, m.untold_arguments);
+  }
+  w.headroom = resolveHeadroom(req.advice.headroom, w.budget, margins);
   if (w.headroom.bytes < 0 || w.headroom.bytes >= w.budget)
     throw AdviceError("headroom " + formatBytes(w.headroom.bytes) + " (" + w.headroom.rule +
                       ") leaves nothing of the budget " + formatBytes(w.budget) +

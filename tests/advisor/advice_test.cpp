@@ -204,12 +204,17 @@ TEST(Headroom, TheLeastBudgetHoldsThePeakAndTheSizePrintedBelowDoesNot) {
   bytes_given.bytes = 5 << 20;
   share_given.fraction = 0.1;
   for (const HeadroomRequest& req : {HeadroomRequest{}, bytes_given, share_given}) {
-    for (bool device : {false, true}) {
+    // CUDA, the C++ runtime, the python shim (with arguments not told apart).
+    for (int kind = 0; kind < 3; ++kind) {
       for (Bytes peak : {Bytes{900}, Bytes{70000}, Bytes{305} << 20, (Bytes{305} << 20) + 123457,
                          Bytes{9} << 30}) {
-        Bytes jitter = peak / 37;
-        auto holds = [&](Bytes b) { return b - resolveHeadroom(req, b, jitter, device).bytes >= peak; };
-        Bytes least = leastBudgetFor(peak, req, jitter, device);
+        TraceMargins margins;
+        margins.jitter = peak / 37;
+        margins.device = kind == 0;
+        margins.native = kind == 1;
+        margins.untold_arguments = kind == 2 ? peak / 151 : 0;
+        auto holds = [&](Bytes b) { return b - resolveHeadroom(req, b, margins).bytes >= peak; };
+        Bytes least = leastBudgetFor(peak, req, margins);
         EXPECT_TRUE(holds(least)) << peak;
         EXPECT_EQ(printedCeiling(least), least) << formatBytes(least);
         // The size printed one digit lower no longer holds the peak.
@@ -221,7 +226,7 @@ TEST(Headroom, TheLeastBudgetHoldsThePeakAndTheSizePrintedBelowDoesNot) {
   HeadroomRequest all;
   all.given = all.percent = true;
   all.fraction = 1;
-  EXPECT_EQ(leastBudgetFor(1000, all, 0, false), -1);
+  EXPECT_EQ(leastBudgetFor(1000, all, TraceMargins{}), -1);
 }
 
 TEST(Headroom, PrintedCeilingIsTheLeastSizePrintedExactlyAtOrAbove) {
@@ -245,9 +250,9 @@ TEST(Advice, PlansKeepTheHeadroomBelowTheBudget) {
   r.budget = percent(0.6);
   Advice a = advise(t, r);
   ASSERT_TRUE(a.feasible) << a.message;
-  // The chain trace's steps are identical: no jitter, only the host share.
-  EXPECT_EQ(a.headroom.jitter, 0);
-  EXPECT_EQ(a.headroom.bytes, static_cast<Bytes>(std::llround(kHostHeadroom * a.budget)));
+  // The chain trace's steps are identical: no jitter, only the C++ runtime's share.
+  EXPECT_EQ(a.headroom.margins.jitter, 0);
+  EXPECT_EQ(a.headroom.bytes, static_cast<Bytes>(std::llround(kNativeHeadroom * a.budget)));
   EXPECT_LE(a.chosen.peak, a.budget - a.headroom.bytes);
   nlohmann::json plan = planJson(a);
   EXPECT_EQ(plan["headroom_bytes"].get<Bytes>(), a.headroom.bytes);
@@ -402,14 +407,21 @@ TEST(Headroom, JitterIsTheSpreadOfTheSteadyStepPeaks) {
                              [](const Allocation& a, Ns v) { return a.alloc < v; });
   t.allocations.insert(at, extra);
   EXPECT_EQ(stepPeakJitter(t, primaryFilter(t), 1), 123);
-  Headroom h = resolveHeadroom(HeadroomRequest{}, 10000, 123, false);
-  EXPECT_EQ(h.bytes, 300 + 123);
+  TraceMargins margins;
+  margins.jitter = 123;
+  Headroom h = resolveHeadroom(HeadroomRequest{}, 10000, margins);
+  EXPECT_EQ(h.bytes, 100 + 123);
   EXPECT_NE(h.rule.find("jitter"), std::string::npos);
-  EXPECT_EQ(resolveHeadroom(HeadroomRequest{}, 10000, 0, true).bytes, 500);
+  margins.native = true;
+  EXPECT_EQ(resolveHeadroom(HeadroomRequest{}, 10000, margins).bytes, 300 + 123);
+  margins.untold_arguments = 1000;
+  EXPECT_EQ(resolveHeadroom(HeadroomRequest{}, 10000, margins).bytes, 300 + 123 + 1000);
+  EXPECT_EQ(resolveHeadroom(HeadroomRequest{}, 10000, TraceMargins{0, 0, true, false}).bytes, 500);
 }
 
 // The CUDA rule (docs/cuda.md): a trace whose tensors live on a device keeps
-// 5% of the budget free (the caching allocator's rounding), not the host's 3%.
+// 5% of the budget free (the caching allocator's rounding), not the 3% of a
+// host run of the C++ runtime.
 // Fabricated: the chain trace with every allocation moved to device 0.
 TEST(Headroom, CudaTracesAreSolvedFivePercentBelowTheBudget) {
   Trace host = chainTrace(eightUnits("native"));
@@ -426,7 +438,7 @@ TEST(Headroom, CudaTracesAreSolvedFivePercentBelowTheBudget) {
     Advice a = advise(cuda, r);
     ASSERT_TRUE(a.filter.device);
     EXPECT_DOUBLE_EQ(a.headroom.fraction, kDeviceHeadroom);
-    EXPECT_EQ(a.headroom.bytes, std::llround(0.05 * static_cast<double>(a.budget)) + a.headroom.jitter);
+    EXPECT_EQ(a.headroom.bytes, std::llround(0.05 * static_cast<double>(a.budget)) + a.headroom.margins.jitter);
     EXPECT_NE(a.headroom.rule.find("CUDA"), std::string::npos) << a.headroom.rule;
     if (a.feasible) {
       ++feasible;
@@ -435,11 +447,12 @@ TEST(Headroom, CudaTracesAreSolvedFivePercentBelowTheBudget) {
       EXPECT_EQ(plan["headroom_bytes"], a.headroom.bytes);
       EXPECT_DOUBLE_EQ(plan["headroom"]["fraction"].get<double>(), 0.05);
     }
-    // The same memory on the host is solved to 3%: at some budget its plan
-    // lands inside the CUDA margin, so the 5% above is what kept CUDA out.
+    // The same memory on the host (C++ runtime) is solved to 3%: at some
+    // budget its plan lands inside the CUDA margin, so the 5% above is what
+    // kept CUDA out.
     Advice h = advise(host, r);
     EXPECT_FALSE(h.filter.device);
-    EXPECT_DOUBLE_EQ(h.headroom.fraction, kHostHeadroom);
+    EXPECT_DOUBLE_EQ(h.headroom.fraction, kNativeHeadroom);
     if (h.feasible && h.chosen.peak > a.budget - a.headroom.bytes) host_uses_the_cuda_margin = true;
   }
   EXPECT_GT(feasible, 10);
