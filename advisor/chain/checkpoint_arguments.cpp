@@ -125,58 +125,35 @@ std::vector<const Allocation*> callArguments(const Trace& trace, const Allocatio
   return matchArguments(trace, filter, step, call).taken;
 }
 
-Bytes untoldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
-  if (k < 0 || k >= static_cast<int>(step.units.size())) return 0;
+ArgumentHolds argumentHolds(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
+  ArgumentHolds out;
+  if (k < 0 || k >= static_cast<int>(step.units.size())) return out;
   // A checkpoint beginning with unit k holds its arguments to the end of k's
   // backward at the latest (plan_events.cpp, holdArguments): what the
   // recorded run freed before then is what holding changes.
-  Ns until = step.units[k].bwd_end;
-  auto held = [&](const Allocation* a) { return a->freed() && a->free < until; };
-  Bytes most = 0;
+  const Ns until = step.units[k].bwd_end, backward = step.units.back().bwd_start;
+  auto freedBefore = [](const Allocation* a, Ns t) { return a->freed() && a->free < t; };
   for (const Range* call : callsStartingAt(trace, step, k)) {
     ArgumentMatch m = matchArguments(trace, filter, step, *call);
+    Bytes held = 0;
+    for (const Allocation* a : m.taken)
+      if (freedBefore(a, backward)) {
+        held += a->bytes;
+        out.freed = std::max(out.freed, a->free);
+      }
+    out.held = std::max(out.held, held);
     // Per size: as many of the tensors holding would change as the match
     // took of those it leaves as they are.
     std::map<Bytes, std::pair<int, int>> swaps;  // size -> (taken, not held; alike, held)
     for (const Allocation* t : m.taken)
-      if (!held(t)) ++swaps[t->bytes].first;
+      if (!freedBefore(t, until)) ++swaps[t->bytes].first;
     for (const Allocation* a : m.alike)
-      if (held(a)) ++swaps[a->bytes].second;
-    Bytes bytes = 0;
-    for (const auto& [size, n] : swaps) bytes = sat::add(bytes, sat::mul(size, std::min(n.first, n.second)));
-    most = std::max(most, bytes);
+      if (freedBefore(a, until)) ++swaps[a->bytes].second;
+    Bytes untold = 0;
+    for (const auto& [size, n] : swaps) untold = sat::add(untold, sat::mul(size, std::min(n.first, n.second)));
+    out.untold = std::max(out.untold, untold);
   }
-  return most;
-}
-
-namespace {
-
-// The arguments of `call` that the recorded run frees before the backward.
-std::vector<const Allocation*> heldArguments(const Trace& trace, const AllocationFilter& filter,
-                                             const StepLayout& step, const Range& call) {
-  std::vector<const Allocation*> out;
-  for (const Allocation* a : callArguments(trace, filter, step, call))
-    if (a->freed() && a->free < step.units.back().bwd_start) out.push_back(a);
   return out;
-}
-
-}  // namespace
-
-Bytes heldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
-  Bytes most = 0;
-  for (const Range* call : callsStartingAt(trace, step, k)) {
-    Bytes held = 0;
-    for (const Allocation* a : heldArguments(trace, filter, step, *call)) held += a->bytes;
-    most = std::max(most, held);
-  }
-  return most;
-}
-
-Ns heldArgumentsFreed(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k) {
-  Ns last = -1;
-  for (const Range* call : callsStartingAt(trace, step, k))
-    for (const Allocation* a : heldArguments(trace, filter, step, *call)) last = std::max(last, a->free);
-  return last;
 }
 
 }  // namespace gcprof::advisor

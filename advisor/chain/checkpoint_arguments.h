@@ -57,27 +57,29 @@ const Range* checkpointedCall(const Trace& trace, const StepLayout& step, int fi
 std::vector<const Allocation*> callArguments(const Trace& trace, const AllocationFilter& filter,
                                              const StepLayout& step, const Range& call);
 
-// The bytes a checkpoint beginning with unit k may hold that the match above
-// cannot tell from what it took: tensors of the size of an argument it took
-// that the recorded run keeps to that backward anyway, themselves freed
-// before it ends. Had the call been passed one of them, holding it would
-// raise the peak by its bytes, which no prediction counts: HF GPT-2 passes
-// each block the attention mask (2,097,152 B at batch 8, seq 256, 4 heads),
-// of the size of the previous block's attention dropout mask, which the
-// match takes (the later born); the prediction came out 2 MiB under. Per
-// size, as many such tensors as the match took of the others; the most over
-// the calls that begin with unit k. The advisor keeps these bytes free below
-// the budget (plan/headroom.h).
-Bytes untoldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
-
-// Bytes of the arguments of a checkpoint beginning with unit k that the
-// recorded run frees before the units' backward begins: the checkpoint holds
-// them through every recomputation, where the recorded run did not have
-// them. The most over the calls that begin with unit k.
-Bytes heldArgumentBytes(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
-
-// When the recorded run had freed the last of those arguments (of any call
-// beginning with unit k); -1 when it frees none before the backward.
-Ns heldArgumentsFreed(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
+// What a checkpoint beginning with unit k holds as its arguments, each the
+// most over the calls that begin with unit k (one match of each call's
+// arguments serves all three).
+struct ArgumentHolds {
+  // Bytes of the arguments that the recorded run frees before the units'
+  // backward begins: the checkpoint holds them through every recomputation,
+  // where the recorded run did not have them.
+  Bytes held = 0;
+  // Bytes it may hold that the match above cannot tell from what it took:
+  // tensors of the size of an argument it took that the recorded run keeps
+  // to that backward anyway, themselves freed before it ends. Had the call
+  // been passed one of them, holding it would raise the peak by its bytes,
+  // which no prediction counts: HF GPT-2 passes each block the attention
+  // mask (2,097,152 B at batch 8, seq 256, 4 heads), of the size of the
+  // previous block's attention dropout mask, which the match takes (the
+  // later born); the prediction came out 2 MiB under. Per size, as many such
+  // tensors as the match took of the others. The advisor keeps these bytes
+  // free below the budget (plan/headroom.h).
+  Bytes untold = 0;
+  // When the recorded run had freed the last of the held arguments; -1 when
+  // it frees none before the backward.
+  Ns freed = -1;
+};
+ArgumentHolds argumentHolds(const Trace& trace, const AllocationFilter& filter, const StepLayout& step, int k);
 
 }  // namespace gcprof::advisor

@@ -62,18 +62,22 @@ std::vector<const StepLayout*> completeSteps(const RunLayout& layout) {
 
 // What a checkpoint of each unit holds beyond its forward, at its worst
 // step: its arguments, and under a reentrant checkpoint its output and the
-// output's gradient.
-void measureHolds(UnitChain& c, const Trace& trace, const AllocationFilter& filter,
-                  const std::vector<const StepLayout*>& steps, int n) {
+// output's gradient. Returns, per step, when the recorded run had freed the
+// last of the arguments held (ArgumentHolds::freed, the latest over the units).
+std::vector<Ns> measureHolds(UnitChain& c, const Trace& trace, const AllocationFilter& filter,
+                             const std::vector<const StepLayout*>& steps, int n) {
   c.held_arguments.assign(n, 0);
   c.untold_arguments = 0;
-  for (const StepLayout* s : steps)
+  std::vector<Ns> freed(steps.size(), -1);
+  for (size_t si = 0; si < steps.size(); ++si)
     for (int k = 0; k < n; ++k) {
-      c.held_arguments[k] = std::max(c.held_arguments[k], heldArgumentBytes(trace, filter, *s, k));
-      c.untold_arguments = std::max(c.untold_arguments, untoldArgumentBytes(trace, filter, *s, k));
+      ArgumentHolds h = argumentHolds(trace, filter, *steps[si], k);
+      c.held_arguments[k] = std::max(c.held_arguments[k], h.held);
+      c.untold_arguments = std::max(c.untold_arguments, h.untold);
+      freed[si] = std::max(freed[si], h.freed);
     }
   c.reentrant_held.assign(n, 0);
-  if (!reentrantCheckpoint(trace)) return;
+  if (!reentrantCheckpoint(trace)) return freed;
   for (const StepLayout* s : steps) {
     for (int k = 0; k < n; ++k) {
       ReentrantHolds h = reentrantHolds(trace, filter, *s, k, k);
@@ -81,6 +85,7 @@ void measureHolds(UnitChain& c, const Trace& trace, const AllocationFilter& filt
       c.reentrant_held[k] = std::max(c.reentrant_held[k], b);
     }
   }
+  return freed;
 }
 
 // The envelope's slots, at zero; their moments only when kept.
@@ -187,17 +192,16 @@ void priceRecompute(UnitChain& c, const Trace& trace, const RunLayout& layout, i
 }
 
 // The last gap from where the recorded run had freed the checkpoints'
-// arguments on, each step's highest level: a checkpoint holds them there
-// (chain_peak.cpp).
-void measureMidAfterArguments(UnitChain& c, const Trace& trace, const AllocationFilter& filter,
-                              const std::vector<const StepLayout*>& steps, const RecordedEvents& events,
+// arguments on (`arguments_freed`, per step: measureHolds), each step's
+// highest level: a checkpoint holds them there (chain_peak.cpp).
+void measureMidAfterArguments(UnitChain& c, const std::vector<const StepLayout*>& steps,
+                              const std::vector<Ns>& arguments_freed, const RecordedEvents& events,
                               LevelBefore& level, const std::vector<BornStats>& born,
                               const std::map<std::pair<int, int>, Bytes>& drop_min, int n) {
   c.mid_after_arguments_moments.clear();
   for (size_t si = 0; si < steps.size(); ++si) {
     const StepLayout* s = steps[si];
-    Ns freed = -1;
-    for (int k = 0; k < n; ++k) freed = std::max(freed, heldArgumentsFreed(trace, filter, *s, k));
+    const Ns freed = arguments_freed[si];
     Bytes most = 0;
     if (freed >= 0) {
       Ns from = std::max(freed, s->units.back().fwd_end), to = s->units.back().bwd_start;
@@ -251,7 +255,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   RegionMaxima maxima = regionMaxima(trace, events, steps, regions, entering, moments);
   c.outside = std::max<Bytes>(0, maxima.outside);
   c.outside_where = maxima.outside_where;
-  measureHolds(c, trace, filter, steps, n);
+  const std::vector<Ns> arguments_freed = measureHolds(c, trace, filter, steps, n);
   sizeEnvelope(c, n, moments);
   CheckpointedForward early(trace, filter);
   InPlaceOutputs inplace(trace, filter);
@@ -270,7 +274,7 @@ UnitChain buildUnitChain(const Trace& trace, const AllocationFilter& filter,
   c.baseline_peak = events.peak();
   if (!layout.steady.empty())
     c.persistent = level.at(events.firstAfter(sat::sub(layout.steps[layout.steady.front()].start, 1)));
-  measureMidAfterArguments(c, trace, filter, steps, events, level, born, drop_min, n);
+  measureMidAfterArguments(c, steps, arguments_freed, events, level, born, drop_min, n);
   return c;
 }
 

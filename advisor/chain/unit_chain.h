@@ -88,7 +88,7 @@ struct UnitChain {
   // holds each exactly.)
   std::vector<Bytes> held_arguments;
   // The bytes some checkpoint may hold as its arguments that the match by
-  // size cannot tell from those it took (untoldArgumentBytes): what
+  // size cannot tell from those it took (ArgumentHolds::untold): what
   // predictions may miss. The most over the units and the complete steps
   // (blocks are passed the same tensors, as for held_arguments).
   Bytes untold_arguments = 0;

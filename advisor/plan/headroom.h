@@ -5,7 +5,7 @@
 //   - the step-to-step jitter of the recorded peaks (a step may peak higher
 //     than the one the plan was solved on);
 //   - the checkpoint arguments not told apart by size
-//     (chain/checkpoint_arguments.h, untoldArgumentBytes): HF GPT-2's 2 MiB
+//     (chain/checkpoint_arguments.h, ArgumentHolds::untold): HF GPT-2's 2 MiB
 //     attention mask, which its plans verified 2.0 MiB above the prediction;
 //   - a share of the budget for the rest, by what applies the plan
 //     (bench/RESULTS.md, "Headroom sized from the trace"):

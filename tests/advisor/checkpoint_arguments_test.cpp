@@ -70,7 +70,8 @@ TEST(CheckpointArguments, FindsTheArgumentsEveryUnitIsPassed) {
   EXPECT_EQ(args[1]->alloc, 108);
   // Only the mask is freed before the backward: the position ids are alive
   // through it in the recorded run already.
-  EXPECT_EQ(heldArgumentBytes(f.trace, f.filter, f.step(), 1), kMask);
+  EXPECT_EQ(argumentHolds(f.trace, f.filter, f.step(), 1).held, kMask);
+  EXPECT_EQ(argumentHolds(f.trace, f.filter, f.step(), 1).freed, 420);  // the mask's free
   EXPECT_EQ(f.chain.held_arguments, (std::vector<Bytes>{kMask, kMask, kMask}));
 }
 
@@ -83,7 +84,7 @@ TEST(CheckpointArguments, FindsTheArgumentsEveryUnitIsPassed) {
 // dropout mask taken: still one mask's bytes.
 TEST(CheckpointArguments, ATwinOfAHeldArgumentsSizeIsUntold) {
   Fixture exact(gpt2LikeTrace(kMask + kPositions));
-  for (int k = 0; k < 3; ++k) EXPECT_EQ(untoldArgumentBytes(exact.trace, exact.filter, exact.step(), k), 0) << k;
+  for (int k = 0; k < 3; ++k) EXPECT_EQ(argumentHolds(exact.trace, exact.filter, exact.step(), k).untold, 0) << k;
   EXPECT_EQ(exact.chain.untold_arguments, 0);
 
   Trace t = gpt2LikeTrace(kMask + kPositions);
@@ -93,8 +94,8 @@ TEST(CheckpointArguments, ATwinOfAHeldArgumentsSizeIsUntold) {
       callArguments(twin.trace, twin.filter, twin.step(), *checkpointedCall(twin.trace, twin.step(), 1, 1));
   ASSERT_FALSE(args.empty());
   EXPECT_EQ(args[0]->alloc, 135);  // the dropout mask taken
-  EXPECT_EQ(untoldArgumentBytes(twin.trace, twin.filter, twin.step(), 0), 0);  // born after layers.0 begins
-  for (int k : {1, 2}) EXPECT_EQ(untoldArgumentBytes(twin.trace, twin.filter, twin.step(), k), kMask) << k;
+  EXPECT_EQ(argumentHolds(twin.trace, twin.filter, twin.step(), 0).untold, 0);  // born after layers.0 begins
+  for (int k : {1, 2}) EXPECT_EQ(argumentHolds(twin.trace, twin.filter, twin.step(), k).untold, kMask) << k;
   EXPECT_EQ(twin.chain.untold_arguments, kMask);
 
   testing::addAllocation(t, 105, 420, kMask);
