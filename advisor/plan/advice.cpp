@@ -17,14 +17,21 @@
 
 namespace gcprof::advisor {
 
-PlanOutcome outcomeOf(const Trace& trace, const Advice& a, const std::string& name, const Segments& segments) {
+namespace {
+
+// outcomeOf, or none when `stop_above` is not negative and the simulated
+// peak passes it.
+std::optional<PlanOutcome> simulatedOutcome(const Trace& trace, const Advice& a, const std::string& name,
+                                            const Segments& segments, Bytes stop_above) {
   PlanOutcome o;
   o.name = name;
   o.segments = segments;
   SimulationOptions options;
   options.recorded = a.recorded.get();
   if (a.memory.reserved_modelled) options.allocator = &a.memory.allocator;
+  options.stop_above = stop_above;
   Simulation sim = a.simulations.simulate(trace, a.filter, a.layout, segments, options);
+  if (sim.stopped) return std::nullopt;
   o.peak = sim.peak;
   if (a.memory.reserved_modelled) o.reserved_peak = sim.reserved_peak;
   o.recompute_ns = sim.recompute_ns;
@@ -32,6 +39,22 @@ PlanOutcome outcomeOf(const Trace& trace, const Advice& a, const std::string& na
   o.chain_peak = evaluateChain(a.chain, segments).peak;
   o.peak_where = peakMoment(a.layout, segments, sim).describe(a.chain.names);
   o.fits = !a.has_budget || a.budgeted(o) <= a.limit();
+  return o;
+}
+
+}  // namespace
+
+PlanOutcome outcomeOf(const Trace& trace, const Advice& a, const std::string& name, const Segments& segments) {
+  return *simulatedOutcome(trace, a, name, segments, -1);
+}
+
+std::optional<PlanOutcome> outcomeIfFits(const Trace& trace, const Advice& a, const std::string& name,
+                                         const Segments& segments) {
+  // The simulator stops on the allocated peak: with a budget of reserved
+  // bytes (or none) the whole simulation decides.
+  const bool allocated = a.has_budget && a.memory.measure != MemoryMeasure::Reserved;
+  std::optional<PlanOutcome> o = simulatedOutcome(trace, a, name, segments, allocated ? a.limit() : -1);
+  if (o && !o->fits) return std::nullopt;
   return o;
 }
 

@@ -150,5 +150,10 @@ Advice advise(const Trace& trace, const AdviceRequest& request);
 // The outcome of an arbitrary plan on the same run (used by tests and reports).
 PlanOutcome outcomeOf(const Trace& trace, const Advice& advice, const std::string& name,
                       const Segments& segments);
+// outcomeOf when the plan fits the budget; none when it does not, found by a
+// simulation that stops where the peak passes the limit (a search only needs
+// to know that).
+std::optional<PlanOutcome> outcomeIfFits(const Trace& trace, const Advice& advice, const std::string& name,
+                                         const Segments& segments);
 
 }  // namespace gcprof::advisor

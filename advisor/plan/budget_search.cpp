@@ -72,13 +72,13 @@ void relaxToSimulator(const Trace& trace, const Advice& a, const UnitChain& chai
       fitted = r;  // nothing cheaper within r: look further
       continue;
     }
-    PlanOutcome o = outcomeOf(trace, a, name, lift(s.segments));
-    if (!o.fits) {
+    std::optional<PlanOutcome> o = outcomeIfFits(trace, a, name, lift(s.segments));
+    if (!o) {
       failed = r;
       continue;
     }
     fitted = r;
-    if (!c.best || o.recompute_ns < c.best->recompute_ns) {
+    if (!c.best || o->recompute_ns < c.best->recompute_ns) {
       c.best = o;
       c.best_chain_ns = s.recompute_ns;
     }

@@ -37,7 +37,8 @@ void trackReserved(ReservedMemory& reserved, const SimEvent& e, Ns t, Simulation
 // event is counted once the next is known (the end of its instant).
 class Walk {
  public:
-  Walk(Simulation& sim, const SimulationOptions& options) : sim_(sim), options_(options) {
+  Walk(Simulation& sim, const SimulationOptions& options)
+      : sim_(sim), options_(options), stop_above_(options.stop_above >= 0 ? options.stop_above : LLONG_MAX) {
     if (options.allocator) reserved_.emplace(*options.allocator);
   }
   void add(const SimEvent& e) {
@@ -49,6 +50,8 @@ class Walk {
     if (has_pending_) count(pending_, nullptr);
     has_pending_ = false;
   }
+  // The peak passed options.stop_above: nothing later can bring it back under.
+  bool stopped() const { return sim_.peak > stop_above_; }
   // The recorded events of `block` at once, in place of add() of each, when
   // nothing else is merged between them and the recorded event after the
   // block (the caller checks): the level rises by the block's sum, and the
@@ -94,6 +97,7 @@ class Walk {
 
   Simulation& sim_;
   const SimulationOptions& options_;
+  const Bytes stop_above_;
   SimEvent pending_{};
   bool has_pending_ = false;
   Bytes live_ = 0;
@@ -108,7 +112,7 @@ class Walk {
 void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std::vector<SimEvent>& plan,
                size_t& p, Ns limit, bool all) {
   constexpr size_t kBlock = RecordedEvents::kBlock;
-  for (;;) {
+  while (!walk.stopped()) {
     // A whole block of recorded events when the plan's next event and the
     // limit are past the recorded event after it.
     if (r % kBlock == 0 && r + kBlock < recorded.size()) {
@@ -142,7 +146,7 @@ void walkUntil(Walk& walk, const RecordedEvents& recorded, size_t& r, const std:
 // walked, the recorded first where neither is before the other.
 void walkWithSources(Walk& walk, const std::vector<SimEvent>& recorded, size_t& r, const std::vector<SimEvent>& plan,
                      size_t& p, Ns limit, bool all) {
-  for (;;) {
+  while (!walk.stopped()) {
     const bool have_r = r < recorded.size() && (all || recorded[r].time < limit);
     const bool have_p = p < plan.size() && (all || plan[p].time < limit);
     if (!have_r && !have_p) return;
@@ -259,6 +263,13 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
       events += p;
       ev.erase(ev.begin(), ev.begin() + static_cast<std::ptrdiff_t>(p));
       walked = earliest[si];
+      // Past options.stop_above: the later steps could only check that none
+      // of their events goes before what was walked, and by earliestEvent
+      // none does.
+      if (walk.stopped()) {
+        sim.stopped = true;
+        return true;
+      }
     }
     const size_t before_step = ev.size();
     StepRegions reg(step);
@@ -281,6 +292,8 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   else
     walkUntil(walk, recorded, r, ev, p, 0, true);
   walk.finish();
+  sim.stopped = walk.stopped();
+  if (sim.stopped) return true;
   sim.events = events + ev.size() + recorded.size() + sourced.size();
 
   if (options.want_curve && options.max_curve_points > 0)

@@ -38,6 +38,9 @@ struct SimulationOptions {
   // (simulate/plan_events.h), when the caller keeps one for several
   // simulations. Null: made here.
   const PlanContext* context = nullptr;
+  // When not negative: stop walking as soon as the (allocated) peak passes
+  // this, for a caller that only asks whether a plan fits (Simulation::stopped).
+  Bytes stop_above = -1;
 };
 
 struct Simulation {
@@ -63,6 +66,9 @@ struct Simulation {
   Bytes reserved_peak = 0;
   Ns reserved_peak_time = 0;
   Bytes allocated_blocks_peak = 0;
+  // The peak passed SimulationOptions::stop_above: the plan does not fit
+  // there; the other fields are the part walked only.
+  bool stopped = false;
 };
 
 Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,

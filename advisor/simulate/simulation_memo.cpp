@@ -14,9 +14,13 @@ Simulation SimulationMemo::simulate(const Trace& trace, const AllocationFilter& 
   std::get<1>(key) = options.want_curve;
   std::get<2>(key) = options.max_curve_points;
   std::get<3>(key) = options.allocator;
+  std::get<4>(key) = -1;  // whole
   {
     std::lock_guard<std::mutex> lock(mutex_);
     auto it = done_.find(key);
+    if (it != done_.end()) return it->second;
+    std::get<4>(key) = options.stop_above;
+    it = done_.find(key);
     if (it != done_.end()) return it->second;
     if (!context_) context_ = std::make_shared<const PlanContext>(trace, filter, layout);
     context = context_;
@@ -24,6 +28,7 @@ Simulation SimulationMemo::simulate(const Trace& trace, const AllocationFilter& 
   SimulationOptions shared = options;
   shared.context = context.get();
   Simulation sim = gcprof::advisor::simulate(trace, filter, layout, plan, shared);
+  if (!sim.stopped) std::get<4>(key) = -1;  // not stopped: the whole simulation
   std::lock_guard<std::mutex> lock(mutex_);
   done_.emplace(std::move(key), sim);
   return sim;

@@ -29,14 +29,15 @@ class SimulationMemo {
   // the options that change the result. The caller keeps trace, filter and
   // layout those of the first call (or clear()s the memo when they change).
   // Safe from several threads; two threads asking the same plan at once may
-  // both simulate it.
+  // both simulate it. A simulation asked to stop (options.stop_above) is
+  // answered by the whole one where that was made.
   Simulation simulate(const Trace& trace, const AllocationFilter& filter, const RunLayout& layout,
                       const Segments& plan, const SimulationOptions& options);
   void clear();
 
  private:
   using Key = std::tuple<std::vector<std::tuple<int, int, int, std::vector<std::string>>>, bool, size_t,
-                         const AllocatorSettings*>;
+                         const AllocatorSettings*, Bytes>;
   std::mutex mutex_;
   std::map<Key, Simulation> done_;
   std::shared_ptr<const PlanContext> context_;  // made at the first simulation

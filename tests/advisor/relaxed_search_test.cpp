@@ -75,6 +75,28 @@ TEST(RelaxedSearch, FindsTheCheaperPlanTheSimulatorFits) {
   EXPECT_LT(a.chosen.recompute_ns, a.every.recompute_ns);
 }
 
+// The relaxed searches ask the simulator only whether a plan fits: one
+// that does not is answered by none (its simulation stopped at the limit),
+// one that does by its whole outcome.
+TEST(RelaxedSearch, APlanIsAnsweredOnlyWhenItFits) {
+  Trace t = stepsThatDiffer();
+  AdviceRequest none;
+  none.strategy = Strategy::None;
+  Advice probe = advise(t, none);
+  Segments first_unit = {Segment(0, 0)};
+  Bytes fits_exactly = simulate(t, probe.filter, probe.layout, first_unit).peak;
+  Advice a = advise(t, exactlyAt(fits_exactly));
+  std::optional<PlanOutcome> fits = outcomeIfFits(t, a, "first", first_unit);
+  ASSERT_TRUE(fits.has_value());
+  PlanOutcome whole = outcomeOf(t, a, "first", first_unit);
+  EXPECT_EQ(fits->peak, whole.peak);
+  EXPECT_EQ(fits->peak_where, whole.peak_where);
+  EXPECT_EQ(fits->recompute_ns, whole.recompute_ns);
+  Advice tight = advise(t, exactlyAt(fits_exactly - 1));
+  EXPECT_FALSE(outcomeIfFits(t, tight, "first", first_unit).has_value());
+  EXPECT_FALSE(outcomeOf(t, tight, "first", first_unit).fits);
+}
+
 // The relaxed searches' answers are only kept when the simulator fits them:
 // at every budget the chosen plan fits, and recomputes no more than `every`.
 TEST(RelaxedSearch, EveryAnswerFitsTheSimulator) {

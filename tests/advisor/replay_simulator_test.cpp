@@ -30,6 +30,27 @@ TEST(ReplaySimulator, WorkedChainOfThree) {
   EXPECT_EQ(f.simPeak({{0, 2}}), 1900);
 }
 
+// A search asking only whether a plan fits: the walk stops where the peak
+// passes the limit, and a plan at the limit is simulated whole, the same.
+TEST(ReplaySimulator, StopsWhereThePeakPassesTheLimit) {
+  ChainSpec spec;
+  spec.steps = 3;
+  Fixture f(spec);
+  const Segments plan = {{0, 1}};
+  const Simulation whole = simulate(f.trace, f.filter, f.layout, plan);
+  EXPECT_FALSE(whole.stopped);
+  SimulationOptions o;
+  o.stop_above = whole.peak;
+  const Simulation at = simulate(f.trace, f.filter, f.layout, plan, o);
+  EXPECT_FALSE(at.stopped);
+  EXPECT_EQ(at.peak, whole.peak);
+  EXPECT_EQ(at.peak_at, whole.peak_at);
+  EXPECT_EQ(at.step_ns, whole.step_ns);
+  EXPECT_EQ(at.events, whole.events);
+  o.stop_above = whole.peak - 1;
+  EXPECT_TRUE(simulate(f.trace, f.filter, f.layout, plan, o).stopped);
+}
+
 TEST(ReplaySimulator, ParametersAndGradientsAreUntouched) {
   Fixture f(ChainSpec{});
   SimulationOptions o;

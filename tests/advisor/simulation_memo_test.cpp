@@ -26,6 +26,24 @@ TEST(SimulationMemo, RemembersEachPlanAsSimulated) {
   }
 }
 
+// A simulation stopped at a limit answers only that the plan passes it: a
+// later question for the whole simulation is not answered from it.
+TEST(SimulationMemo, AStoppedSimulationIsNotTheWholeOne) {
+  Fixture f(ChainSpec{});
+  SimulationMemo memo;
+  const Segments plan = {{0, 1}};
+  const Simulation whole = simulate(f.trace, f.filter, f.layout, plan);
+  SimulationOptions stop;
+  stop.stop_above = whole.peak - 1;
+  EXPECT_TRUE(memo.simulate(f.trace, f.filter, f.layout, plan, stop).stopped);
+  const Simulation after = memo.simulate(f.trace, f.filter, f.layout, plan, {});
+  EXPECT_FALSE(after.stopped);
+  EXPECT_EQ(after.peak, whole.peak);
+  // And the whole one answers a question with a limit it does not pass.
+  stop.stop_above = whole.peak;
+  EXPECT_EQ(memo.simulate(f.trace, f.filter, f.layout, plan, stop).peak, whole.peak);
+}
+
 // A copy is for another layout (finer units): it must not answer from the
 // original's simulations.
 TEST(SimulationMemo, ACopyStartsEmpty) {
