@@ -65,9 +65,23 @@ void CheckpointedForward::findOutputs(const Trace& trace, const AllocationFilter
 }
 
 Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end) const {
-  // The sub-modules around a's birth, innermost (latest start) first.
   auto end = std::upper_bound(spans_.begin(), spans_.end(), a.alloc, [](Ns t, const Span& m) { return t < m.start; });
   auto begin = std::lower_bound(spans_.begin(), end, unit_start, [](const Span& m, Ns t) { return m.start < t; });
+  return freedAmong(a, begin, end, unit_start, unit_end);
+}
+
+Ns CheckpointedForward::freeTime(const Allocation& a, const Window& w) const {
+  // Of the window's sub-modules, those that start at or before a's birth
+  // (any that start after the window end after it too: never a's).
+  const auto begin = spans_.begin() + static_cast<std::ptrdiff_t>(w.first);
+  const auto end = std::upper_bound(begin, spans_.begin() + static_cast<std::ptrdiff_t>(w.last), a.alloc,
+                                    [](Ns t, const Span& m) { return t < m.start; });
+  return freedAmong(a, begin, end, w.start, w.end);
+}
+
+Ns CheckpointedForward::freedAmong(const Allocation& a, std::vector<Span>::const_iterator begin,
+                                   std::vector<Span>::const_iterator end, Ns unit_start, Ns unit_end) const {
+  // The sub-modules around a's birth, innermost (latest start) first.
   for (auto it = end; it != begin;) {
     const Span& m = *--it;
     const size_t i = static_cast<size_t>(it - spans_.begin());
@@ -76,6 +90,12 @@ Ns CheckpointedForward::freeTime(const Allocation& a, Ns unit_start, Ns unit_end
     if (!std::binary_search(outputs_[i].begin(), outputs_[i].end(), &a)) return m.end;
   }
   return unit_end;
+}
+
+CheckpointedForward::Window CheckpointedForward::window(Ns unit_start, Ns unit_end) const {
+  auto first = std::lower_bound(spans_.begin(), spans_.end(), unit_start, [](const Span& m, Ns t) { return m.start < t; });
+  auto last = std::upper_bound(first, spans_.end(), unit_end, [](Ns t, const Span& m) { return t < m.start; });
+  return {unit_start, unit_end, static_cast<size_t>(first - spans_.begin()), static_cast<size_t>(last - spans_.begin())};
 }
 
 Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter, const CheckpointedForward& forward,
@@ -87,6 +107,7 @@ Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter
   const Allocation* kept_output = inplace.output(step, reg, k);
   // What the simulator frees early (replay_simulator.cpp, the dropped branch).
   std::vector<MemoryEvent> early;
+  const CheckpointedForward::Window window = forward.window(u.fwd_start, u.fwd_end);
   auto it = std::lower_bound(trace.allocations.begin(), trace.allocations.end(), u.fwd_start,
                              [](const Allocation& a, Ns t) { return a.alloc < t; });
   for (; it != trace.allocations.end() && it->alloc <= u.fwd_end; ++it) {
@@ -102,7 +123,7 @@ Bytes checkpointedForwardPeak(const Trace& trace, const AllocationFilter& filter
     }
     // Born in F_k, freed in B_k (backwardPosition(regionOf(free)) == p).
     if (!reg.contains(reg.backward(k), a.free)) continue;
-    Ns t = forward.freeTime(a, u.fwd_start, u.fwd_end);
+    Ns t = forward.freeTime(a, window);
     if (t < u.fwd_end) early.push_back({t, -a.bytes});
   }
   if (early.empty()) return -1;

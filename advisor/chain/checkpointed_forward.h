@@ -49,6 +49,17 @@ class CheckpointedForward {
   // `unit_end` when there is none.
   Ns freeTime(const Allocation& a, Ns unit_start, Ns unit_end) const;
 
+  // The sub-modules that start inside one unit's forward window: found once
+  // for every question about the allocations born in it, so that each
+  // searches among them only instead of all the run's modules.
+  struct Window {
+    Ns start = 0, end = 0;
+    size_t first = 0, last = 0;  // spans_[first, last)
+  };
+  Window window(Ns unit_start, Ns unit_end) const;
+  // freeTime(a, w.start, w.end).
+  Ns freeTime(const Allocation& a, const Window& w) const;
+
  private:
   void findOutputs(const Trace& trace, const AllocationFilter& filter);
 
@@ -59,6 +70,9 @@ class CheckpointedForward {
     int64_t thread;
   };
   std::vector<Span> spans_;
+  // freeTime among spans_[begin, end): those around a's birth.
+  Ns freedAmong(const Allocation& a, std::vector<Span>::const_iterator begin, std::vector<Span>::const_iterator end,
+                Ns unit_start, Ns unit_end) const;
   // Each module's outputs (parallel to modules_), sorted by address: found
   // once when made, so that one CheckpointedForward, read only, serves every
   // plan simulated at once (each simulation made its own and re-found them).

@@ -60,6 +60,19 @@ TEST(CheckpointedForward, WhatASubModuleDoesNotReturnIsFreedWhenItReturns) {
   EXPECT_EQ(fwd.freeTime(bornAt(t, 250), 100, 300), 300);
 }
 
+// The unit's window searched once (chain_peak's questions, one unit at a
+// time): the same answers, also for rows born outside it.
+TEST(CheckpointedForward, AWindowAnswersAsTheUnitsTimes) {
+  Trace t = nested(100);
+  CheckpointedForward fwd(t, primaryFilter(t));
+  for (auto [start, end] : std::vector<std::pair<Ns, Ns>>{{100, 300}, {110, 200}, {150, 260}, {0, 1000}}) {
+    const CheckpointedForward::Window w = fwd.window(start, end);
+    for (const Allocation& a : t.allocations)
+      EXPECT_EQ(fwd.freeTime(a, w), fwd.freeTime(a, start, end)) << a.alloc << " in " << start << ".." << end;
+  }
+  EXPECT_EQ(fwd.freeTime(bornAt(t, 120), fwd.window(100, 300)), 200);
+}
+
 TEST(CheckpointedForward, OutputsCoverTheReturnedBytesLatestFirst) {
   // f returns 1100 bytes: Y (latest) and then X, both its outputs.
   Trace t = nested(1100);
