@@ -126,6 +126,41 @@ TEST(MemoryCurve, StepPeaksFromTheEventsAreTheCurves) {
   }
 }
 
+// Steps of many events, most of them passed block by block
+// (RecordedEvents::kBlock): the same peaks, also where a step's peak is in
+// a block passed whole, at an instant that spans two blocks, and where a
+// step ends inside a block.
+TEST(MemoryCurve, StepPeaksPassedBlockByBlockAreTheCurves) {
+  TraceBuilder b;
+  b.alloc(0, -1, 1000);
+  Ns t0 = 10;
+  for (int step = 0; step < 5; ++step) {
+    const Ns start = t0;
+    for (int k = 0; k < 300; ++k, t0 += 2) {
+      // Rising, then freed in the step; three allocations share each
+      // tenth instant.
+      b.alloc(t0, t0 + 400 - k, 100 + (k * 37 + step) % 50);
+      if (k % 10 == 0) {
+        b.alloc(t0, t0 + 1, 7);
+        b.alloc(t0, t0 + 3, 9);
+      }
+    }
+    b.step(step, start, t0 + 450 - 37 * step);
+    t0 += 500;
+  }
+  Trace t = b.build();
+  RecordedEvents events(t.allocations, AllocationFilter{});
+  ASSERT_GT(events.size(), 8 * RecordedEvents::kBlock);
+  std::vector<StepPeak> want = stepPeaks(t, memoryCurve(t));
+  std::vector<StepPeak> got = stepPeaksOf(events, t.steps);
+  ASSERT_EQ(got.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(got[i].live_at_start, want[i].live_at_start) << i;
+    EXPECT_EQ(got[i].peak, want[i].peak) << i;
+    EXPECT_EQ(got[i].peak_time, want[i].peak_time) << i;
+  }
+}
+
 // The peak swept from the allocations (show) is the sorted events' peak:
 // ties of frees and allocations, frees at the instant of the allocation,
 // blocks never freed, and allocations the filter leaves out.
