@@ -92,3 +92,27 @@ TEST(AddressSet, ContainsSeesInsertedAddressesUntilErased) {
   ASSERT_TRUE(set.erase(0x1000));
   EXPECT_FALSE(set.contains(0x1000));
 }
+
+// Every recorded allocation and free probes the set: with a few thousand
+// blocks alive its tables must stay small enough for the caches and the TLB
+// (a 64 KiB table per shard from the start made most probes miss both).
+TEST(AddressSet, TablesGrowWithWhatTheyHold) {
+  static AddressSet set;
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 2000; ++i) ASSERT_TRUE(set.insert(0x7f0000000000 + (rng() % (1 << 24)) * 64));
+  EXPECT_LE(set.tableBytes(), 512u << 10);
+}
+
+// Growing keeps the capacity: 256 shards of 8,192 slots filled to 3/4.
+TEST(AddressSet, HoldsAsManyBlocksAsEver) {
+  static AddressSet set;
+  int64_t held = 0;
+  for (uint64_t i = 0; i < 2000000; ++i) held += set.insert(0x10000 + i * 16);
+  EXPECT_EQ(held, int64_t{AddressSet::kShards} * AddressSet::kMaxSlots / 4 * 3);
+  EXPECT_EQ(set.tableBytes(), uint64_t{AddressSet::kShards} * AddressSet::kMaxSlots * 8 +
+                                  AddressSet::kShards * AddressSet::kFirstSlots * 8);
+  for (uint64_t i = 0; i < 2000000; i += 997) {
+    bool had = set.contains(0x10000 + i * 16);
+    EXPECT_EQ(set.erase(0x10000 + i * 16), had);
+  }
+}
