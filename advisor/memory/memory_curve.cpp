@@ -140,10 +140,9 @@ std::vector<StepPeak> stepPeaksOf(const RecordedEvents& events, const std::vecto
       // the step: the same peak (its first instant at the top) without
       // reading a row per event.
       constexpr size_t kBlock = RecordedEvents::kBlock;
-      constexpr Bytes kSmall = Bytes{1} << 61;  // sums of values under it cannot overflow
-      while (i % kBlock == 0 && i + kBlock < events.size() && live > -kSmall && live < kSmall) {
+      while (i % kBlock == 0 && i + kBlock < events.size()) {
         const RecordedEvents::Block& block = events.block(i / kBlock);
-        if (!block.small || events.block(i / kBlock + 1).head.time > s.end) break;
+        if (!block.passableAt(live) || events.block(i / kBlock + 1).head.time > s.end) break;
         if (block.has_top && live + block.top > p.peak) {
           p.peak = live + block.top;
           p.peak_time = events.time(block.top_at);

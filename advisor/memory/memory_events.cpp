@@ -13,10 +13,6 @@ namespace gcprof::advisor {
 
 namespace {
 
-// Sums of values under this (in size) cannot overflow when added: a block
-// summarised within it is passed by its sum, the rest event by event.
-constexpr Bytes kSmall = Bytes{1} << 61;
-
 bool earlier(const MemoryEvent& x, const MemoryEvent& y) {
   if (x.time != y.time) return x.time < y.time;
   return x.delta < y.delta;  // frees (negative) first
@@ -100,10 +96,10 @@ void RecordedEvents::summarise() {
       const MemoryEvent e = next;
       prefetch(i + kPrefetch);
       if (i + 1 < size()) next = (*this)[i + 1];
-      // Both under 2^61 in size before the sum: it cannot overflow.
-      if (e.delta <= -kSmall || e.delta >= kSmall) blk.small = false;
+      // Both under kSafeSum in size before the sum: it cannot overflow.
+      if (e.delta <= -kSafeSum || e.delta >= kSafeSum) blk.small = false;
       if (blk.small) blk.sum += e.delta;
-      if (blk.sum <= -kSmall || blk.sum >= kSmall) blk.small = false;
+      if (blk.sum <= -kSafeSum || blk.sum >= kSafeSum) blk.small = false;
       if (!blk.small) break;
       bool instant_ends = i + 1 == size() || next.time != e.time;
       if (instant_ends && (!blk.has_top || blk.sum > blk.top)) {
@@ -145,9 +141,9 @@ Bytes LevelBefore::at(size_t i) {
   while (next_ < i && next_ < events_.size()) {
     // A whole block by its sum, where adding it event by event could not
     // saturate (the same level, without reading a row per event).
-    if (next_ % kBlock == 0 && next_ + kBlock <= i && live_ > -kSmall && live_ < kSmall) {
+    if (next_ % kBlock == 0 && next_ + kBlock <= i) {
       const RecordedEvents::Block& block = events_.block(next_ / kBlock);
-      if (block.small) {
+      if (block.passableAt(live_)) {
         live_ += block.sum;
         next_ = std::min(next_ + kBlock, events_.size());
         continue;
@@ -163,7 +159,7 @@ Bytes LevelBefore::at(size_t i) {
 Bytes RecordedEvents::peak() const {
   Bytes live = 0, peak = 0;
   for (const Block& block : blocks_) {
-    if (!block.small || live <= -kSmall || live >= kSmall) return sortedEventsPeak(*this);
+    if (!block.passableAt(live)) return sortedEventsPeak(*this);
     if (block.has_top) peak = std::max(peak, live + block.top);
     live += block.sum;
   }

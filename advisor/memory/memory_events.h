@@ -64,11 +64,16 @@ class RecordedEvents {
     Bytes top = 0;       // the highest level at the end of an instant in it, above the level before it
     uint32_t top_at = 0; // the first event of the block at that level (index into the events)
     bool has_top = false;  // some instant ends in the block (one whose next event is later)
-    bool small = false;    // every partial sum under 2^61 in size: summed at once, nothing saturates
+    bool small = false;    // every partial sum under kSafeSum in size: summed at once, nothing saturates
     // Its first event: a walk decides whether to pass the block, and passes
     // it, without reading that event's row (a cache miss per block and plan).
     MemoryEvent head;
+    // Whether a walk at level `live` may add the block by its sum: the same
+    // level as event by event, where neither could saturate.
+    bool passableAt(Bytes live) const { return small && live > -kSafeSum && live < kSafeSum; }
   };
+  // Sums of values under this (in size) cannot overflow when added.
+  static constexpr Bytes kSafeSum = Bytes{1} << 61;
   // Block b: events [b * kBlock, (b + 1) * kBlock) (the last may be shorter).
   const Block& block(size_t b) const { return blocks_[b]; }
 

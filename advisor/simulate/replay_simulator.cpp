@@ -60,8 +60,7 @@ class Walk {
   // allocator model wants every event, or the sums could saturate.
   bool addBlock(const RecordedEvents& recorded, size_t first) {
     const RecordedEvents::Block& block = recorded.block(first / RecordedEvents::kBlock);
-    constexpr Bytes kSmall = Bytes{1} << 61;
-    if (options_.want_curve || reserved_ || !block.small || live_ <= -kSmall || live_ >= kSmall) return false;
+    if (options_.want_curve || reserved_ || !block.passableAt(live_)) return false;
     const SimEvent head = asRecorded(block.head);
     if (has_pending_) count(pending_, &head);
     has_pending_ = false;

@@ -43,7 +43,7 @@ bool AddressSet::grow(Shard& s) {
                    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   if (mem == MAP_FAILED) return false;
   auto* fresh = static_cast<uint64_t*>(mem);
-  uint64_t* old = table(s);
+  uint64_t* old = s.slots;
   for (uint32_t i = 0; i < slots; ++i) {
     if (old[i] == 0) continue;
     uint32_t j = slotOf(hashOf(old[i]), mask);
@@ -63,7 +63,7 @@ bool AddressSet::insert(uint64_t addr) {
   Guard g(s.lock);
   // Keep the load under 3/4 so probes stay short.
   if (s.used >= (s.mask + 1) / 4 * 3 && !grow(s)) return false;
-  uint64_t* slots = table(s);
+  uint64_t* slots = s.slots;
   for (uint32_t i = slotOf(h, s.mask);; i = (i + 1) & s.mask) {
     if (slots[i] == addr) return true;
     if (slots[i] == 0) {
@@ -80,7 +80,7 @@ bool AddressSet::erase(uint64_t addr) {
   Shard& s = shard(h);
   Guard g(s.lock);
   if (s.used == 0) return false;
-  uint64_t* slots = table(s);
+  uint64_t* slots = s.slots;
   uint32_t mask = s.mask;
   uint32_t i = slotOf(h, mask);
   while (slots[i] != addr) {
@@ -108,7 +108,7 @@ bool AddressSet::contains(uint64_t addr) {
   Shard& s = shard(h);
   Guard g(s.lock);
   if (s.used == 0) return false;
-  uint64_t* slots = table(s);
+  uint64_t* slots = s.slots;
   for (uint32_t i = slotOf(h, s.mask); slots[i] != 0; i = (i + 1) & s.mask)
     if (slots[i] == addr) return true;
   return false;

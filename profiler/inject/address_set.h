@@ -18,6 +18,12 @@ namespace gcprof::inject {
 
 class AddressSet {
  public:
+  AddressSet() {
+    for (int i = 0; i < kShards; ++i) shards_[i].slots = first_slots_ + i * kFirstSlots;
+  }
+  AddressSet(const AddressSet&) = delete;  // its shards point into itself
+  AddressSet& operator=(const AddressSet&) = delete;
+
   // false when the shard is full (the caller counts a dropped event).
   bool insert(uint64_t addr);
   // true when `addr` was present (and is now removed).
@@ -36,13 +42,9 @@ class AddressSet {
     std::atomic<bool> lock{false};
     uint32_t used = 0;
     uint32_t mask = kFirstSlots - 1;  // slots - 1
-    uint64_t* slots = nullptr;        // 0 = empty; first_slots_ until it grows
+    uint64_t* slots = nullptr;        // 0 = empty; its part of first_slots_ until it grows
   };
   Shard& shard(uint64_t h) { return shards_[h >> 56]; }
-  uint64_t* table(Shard& s) {
-    if (!s.slots) s.slots = first_slots_ + (&s - shards_) * kFirstSlots;
-    return s.slots;
-  }
   bool grow(Shard& s);
 
   Shard shards_[kShards];

@@ -48,28 +48,33 @@ AdviceRequest exactlyAt(Bytes budget) {
   return r;
 }
 
+const Segments kFirstUnit = {Segment(0, 0)};
+
+// The simulated peak of checkpointing the first unit alone.
+Bytes firstUnitPeak(const Trace& t) {
+  AdviceRequest none;
+  none.strategy = Strategy::None;
+  Advice probe = advise(t, none);
+  return simulate(t, probe.filter, probe.layout, kFirstUnit).peak;
+}
+
 TEST(RelaxedSearch, TheChainOverPricesAPlanWhoseStepsDiffer) {
   Trace t = stepsThatDiffer();
   AdviceRequest none;
   none.strategy = Strategy::None;
   Advice a = advise(t, none);
-  Segments first_unit = {Segment(0, 0)};
-  Simulation sim = simulate(t, a.filter, a.layout, first_unit);
-  EXPECT_EQ(evaluateChain(a.chain, first_unit).peak - sim.peak, kLargeSave - kSmallSave);
+  Simulation sim = simulate(t, a.filter, a.layout, kFirstUnit);
+  EXPECT_EQ(evaluateChain(a.chain, kFirstUnit).peak - sim.peak, kLargeSave - kSmallSave);
 }
 
 TEST(RelaxedSearch, FindsTheCheaperPlanTheSimulatorFits) {
   Trace t = stepsThatDiffer();
-  AdviceRequest none;
-  none.strategy = Strategy::None;
-  Advice probe = advise(t, none);
-  Segments first_unit = {Segment(0, 0)};
-  Bytes fits_exactly = simulate(t, probe.filter, probe.layout, first_unit).peak;
+  Bytes fits_exactly = firstUnitPeak(t);
 
   Advice a = advise(t, exactlyAt(fits_exactly));
   ASSERT_TRUE(a.feasible) << a.message;
   EXPECT_EQ(a.chosen.peak, fits_exactly);
-  EXPECT_EQ(a.chosen.segments, first_unit) << "checkpointed " << a.chosen.segments.size() << " segments";
+  EXPECT_EQ(a.chosen.segments, kFirstUnit) << "checkpointed " << a.chosen.segments.size() << " segments";
   // One unit's forward, the least any plan below the recorded peak recomputes.
   EXPECT_EQ(a.chosen.recompute_ns, a.chain.forward_ns[0]);
   EXPECT_LT(a.chosen.recompute_ns, a.every.recompute_ns);
@@ -80,21 +85,17 @@ TEST(RelaxedSearch, FindsTheCheaperPlanTheSimulatorFits) {
 // one that does by its whole outcome.
 TEST(RelaxedSearch, APlanIsAnsweredOnlyWhenItFits) {
   Trace t = stepsThatDiffer();
-  AdviceRequest none;
-  none.strategy = Strategy::None;
-  Advice probe = advise(t, none);
-  Segments first_unit = {Segment(0, 0)};
-  Bytes fits_exactly = simulate(t, probe.filter, probe.layout, first_unit).peak;
+  Bytes fits_exactly = firstUnitPeak(t);
   Advice a = advise(t, exactlyAt(fits_exactly));
-  std::optional<PlanOutcome> fits = outcomeIfFits(t, a, "first", first_unit);
+  std::optional<PlanOutcome> fits = outcomeIfFits(t, a, "first", kFirstUnit);
   ASSERT_TRUE(fits.has_value());
-  PlanOutcome whole = outcomeOf(t, a, "first", first_unit);
+  PlanOutcome whole = outcomeOf(t, a, "first", kFirstUnit);
   EXPECT_EQ(fits->peak, whole.peak);
   EXPECT_EQ(fits->peak_where, whole.peak_where);
   EXPECT_EQ(fits->recompute_ns, whole.recompute_ns);
   Advice tight = advise(t, exactlyAt(fits_exactly - 1));
-  EXPECT_FALSE(outcomeIfFits(t, tight, "first", first_unit).has_value());
-  EXPECT_FALSE(outcomeOf(t, tight, "first", first_unit).fits);
+  EXPECT_FALSE(outcomeIfFits(t, tight, "first", kFirstUnit).has_value());
+  EXPECT_FALSE(outcomeOf(t, tight, "first", kFirstUnit).fits);
 }
 
 // The relaxed searches' answers are only kept when the simulator fits them:
