@@ -30,7 +30,7 @@ size_t firstBornAfter(const std::vector<Allocation>& rows, Ns t, size_t from) {
 
 }  // namespace
 
-CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFilter& filter) {
+CheckpointedForward::CheckpointedForward(const Trace& trace, const AllocationFilter& filter) : trace_(&trace) {
   for (const Range& r : trace.ranges)
     if (r.domain == RangeDomain::Module && r.phase == Phase::Forward && r.output_bytes > 0 && r.end > r.start)
       modules_.push_back(&r);
@@ -82,10 +82,11 @@ Ns CheckpointedForward::freeTime(const Allocation& a, const Window& w) const {
 Ns CheckpointedForward::freedAmong(const Allocation& a, std::vector<Span>::const_iterator begin,
                                    std::vector<Span>::const_iterator end, Ns unit_start, Ns unit_end) const {
   // The sub-modules around a's birth, innermost (latest start) first.
+  const int64_t thread = trace_->contextOf(a).thread;
   for (auto it = end; it != begin;) {
     const Span& m = *--it;
     const size_t i = static_cast<size_t>(it - spans_.begin());
-    if (m.end < a.alloc || m.end > unit_end || m.thread != a.thread) continue;
+    if (m.end < a.alloc || m.end > unit_end || m.thread != thread) continue;
     if (m.start == unit_start && m.end == unit_end) continue;  // the unit itself
     if (!std::binary_search(outputs_[i].begin(), outputs_[i].end(), &a)) return m.end;
   }

@@ -63,6 +63,7 @@ class CheckpointedForward {
  private:
   void findOutputs(const Trace& trace, const AllocationFilter& filter);
 
+  const Trace* trace_;                 // for an allocation's thread (Trace::contextOf)
   std::vector<const Range*> modules_;  // module forward ranges with output bytes, by start
   // Their times and threads, searched and walked without reading each range.
   struct Span {

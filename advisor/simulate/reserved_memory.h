@@ -16,7 +16,10 @@ namespace gcprof::advisor {
 
 class ReservedMemory {
  public:
-  explicit ReservedMemory(AllocatorSettings settings) : settings_(std::move(settings)) {}
+  // `contexts`: the trace's, for each allocation's stream (a segment's
+  // blocks serve one stream).
+  ReservedMemory(AllocatorSettings settings, const AllocationContexts& contexts)
+      : settings_(std::move(settings)), contexts_(contexts) {}
 
   void allocate(const Allocation& a, Bytes bytes);
   // A free of a copy never allocated (a free the simulator cancels before
@@ -31,6 +34,7 @@ class ReservedMemory {
   CachingAllocatorModel& device(int d);
 
   AllocatorSettings settings_;
+  const AllocationContexts& contexts_;
   std::map<int, CachingAllocatorModel> devices_;
   std::unordered_map<const Allocation*, std::vector<CachingAllocatorModel::BlockId>> live_;
   Bytes reserved_ = 0, allocated_ = 0;

@@ -60,7 +60,7 @@ class TraceMaker {
     const long long per_step = static_cast<long long>(s_.layers) * kPartCount * (s_.saved + s_.transient + s_.backward);
     const long long steps = std::max<long long>(2, s_.allocations / per_step);
     for (long long step = 0; step < steps; ++step) writeStep(step);
-    for (Allocation& a : live_) w_.add(a);  // still live at the end, as the recorder writes them
+    for (RecordedAllocation& a : live_) w_.add(a);  // still live at the end, as the recorder writes them
     w_.commit();
     info.status = "complete";
     info.ended = now_;
@@ -70,8 +70,8 @@ class TraceMaker {
   }
 
  private:
-  Allocation alloc(Bytes bytes, int64_t range, int64_t step, Ns lifetime) {
-    Allocation a;
+  RecordedAllocation alloc(Bytes bytes, int64_t range, int64_t step, Ns lifetime) {
+    RecordedAllocation a;
     a.id = next_alloc_++;
     a.addr = 0x7f0000000000ull + (static_cast<uint64_t>(a.id) % 65536) * 0x100000;
     a.bytes = bytes;
@@ -106,19 +106,19 @@ class TraceMaker {
     w_.add(r);
   }
   // Frees what the recorder would have written by now, in free order.
-  void writeFreed(std::vector<Allocation>& pending) {
+  void writeFreed(std::vector<RecordedAllocation>& pending) {
     std::sort(pending.begin(), pending.end(),
-              [](const Allocation& a, const Allocation& b) { return a.free < b.free; });
-    for (const Allocation& a : pending) w_.add(a);
+              [](const RecordedAllocation& a, const RecordedAllocation& b) { return a.free < b.free; });
+    for (const RecordedAllocation& a : pending) w_.add(a);
     pending.clear();
   }
 
   void writeStep(long long step) {
     w_.begin();
     Step st{step, now_, 0, 0};
-    std::vector<Allocation> freed;
+    std::vector<RecordedAllocation> freed;
     // saved[l][p]: the part's activations, kept until its backward.
-    std::vector<std::vector<std::vector<Allocation>>> saved(s_.layers, std::vector<std::vector<Allocation>>(kPartCount));
+    std::vector<std::vector<std::vector<RecordedAllocation>>> saved(s_.layers, std::vector<std::vector<RecordedAllocation>>(kPartCount));
     for (int l = 0; l < s_.layers; ++l) {
       const std::string layer = "transformer.h." + std::to_string(l);
       Range lr = open(layer, Phase::Forward, 0, step);
@@ -144,7 +144,7 @@ class TraceMaker {
       for (int p = kPartCount - 1; p >= 0; --p) {
         Range pr = open(layer + "." + kParts[p], Phase::Backward, lr.id, step);
         for (int k = 0; k < s_.backward; ++k) freed.push_back(alloc(jittered(kPartBytes[p] / 2), pr.id, step, 3'000));
-        for (Allocation& a : saved[l][p]) {
+        for (RecordedAllocation& a : saved[l][p]) {
           a.free = now_;
           freed.push_back(a);
           now_ += 500;
@@ -169,7 +169,7 @@ class TraceMaker {
   Ns now_ = 1'000'000'000;
   int64_t next_alloc_ = 1;
   int64_t next_range_ = 1;
-  std::vector<Allocation> live_;
+  std::vector<RecordedAllocation> live_;
 };
 
 }  // namespace

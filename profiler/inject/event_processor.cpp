@@ -27,7 +27,7 @@ uint64_t key(uint64_t addr, int device, int kind) { return addressKey(addr, devi
 
 // A segment PyTorch's allocator reports over the raw allocation CUPTI saw
 // for the same memory: the allocator's row is the one kept.
-bool replacesRawSegment(const gcprof::Allocation& mine, const gcprof::Allocation& live) {
+bool replacesRawSegment(const gcprof::RecordedAllocation& mine, const gcprof::RecordedAllocation& live) {
   return mine.api == kApiC10CachingAllocator && live.api != kApiC10CachingAllocator &&
          live.kind == static_cast<int>(gcprof::AllocKind::Segment) && live.id == 0;
 }
@@ -55,7 +55,7 @@ void EventProcessor::ensureRun() {
   // the job dies early); the same process after an exec keeps using it.
   if (root_ && config().run_id > 0) writer_->selectRun(config().run_id);
   else writer_->createRun(describeThisProcess());
-  for (const gcprof::Allocation& a : pending_) writer_->add(a);
+  for (const gcprof::RecordedAllocation& a : pending_) writer_->add(a);
   pending_.clear();
   pending_.shrink_to_fit();
 }
@@ -73,9 +73,9 @@ void EventProcessor::writeLongLived(Ns now) {
   while (!unwritten_.empty() && unwritten_.front().second < cutoff) {
     auto [k, when] = unwritten_.front();
     unwritten_.pop_front();
-    gcprof::Allocation* found = live_.find(k);
+    gcprof::RecordedAllocation* found = live_.find(k);
     if (!found || found->alloc != when || found->id != 0) continue;
-    gcprof::Allocation& a = *found;
+    gcprof::RecordedAllocation& a = *found;
     if (!inSomeWindow(a.alloc, -1)) continue;  // paused: written at its free if a window opens
     // The process `gcprof record` started always has a run; others keep
     // their blocks pending until they show they are training processes.
@@ -91,7 +91,7 @@ bool EventProcessor::inSomeWindow(Ns alloc, Ns free) const {
   return false;
 }
 
-void EventProcessor::keep(const gcprof::Allocation& a) {
+void EventProcessor::keep(const gcprof::RecordedAllocation& a) {
   if (a.id > 0) {  // written while live
     if (a.freed()) writer_->setFree(a);
     return;
@@ -109,7 +109,7 @@ void EventProcessor::keep(const gcprof::Allocation& a) {
   }
 }
 
-void EventProcessor::track(const gcprof::Allocation& a, int sign) {
+void EventProcessor::track(const gcprof::RecordedAllocation& a, int sign) {
   int space = a.device >= 0 ? 1 : 0;
   saw_device_ |= space == 1;
   live_bytes_[space] += sign * a.bytes;
@@ -117,7 +117,7 @@ void EventProcessor::track(const gcprof::Allocation& a, int sign) {
 }
 
 void EventProcessor::onAlloc(const Stamped& s) {
-  gcprof::Allocation a;
+  gcprof::RecordedAllocation a;
   a.addr = s.e.a;
   a.bytes = s.e.b;
   a.range = s.e.c;
@@ -145,7 +145,7 @@ void EventProcessor::onAlloc(const Stamped& s) {
 
 void EventProcessor::onFree(const Stamped& s) {
   const uint64_t k = key(s.e.a, s.e.device, s.e.kind);
-  gcprof::Allocation* a = live_.find(k);
+  gcprof::RecordedAllocation* a = live_.find(k);
   if (!a) {
     ++unmatched_frees_;
     return;
@@ -267,7 +267,7 @@ void EventProcessor::closeAll(Ns end, Ns free_live) {
   open_ranges_.clear();
   if (in_step_) writer_->add(gcprof::Step{step_, step_start_, end, step_peak_[saw_device_ ? 1 : 0]});
   in_step_ = false;
-  live_.forEach([&](gcprof::Allocation& a) {
+  live_.forEach([&](gcprof::RecordedAllocation& a) {
     a.free = free_live;
     keep(a);
   });

@@ -64,7 +64,7 @@ class EventProcessor {
   void onFree(const Stamped& s);
   void onRangeStart(const Stamped& s);
   void onRangeEnd(const Stamped& s);
-  void keep(const gcprof::Allocation& a);
+  void keep(const gcprof::RecordedAllocation& a);
   void writeLongLived(Ns now);
   // Writes open ranges and the open step as ending at `end`, and every live
   // block with free time `free_live` (-1: live when the run ended).
@@ -81,11 +81,11 @@ class EventProcessor {
   // (key, alloc time) of live blocks not yet written, oldest first.
   std::deque<std::pair<uint64_t, Ns>> unwritten_;
   std::unordered_map<uint64_t, gcprof::Range> open_ranges_;
-  std::vector<gcprof::Allocation> pending_;  // finished before this process had a run
+  std::vector<gcprof::RecordedAllocation> pending_;  // finished before this process had a run
   std::vector<std::pair<Ns, Ns>> windows_;   // [open, close); close = INT64_MAX while open
   // Live bytes as allocations come and go, for each step's high-water mark
   // (what `verify` shows while the job runs); device memory when there is any.
-  void track(const gcprof::Allocation& a, int sign);
+  void track(const gcprof::RecordedAllocation& a, int sign);
   gcprof::Bytes live_bytes_[2] = {0, 0}, step_peak_[2] = {0, 0};  // [host, device]
   bool saw_device_ = false;
   // Step starts (time, step), oldest first: a record delivered late (CUPTI

@@ -20,7 +20,7 @@ class LiveBlocks {
 
   // The block at `key` and true when it was inserted as `a`; the block
   // already there and false otherwise.
-  std::pair<Allocation*, bool> tryEmplace(uint64_t key, const Allocation& a) {
+  std::pair<RecordedAllocation*, bool> tryEmplace(uint64_t key, const RecordedAllocation& a) {
     if (key == 0) {
       if (has_zero_) return {&zero_, false};
       has_zero_ = true;
@@ -37,7 +37,7 @@ class LiveBlocks {
     return {&blocks_[i], true};
   }
 
-  Allocation* find(uint64_t key) {
+  RecordedAllocation* find(uint64_t key) {
     if (key == 0) return has_zero_ ? &zero_ : nullptr;
     for (size_t i = home(key); keys_[i] != 0; i = (i + 1) & mask_)
       if (keys_[i] == key) return &blocks_[i];
@@ -89,7 +89,7 @@ class LiveBlocks {
 
   void allocate(size_t slots) {
     keys_ = std::make_unique<uint64_t[]>(slots);  // zeroed: empty
-    blocks_ = std::make_unique<Allocation[]>(slots);
+    blocks_ = std::make_unique<RecordedAllocation[]>(slots);
     mask_ = slots - 1;
     shift_ = 64 - __builtin_ctzll(slots);
     used_ = 0;
@@ -97,7 +97,7 @@ class LiveBlocks {
 
   void grow() {
     std::unique_ptr<uint64_t[]> keys = std::move(keys_);
-    std::unique_ptr<Allocation[]> blocks = std::move(blocks_);
+    std::unique_ptr<RecordedAllocation[]> blocks = std::move(blocks_);
     const size_t slots = mask_ + 1;
     allocate(2 * slots);
     for (size_t i = 0; i < slots; ++i) {
@@ -111,12 +111,12 @@ class LiveBlocks {
   }
 
   std::unique_ptr<uint64_t[]> keys_;  // 0 = empty slot
-  std::unique_ptr<Allocation[]> blocks_;
+  std::unique_ptr<RecordedAllocation[]> blocks_;
   size_t mask_ = 0;
   int shift_ = 64;
   size_t used_ = 0;  // slots in use
   bool has_zero_ = false;
-  Allocation zero_;  // the block at key 0, if any (0 marks an empty slot)
+  RecordedAllocation zero_;  // the block at key 0, if any (0 marks an empty slot)
 };
 
 }  // namespace gcprof::inject

@@ -15,7 +15,7 @@ constexpr int kFields = 12;
 
 }  // namespace
 
-bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& a) {
+bool appendToBatch(std::string& batch, const BatchBase& base, const RecordedAllocation& a) {
   int64_t id, alloc, life = -1;
   if (__builtin_sub_overflow(a.id, base.first_id, &id) ||
       __builtin_sub_overflow(a.alloc, base.base_ns, &alloc))
@@ -51,9 +51,8 @@ bool parseRow(Cursor& c, int64_t (&v)[kFields]) {
   return c.take(']');
 }
 
-// The row `v` relative to `base` as an Allocation; false when a field is
-// out of range.
-bool rowFrom(const int64_t (&v)[kFields], const BatchBase& base, Allocation& a, const char*& why) {
+// The row `v` relative to `base`; false when a field is out of range.
+bool rowFrom(const int64_t (&v)[kFields], const BatchBase& base, RecordedAllocation& a, const char*& why) {
   if (__builtin_add_overflow(base.first_id, v[0], &a.id) || __builtin_add_overflow(base.base_ns, v[7], &a.alloc) ||
       v[8] < -1 || (v[8] >= 0 && __builtin_add_overflow(a.alloc, v[8], &a.free))) {
     why = "a row out of range";
@@ -84,7 +83,7 @@ bool parseRows(std::string_view text, const BatchBase& base, std::string& proble
     for (;;) {
       int64_t v[kFields];
       if (!parseRow<Bounded>(c, v)) return failed();
-      Allocation a;
+      RecordedAllocation a;
       if (!rowFrom(v, base, a, c.why)) {
         c.fault = c.p;
         c.before = true;
@@ -117,13 +116,18 @@ bool parseAnyRows(std::string_view text, const BatchBase& base, std::string& pro
 
 }  // namespace
 
-bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
+bool parseBatch(std::string_view text, const BatchBase& base, std::vector<RecordedAllocation>& out,
                 std::string& problem) {
-  return parseAnyRows(text, base, problem, [&](const Allocation& a) { out.push_back(a); });
+  return parseAnyRows(text, base, problem, [&](const RecordedAllocation& a) { out.push_back(a); });
 }
 
-bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, std::string& problem) {
-  return parseAnyRows(text, base, problem, [&](const Allocation& a) { out.append(a); });
+bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, AllocationContexts& contexts,
+                std::string& problem) {
+  return parseAnyRows(text, base, problem, [&](const RecordedAllocation& a) {
+    Allocation row = a;
+    row.context = contexts.intern({a.stream, a.thread});
+    out.append(row);
+  });
 }
 
 }  // namespace gcprof

@@ -25,14 +25,16 @@ namespace gcprof {
 // cannot be written relative to `base` exactly (a difference past int64, a
 // free before the allocation): the caller writes such a row on its own.
 // closeBatch ends the batch (batch_base.h).
-bool appendToBatch(std::string& batch, const BatchBase& base, const Allocation& a);
+bool appendToBatch(std::string& batch, const BatchBase& base, const RecordedAllocation& a);
 
 // Parses a batch into `out` (appended; `run` is not part of the text).
 // Returns false and says what is wrong in `problem` on malformed text.
-bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
+bool parseBatch(std::string_view text, const BatchBase& base, std::vector<RecordedAllocation>& out,
                 std::string& problem);
-// The same into blocks (the loader's: no copy in between). On malformed
-// text the rows before the fault stay in `out`.
-bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, std::string& problem);
+// The same into blocks (the loader's: no copy in between), each row's stream
+// and thread kept in `contexts`. On malformed text the rows before the fault
+// stay in `out`.
+bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, AllocationContexts& contexts,
+                std::string& problem);
 
 }  // namespace gcprof

@@ -18,7 +18,7 @@ namespace gcprof {
 
 class AllocationBlocks {
  public:
-  static constexpr int kShift = 16;  // 65,536 rows (4.5 MB) a block
+  static constexpr int kShift = 16;  // 65,536 rows (3.5 MiB) a block
   static constexpr size_t kRows = size_t{1} << kShift;
   static constexpr size_t kBytes = kRows * sizeof(Allocation);  // a whole number of pages
 

@@ -13,7 +13,7 @@ namespace gcprof {
 
 // Appends the rows of `read` to `out` by allocation time, then id, giving
 // back each of read's blocks once its rows are all in `out` (read is empty
-// after). Small keys are sorted, not rows: sorting ten million 72-byte rows
+// after). Small keys are sorted, not rows: sorting ten million 56-byte rows
 // spent most of opening a big trace.
 void moveByAllocation(AllocationBlocks& read, std::vector<Allocation>& out);
 

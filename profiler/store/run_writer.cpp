@@ -203,16 +203,16 @@ void RunWriter::flush(OpenBatch& batch, sqlite3_stmt* insert) {
 namespace {
 
 // Binds one allocation row at parameters first .. first + 12.
-void bindAllocation(sqlite3_stmt* st, int first, int64_t run, const Allocation& a) {
+void bindAllocation(sqlite3_stmt* st, int first, int64_t run, const RecordedAllocation& a) {
   bindValues(st, first, run, static_cast<int64_t>(a.addr), a.bytes, static_cast<int>(a.device), a.stream, a.thread,
              static_cast<int>(a.api), a.alloc, a.free, a.range, a.step, static_cast<int>(a.kind), a.id);
 }
 
 }  // namespace
 
-void RunWriter::add(const Allocation& a) {
+void RunWriter::add(const RecordedAllocation& a) {
   begin();
-  Allocation numbered = a;
+  RecordedAllocation numbered = a;
   numbered.id = next_id_++;  // numbered in the order of the calls
   numbered.range = rangeRow(a.range);
   OpenBatch& batch = allocation_batch_;
@@ -227,9 +227,9 @@ void RunWriter::add(const Allocation& a) {
   if (++batch.rows >= kAllocationBatch) flush(batch, allocation_batch_insert_);
 }
 
-int64_t RunWriter::addLive(const Allocation& a) {
+int64_t RunWriter::addLive(const RecordedAllocation& a) {
   begin();
-  Allocation numbered = a;
+  RecordedAllocation numbered = a;
   numbered.id = next_id_++;
   numbered.range = rangeRow(a.range);
   bindAllocation(alloc_, 1, run_, numbered);
@@ -265,7 +265,7 @@ void RunWriter::add(const Kernel& k) {
 int64_t RunWriter::appendRun(const Trace& t) {
   int64_t id = createRun(t.run);
   for (const Range& r : t.ranges) add(r);
-  for (const Allocation& a : t.allocations) add(a);
+  for (const Allocation& a : t.allocations) add(t.recorded(a));
   for (const Step& s : t.steps) add(s);
   for (const Scalar& s : t.scalars) add(s);
   for (const Kernel& k : t.kernels) add(k);

@@ -38,11 +38,11 @@ class RunWriter {
   void begin();
   void commit();
   void add(const Range& r);
-  void add(const Allocation& a);
+  void add(const RecordedAllocation& a);
   // Writes the block now, one row of its own, and returns its id
   // (the allocations.id the writer numbers rows with, in call order), for
   // setFree: a block written while still live.
-  int64_t addLive(const Allocation& a);
+  int64_t addLive(const RecordedAllocation& a);
   // Sets the free time of an allocation written while it was live
   // (free_ns -1): `a` as given to addLive, with its id and free time.
   void setFree(const Allocation& a);

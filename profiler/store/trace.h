@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "allocation_contexts.h"
 #include "units.h"
 
 namespace gcprof {
@@ -34,27 +35,36 @@ struct Range {
   Bytes output_bytes = 0;  // tensors it returned
 };
 
-// Ten million of these are a big run: 72 bytes a row. The fields whose
+// Ten million of these are a big run: 56 bytes a row. The fields whose
 // values are bounded are narrow: a range id and a step count the run's
 // ranges and steps, a device is a GPU ordinal, api and kind are the small
 // enums below. The loaders refuse a stored value that does not fit
-// (setNarrowFields). A thread stays 64-bit: readers keep any value.
+// (setNarrowFields). The stream and thread, whole 64-bit values, are in the
+// trace's table of contexts (Trace::contextOf): a run has few of them.
+// Device, api and kind stay here: every memory filter reads them per row.
 struct Allocation {
   int64_t id = 0;          // allocations.id: unique within its run, in the order written
   uint64_t addr = 0;
   Bytes bytes = 0;
-  int64_t stream = 0;
-  int64_t thread = 0;
   Ns alloc = 0;
   Ns free = -1;            // -1 = still live when the run ended
   int32_t range = 0;       // innermost open range at allocation, 0 = none
   int32_t step = -1;
+  uint32_t context = 0;    // stream and thread: Trace::contexts (0 = stream 0, thread 0)
   int16_t device = -1;     // -1 = host memory
   uint8_t api = 0;         // AllocApi
   uint8_t kind = 0;        // AllocKind
   bool freed() const { return free >= 0; }
 };
-static_assert(sizeof(Allocation) == 72, "an Allocation is kept per recorded block: keep it packed");
+static_assert(sizeof(Allocation) == 56, "an Allocation is kept per recorded block: keep it packed");
+
+// A block as the recorder holds and writes it: the row with its stream and
+// thread themselves. The recorder keeps no table of contexts (its memory must
+// not grow with every thread a job ever started); `context` is unused here.
+struct RecordedAllocation : Allocation {
+  int64_t stream = 0;
+  int64_t thread = 0;
+};
 
 // Sets a stored row's range, step, device, api and kind on `a`; false
 // (and `a` unchanged) when one does not fit its field: the row is damaged,
@@ -140,9 +150,22 @@ struct Trace {
   RunInfo run;
   std::vector<Range> ranges;           // by start time
   std::vector<Allocation> allocations; // by allocation time
+  AllocationContexts contexts;         // the allocations' streams and threads
   std::vector<Step> steps;             // by index
   std::vector<Scalar> scalars;
   std::vector<Kernel> kernels;
+
+  // The stream and thread `a` was allocated on.
+  const AllocationContext& contextOf(const Allocation& a) const { return contexts[a.context]; }
+  // `a` with its stream and thread, as a recorder writes it.
+  RecordedAllocation recorded(const Allocation& a) const {
+    RecordedAllocation r;
+    static_cast<Allocation&>(r) = a;
+    r.context = 0;
+    r.stream = contextOf(a).stream;
+    r.thread = contextOf(a).thread;
+    return r;
+  }
 };
 
 }  // namespace gcprof

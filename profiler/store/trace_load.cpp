@@ -90,7 +90,7 @@ Kernel kernelFrom(Stmt& s) {
   return k;
 }
 
-Allocation allocationFrom(const RunRows& r, Stmt& s) {
+Allocation allocationFrom(const RunRows& r, Stmt& s, AllocationContexts& contexts) {
   Allocation a;
   a.id = s.i64(0);
   if (!setNarrowFields(a, s.i64(9), s.i64(10), s.i64(3), s.i64(6), s.i64(11)))
@@ -98,8 +98,7 @@ Allocation allocationFrom(const RunRows& r, Stmt& s) {
                      " is damaged (a range, step, device, api or kind out of range)");
   a.addr = static_cast<uint64_t>(s.i64(1));
   a.bytes = s.i64(2);
-  a.stream = s.i64(4);
-  a.thread = s.i64(5);
+  a.context = contexts.intern({s.i64(4), s.i64(5)});
   a.alloc = s.i64(7);
   a.free = s.i64(8);
   return a;
@@ -108,7 +107,7 @@ Allocation allocationFrom(const RunRows& r, Stmt& s) {
 // From version 3 the table is clustered by (run, alloc_ns, id): this is a
 // walk along its primary key, no sort. `add` takes each row.
 template <typename Add>
-void readAllocationRows(const RunRows& r, RowProgress& progress, Add add) {
+void readAllocationRows(const RunRows& r, AllocationContexts& contexts, RowProgress& progress, Add add) {
   const std::string number = allocationIdColumn(r.version);
   Stmt s(r.db, r.path,
          ("SELECT " + number + ", addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind FROM " +
@@ -116,7 +115,7 @@ void readAllocationRows(const RunRows& r, RowProgress& progress, Add add) {
              .c_str());
   s.bind(1, r.id);
   while (s.step()) {
-    add(allocationFrom(r, s));
+    add(allocationFrom(r, s, contexts));
     progress.row();
   }
 }
@@ -143,8 +142,11 @@ void readBatches(const RunRows& r, const std::string& kind, Out& out, RowProgres
 // their own, then all put in (alloc_ns, id) order.
 void readAllocationBatches(const RunRows& r, Trace& t, RowProgress& progress) {
   AllocationBlocks read;
-  readAllocationRows(r, progress, [&](const Allocation& a) { read.append(a); });
-  readBatches(r, "allocation", read, &progress, [](auto&&... a) { return parseBatch(a...); });
+  readAllocationRows(r, t.contexts, progress, [&](const Allocation& a) { read.append(a); });
+  readBatches(r, "allocation", read, &progress,
+              [&](std::string_view text, const BatchBase& base, AllocationBlocks& out, std::string& problem) {
+                return parseBatch(text, base, out, t.contexts, problem);
+              });
   moveByAllocation(read, t.allocations);
 }
 
@@ -197,7 +199,7 @@ Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo
   if (version >= 4)
     readAllocationBatches(r, t, rows);
   else
-    readAllocationRows(r, rows, [&](const Allocation& a) { t.allocations.push_back(a); });
+    readAllocationRows(r, t.contexts, rows, [&](const Allocation& a) { t.allocations.push_back(a); });
   readRows(r, "SELECT step, start_ns, end_ns, peak_bytes FROM steps WHERE run=? ORDER BY step", t.steps, nullptr,
            [](Stmt& s) { return Step{s.i64(0), s.i64(1), s.i64(2), s.i64(3)}; });
   readRows(r, "SELECT step, name, value FROM scalars WHERE run=? ORDER BY step, rowid", t.scalars, nullptr,

@@ -109,7 +109,7 @@ TEST(AllocatorTraceStore, TensorsAndSegmentsAtOneAddressBecomeTheirOwnRows) {
   EXPECT_EQ(raw[0].bytes, static_cast<Bytes>(64 * kMiB));
   EXPECT_EQ(raw[0].free, -1);
   EXPECT_EQ(segments[0].bytes, static_cast<Bytes>(20 * kMiB));
-  EXPECT_EQ(segments[0].stream, 0x51);
+  EXPECT_EQ(t.contextOf(segments[0]).stream, 0x51);
   EXPECT_TRUE(segments[0].freed());
   std::sort(tensors.begin(), tensors.end(), [](auto& a, auto& b) { return a.addr < b.addr; });
   EXPECT_EQ(tensors[0].addr, kSegmentAddr);

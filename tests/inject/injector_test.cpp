@@ -209,7 +209,7 @@ TEST(Injector, AllocationsMadeByGcprofItselfAreNotRecorded) {
   ASSERT_EQ(r.exit_code, 0);
   Trace t = onlyRun(r.db);
   ASSERT_GE(t.allocations.size(), 3000u);
-  for (const Allocation& a : t.allocations) EXPECT_EQ(a.thread, t.run.pid) << a.bytes;
+  for (const Allocation& a : t.allocations) EXPECT_EQ(t.contextOf(a).thread, t.run.pid) << a.bytes;
 }
 
 // The writer is not niced (a loaded machine starved it at nice +10 and a

@@ -8,13 +8,13 @@
 
 #include "live_blocks.h"
 
-using gcprof::Allocation;
+using gcprof::RecordedAllocation;
 using gcprof::inject::LiveBlocks;
 
 namespace {
 
-Allocation block(uint64_t key, int64_t n) {
-  Allocation a;
+RecordedAllocation block(uint64_t key, int64_t n) {
+  RecordedAllocation a;
   a.addr = key;
   a.bytes = n;
   return a;
@@ -38,7 +38,7 @@ TEST(LiveBlocks, BehavesAsAMapUnderRandomUse) {
         break;
       }
       case 1: {
-        Allocation* a = blocks.find(key);
+        RecordedAllocation* a = blocks.find(key);
         auto w = want.find(key);
         ASSERT_EQ(a != nullptr, w != want.end()) << key;
         if (a) {
@@ -53,7 +53,7 @@ TEST(LiveBlocks, BehavesAsAMapUnderRandomUse) {
     ASSERT_EQ(blocks.size(), want.size());
   }
   std::unordered_map<uint64_t, int64_t> seen;
-  blocks.forEach([&](Allocation& a) { seen.emplace(a.addr, a.bytes); });
+  blocks.forEach([&](RecordedAllocation& a) { seen.emplace(a.addr, a.bytes); });
   EXPECT_EQ(seen, want);
   blocks.clear();
   EXPECT_TRUE(blocks.empty());
@@ -64,7 +64,7 @@ TEST(LiveBlocks, GrowsPastItsFirstSlotsKeepingEveryBlock) {
   LiveBlocks blocks;
   for (uint64_t k = 1; k <= 100000; ++k) ASSERT_TRUE(blocks.tryEmplace(k << 20, block(k, int64_t(k))).second);
   for (uint64_t k = 1; k <= 100000; ++k) {
-    Allocation* a = blocks.find(k << 20);
+    RecordedAllocation* a = blocks.find(k << 20);
     ASSERT_NE(a, nullptr) << k;
     ASSERT_EQ(a->bytes, int64_t(k));
   }

@@ -72,7 +72,7 @@ TEST(InjectorMemory, ThreadChurnReusesBuffersAndKeepsEveryThreadsId) {
     ++blocks;
     // The probe encodes its thread id in the size: a buffer passed on must
     // not lend its events the next thread's id.
-    EXPECT_EQ((a.bytes - 8192) / 16, a.thread % 4096) << "block of " << a.bytes << " bytes";
+    EXPECT_EQ((a.bytes - 8192) / 16, t.contextOf(a).thread % 4096) << "block of " << a.bytes << " bytes";
   }
   EXPECT_EQ(blocks, threads);
   EXPECT_EQ(t.run.dropped_events, 0);

@@ -27,10 +27,10 @@ TEST(AllocationBatch, EveryLengthAndSignReadsBackAtEveryPlace) {
   std::mt19937_64 rng(3);
   std::string text;
   beginBatch(text);
-  std::vector<Allocation> written;
+  std::vector<RecordedAllocation> written;
   const BatchBase base{0, 0};
   for (int row = 0; row < 4000; ++row) {
-    Allocation a;
+    RecordedAllocation a;
     a.id = row;
     a.addr = static_cast<uint64_t>(valueOf(rng, static_cast<int>(rng() % 19) + 1));
     a.bytes = valueOf(rng, static_cast<int>(rng() % 19) + 1);
@@ -44,7 +44,7 @@ TEST(AllocationBatch, EveryLengthAndSignReadsBackAtEveryPlace) {
     written.push_back(a);
   }
   closeBatch(text);
-  std::vector<Allocation> read;
+  std::vector<RecordedAllocation> read;
   std::string problem;
   ASSERT_TRUE(parseBatch(text, base, read, problem)) << problem;
   ASSERT_EQ(read.size(), written.size());
@@ -58,13 +58,25 @@ TEST(AllocationBatch, EveryLengthAndSignReadsBackAtEveryPlace) {
     ASSERT_EQ(read[i].range, written[i].range) << i;
     ASSERT_EQ(read[i].step, written[i].step) << i;
   }
+  // As the loader reads it: every row's stream and thread kept in the table
+  // (here nearly one pair a row: a table far from the few a run has).
+  AllocationBlocks blocks;
+  AllocationContexts contexts;
+  ASSERT_TRUE(parseBatch(text, base, blocks, contexts, problem)) << problem;
+  ASSERT_EQ(blocks.size(), written.size());
+  EXPECT_GT(contexts.size(), written.size() / 2);
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    ASSERT_EQ(contexts[blocks[i].context].stream, written[i].stream) << i;
+    ASSERT_EQ(contexts[blocks[i].context].thread, written[i].thread) << i;
+    ASSERT_EQ(blocks[i].alloc, written[i].alloc) << i;
+  }
 }
 
 // What from_chars takes (leading zeros, any length of them) is taken; what
 // it refuses (past int64, a sign alone, a plus) is refused where it starts.
 TEST(AllocationBatch, NumbersFromCharsRefusesAreRefused) {
   const BatchBase base{0, 0};
-  std::vector<Allocation> out;
+  std::vector<RecordedAllocation> out;
   std::string problem;
   const std::string zeros(30, '0');
   ASSERT_TRUE(parseBatch("[[0," + zeros + "7,-" + zeros + "12345678912,0,0,0,0,0,-1,0,0,0]]", base, out, problem))
@@ -90,7 +102,7 @@ TEST(AllocationBatch, NumbersFromCharsRefusesAreRefused) {
 TEST(AllocationBatch, CutShortIsRefusedWithinItsText) {
   const std::string whole = "[[0,140234567890123,-4096,0,7,12,1,5,-1,3,2,0],[1,99,8,0,0,0,0,6,10,0,0,1]]";
   for (size_t cut = 0; cut < whole.size(); ++cut) {
-    std::vector<Allocation> out;
+    std::vector<RecordedAllocation> out;
     std::string problem;
     EXPECT_FALSE(parseBatch(std::string_view(whole.data(), cut), BatchBase{0, 0}, out, problem)) << cut;
     const size_t at = problem.rfind(' ');

@@ -32,8 +32,8 @@ std::string tempPath(const char* name) {
   return p;
 }
 
-Allocation block(uint64_t addr, Ns alloc, Ns free) {
-  Allocation a;
+RecordedAllocation block(uint64_t addr, Ns alloc, Ns free) {
+  RecordedAllocation a;
   a.addr = addr;
   a.bytes = 4096;
   a.alloc = alloc;
@@ -138,7 +138,7 @@ TEST(AllocationTable, BatchesAndSingleRowsMergeInOneOrder) {
   {
     RunWriter w(path);
     w.createRun(RunInfo{});
-    Allocation big = block(0xffff'ffff'ffff'f000ull, 25, INT64_MAX);
+    RecordedAllocation big = block(0xffff'ffff'ffff'f000ull, 25, INT64_MAX);
     big.bytes = INT64_MAX;
     big.step = 7;
     big.device = 3;
@@ -197,7 +197,7 @@ TEST(AllocationTable, ADamagedBatchIsAnErrorNamingTheFile) {
 // stored.
 TEST(AllocationTable, AValuePastItsNarrowFieldIsAnErrorNotAnotherValue) {
   const BatchBase base{0, 0};
-  std::vector<Allocation> out;
+  std::vector<RecordedAllocation> out;
   std::string problem;
   for (const std::string& bad : std::vector<std::string>{
            "[[0,0,0,0,0,0,0,0,-1,2147483648,0,0]]", "[[0,0,0,0,0,0,0,0,-1,0,-2147483649,0]]",
@@ -236,11 +236,11 @@ TEST(AllocationBatch, ParsesWhatItWritesAndRefusesAnythingElse) {
   std::string text;
   beginBatch(text);
   const BatchBase base{7, 123456789};
-  Allocation a = block(0x1234, -5, INT64_MAX - 10);
+  RecordedAllocation a = block(0x1234, -5, INT64_MAX - 10);
   a.id = 9;
   a.range = 77;
   ASSERT_TRUE(appendToBatch(text, base, a));
-  Allocation live = block(1, 2000, -1);
+  RecordedAllocation live = block(1, 2000, -1);
   live.id = 8;
   ASSERT_TRUE(appendToBatch(text, base, live));
   // Not relative to the base without overflow, or freed before allocated:
@@ -253,7 +253,7 @@ TEST(AllocationBatch, ParsesWhatItWritesAndRefusesAnythingElse) {
   EXPECT_EQ(text, before);
   closeBatch(text);
   EXPECT_EQ(text.find("123456789"), std::string::npos) << "times relative to the base: " << text;
-  std::vector<Allocation> out;
+  std::vector<RecordedAllocation> out;
   std::string problem;
   ASSERT_TRUE(parseBatch(text, base, out, problem)) << problem;
   ASSERT_EQ(out.size(), 2u);
@@ -293,18 +293,19 @@ TEST(AllocationBatch, NumbersAreWrittenInPlainDecimalAtEveryLength) {
   for (int64_t v : values) {
     std::string text;
     beginBatch(text);
-    Allocation a = block(static_cast<uint64_t>(v), 0, -1);
+    RecordedAllocation a = block(static_cast<uint64_t>(v), 0, -1);
     a.bytes = v;
     a.thread = v;
     ASSERT_TRUE(appendToBatch(text, base, a));
     closeBatch(text);
     const std::string n = std::to_string(v);
     EXPECT_EQ(text, "[[0," + n + "," + n + ",-1,0," + n + ",0,0,-1,0,-1,0]]");
-    std::vector<Allocation> out;
+    std::vector<RecordedAllocation> out;
     std::string problem;
     ASSERT_TRUE(parseBatch(text, base, out, problem)) << problem;
     EXPECT_EQ(out.at(0).addr, static_cast<uint64_t>(v));
     EXPECT_EQ(out.at(0).bytes, v);
+    EXPECT_EQ(out.at(0).thread, v);
   }
 }
 
@@ -320,7 +321,7 @@ TEST(AllocationTable, ASelectedRunNumbersOnAfterItsRows) {
     w.add(block(0x9000, 10, 11));  // same time as two rows already written
     int64_t live = w.addLive(block(0x9100, 10, -1));
     EXPECT_EQ(live, 7);
-    Allocation freed = block(0x9100, 10, 99);
+    RecordedAllocation freed = block(0x9100, 10, 99);
     freed.id = live;
     w.setFree(freed);
     w.commit();

@@ -60,7 +60,7 @@ TEST(TraceStore, RoundTripsEveryTable) {
     r.input_bytes = 4096;
     r.output_bytes = 8192;
     w.add(r);
-    Allocation a;
+    RecordedAllocation a;
     a.addr = 0xdeadbeef000;
     a.bytes = 1 << 20;
     a.thread = 11;
@@ -103,6 +103,7 @@ TEST(TraceStore, RoundTripsEveryTable) {
   ASSERT_EQ(t.allocations.size(), 2u);
   EXPECT_EQ(t.allocations[0].addr, 0xdeadbeef000u);
   EXPECT_EQ(t.allocations[0].free, 2900);
+  EXPECT_EQ(t.contextOf(t.allocations[0]).thread, 11);
   EXPECT_FALSE(t.allocations[1].freed());
   ASSERT_EQ(t.steps.size(), 1u);
   EXPECT_EQ(t.steps[0].end, 3500);
@@ -208,7 +209,7 @@ TEST(TraceStore, RefusesATruncatedTrace) {
     RunWriter w(path);
     w.createRun(RunInfo{});
     for (int i = 0; i < 5000; ++i) {
-      Allocation a;
+      RecordedAllocation a;
       a.addr = i;
       a.bytes = 1;
       w.add(a);
@@ -295,13 +296,13 @@ TEST(TraceStore, BothWritePathsMakeTheSameRunRow) {
 // order of the calls (load() breaks ties of alloc_ns by id).
 TEST(TraceStore, BatchedAllocationsKeepTheirOrderAndEveryField) {
   std::string path = tempPath("batched");
-  std::vector<Allocation> written;
+  std::vector<RecordedAllocation> written;
   int64_t live_row = 0;
   {
     RunWriter w(path);
     w.createRun(RunInfo{});
     for (int i = 0; i < 101; ++i) {
-      Allocation a;
+      RecordedAllocation a;
       a.addr = 0x1000 + 16 * i;
       a.bytes = 4096 + i;
       a.device = i % 3 - 1;
@@ -331,14 +332,15 @@ TEST(TraceStore, BatchedAllocationsKeepTheirOrderAndEveryField) {
   Trace t = s.load(s.lastRun());
   ASSERT_EQ(t.allocations.size(), written.size());
   for (size_t i = 0; i < written.size(); ++i) {
-    const Allocation &got = t.allocations[i], &want = written[i];
+    const Allocation& got = t.allocations[i];
+    const RecordedAllocation& want = written[i];
     SCOPED_TRACE(i);
     EXPECT_EQ(got.id, static_cast<int64_t>(i + 1));
     EXPECT_EQ(got.addr, want.addr);
     EXPECT_EQ(got.bytes, want.bytes);
     EXPECT_EQ(got.device, want.device);
-    EXPECT_EQ(got.stream, want.stream);
-    EXPECT_EQ(got.thread, want.thread);
+    EXPECT_EQ(t.contextOf(got).stream, want.stream);
+    EXPECT_EQ(t.contextOf(got).thread, want.thread);
     EXPECT_EQ(got.api, want.api);
     EXPECT_EQ(got.alloc, want.alloc);
     EXPECT_EQ(got.free, want.free);
@@ -357,7 +359,7 @@ TEST(TraceStore, APartialBatchIsWrittenWhenTheWriterCloses) {
     RunWriter w(path);
     w.createRun(RunInfo{});
     for (int i = 0; i < 5; ++i) {
-      Allocation a;
+      RecordedAllocation a;
       a.addr = 0x2000 + 16 * i;
       a.bytes = 5000;
       a.alloc = 10 + i;
@@ -367,6 +369,36 @@ TEST(TraceStore, APartialBatchIsWrittenWhenTheWriterCloses) {
   }
   TraceStore s(path, TraceStore::Mode::ReadOnly);
   EXPECT_EQ(s.load(s.lastRun()).allocations.size(), 5u);
+}
+
+// A run's rows name their stream and thread in the trace's table: written
+// from a trace built by hand, batched or in a row of their own, and loaded,
+// every row comes back with its own among thousands of pairs.
+TEST(TraceStore, EveryRowKeepsItsStreamAndThreadAmongThousandsOfThem) {
+  std::string path = tempPath("contexts");
+  Trace t;
+  t.run.status = "complete";
+  for (int i = 0; i < 6000; ++i) {
+    Allocation a;
+    a.addr = 0x1000 + 16 * static_cast<uint64_t>(i);
+    a.bytes = 64;
+    a.alloc = i == 4321 ? INT64_MIN : 1000 + i;  // not relative to its batch: a row of its own
+    a.free = i % 2 ? a.alloc + 5 : -1;
+    a.context = t.contexts.intern({i % 7, (int64_t{1} << 40) + i % 3000});
+    t.allocations.push_back(a);
+  }
+  { RunWriter(path).appendRun(t); }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  Trace got = s.load(s.lastRun());
+  ASSERT_EQ(got.allocations.size(), t.allocations.size());
+  EXPECT_EQ(got.contexts.size(), t.contexts.size());
+  for (const Allocation& a : got.allocations) {
+    const uint64_t i = (a.addr - 0x1000) / 16;
+    SCOPED_TRACE(i);
+    EXPECT_EQ(got.contextOf(a).stream, static_cast<int64_t>(i % 7));
+    EXPECT_EQ(got.contextOf(a).thread, (int64_t{1} << 40) + static_cast<int64_t>(i % 3000));
+  }
+  EXPECT_EQ(got.allocations.front().alloc, INT64_MIN);
 }
 
 // The writer inserts ranges many to one INSERT; whatever the group a range

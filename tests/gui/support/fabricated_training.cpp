@@ -35,7 +35,7 @@ class Builder {
     a.id = static_cast<int64_t>(t_.allocations.size()) + 1;
     a.addr = 0x10000000ull + static_cast<uint64_t>(a.id) * 64;
     a.bytes = bytes;
-    a.thread = 1;
+    a.context = t_.contexts.intern({0, 1});  // stream 0, the ranges' thread
     a.alloc = now;
     a.range = range;
     a.step = step;
