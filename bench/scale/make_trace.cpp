@@ -118,7 +118,8 @@ class TraceMaker {
     Step st{step, now_, 0, 0};
     std::vector<RecordedAllocation> freed;
     // saved[l][p]: the part's activations, kept until its backward.
-    std::vector<std::vector<std::vector<RecordedAllocation>>> saved(s_.layers, std::vector<std::vector<RecordedAllocation>>(kPartCount));
+    std::vector<std::vector<std::vector<RecordedAllocation>>> saved(
+        s_.layers, std::vector<std::vector<RecordedAllocation>>(kPartCount));
     for (int l = 0; l < s_.layers; ++l) {
       const std::string layer = "transformer.h." + std::to_string(l);
       Range lr = open(layer, Phase::Forward, 0, step);

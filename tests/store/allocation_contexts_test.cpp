@@ -70,7 +70,8 @@ TEST(AllocationContexts, ManyStreamsAndThreadsEachKeepTheirOwn) {
       ASSERT_EQ(c[number[i]].thread, 1000 + thread);
     }
   }
-  for (int64_t thread = 19999; thread >= 0; thread -= 997) EXPECT_EQ(c.intern({3, 1000 + thread}), number[thread * 4 + 3]);
+  for (int64_t thread = 19999; thread >= 0; thread -= 997)
+    EXPECT_EQ(c.intern({3, 1000 + thread}), number[static_cast<size_t>(thread) * 4 + 3]);
   EXPECT_EQ(c.size(), 80001u);
 }
 
