@@ -44,7 +44,7 @@ Bytes replayedReservedPeak(const Trace& trace, std::string* why_not) {
     if (x.delta != y.delta) return x.delta < y.delta;
     return x.a->id < y.a->id;
   });
-  ReservedMemory reserved(settings, trace.contexts);
+  ReservedMemory reserved(settings, trace);
   for (const TensorEvent& e : ev) {
     if (e.delta > 0) reserved.allocate(*e.a, e.delta);
     else reserved.release(*e.a);

@@ -37,9 +37,9 @@ void trackReserved(ReservedMemory& reserved, const SimEvent& e, Ns t, Simulation
 // event is counted once the next is known (the end of its instant).
 class Walk {
  public:
-  Walk(Simulation& sim, const SimulationOptions& options, const AllocationContexts& contexts)
+  Walk(Simulation& sim, const SimulationOptions& options, const Trace& trace)
       : sim_(sim), options_(options), stop_above_(options.stop_above >= 0 ? options.stop_above : LLONG_MAX) {
-    if (options.allocator) reserved_.emplace(*options.allocator, contexts);
+    if (options.allocator) reserved_.emplace(*options.allocator, trace);
   }
   void add(const SimEvent& e) {
     if (has_pending_) count(pending_, &e);
@@ -244,7 +244,7 @@ bool simulateRun(const Trace& trace, const AllocationFilter& filter, const RunLa
   const PlanContext* ctx = options.context ? options.context : own_context ? &*own_context : nullptr;
   StepEvents made;
   const std::vector<Ns> earliest = earliestFromStep(layout);
-  Walk walk(sim, options, trace.contexts);
+  Walk walk(sim, options, trace);
   size_t r = 0, p = 0;
   Ns walked = LLONG_MIN;  // every event before it is walked
   size_t events = 0;

@@ -11,7 +11,7 @@ CachingAllocatorModel& ReservedMemory::device(int d) {
 void ReservedMemory::allocate(const Allocation& a, Bytes bytes) {
   CachingAllocatorModel& m = device(a.device);
   Bytes before = m.reserved(), used = m.allocated();
-  live_[&a].push_back(m.malloc(bytes, contexts_[a.context].stream));
+  live_[&a].push_back(m.malloc(bytes, trace_.contextOf(a).stream));
   reserved_ += m.reserved() - before;
   allocated_ += m.allocated() - used;
 }

@@ -11,15 +11,15 @@
 #include <vector>
 
 #include "simulate/caching_allocator.h"
+#include "trace.h"
 
 namespace gcprof::advisor {
 
 class ReservedMemory {
  public:
-  // `contexts`: the trace's, for each allocation's stream (a segment's
+  // `trace` holds the allocations given: each one's stream (a segment's
   // blocks serve one stream).
-  ReservedMemory(AllocatorSettings settings, const AllocationContexts& contexts)
-      : settings_(std::move(settings)), contexts_(contexts) {}
+  ReservedMemory(AllocatorSettings settings, const Trace& trace) : settings_(std::move(settings)), trace_(trace) {}
 
   void allocate(const Allocation& a, Bytes bytes);
   // A free of a copy never allocated (a free the simulator cancels before
@@ -34,7 +34,7 @@ class ReservedMemory {
   CachingAllocatorModel& device(int d);
 
   AllocatorSettings settings_;
-  const AllocationContexts& contexts_;
+  const Trace& trace_;
   std::map<int, CachingAllocatorModel> devices_;
   std::unordered_map<const Allocation*, std::vector<CachingAllocatorModel::BlockId>> live_;
   Bytes reserved_ = 0, allocated_ = 0;

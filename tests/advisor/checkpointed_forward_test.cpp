@@ -60,6 +60,18 @@ TEST(CheckpointedForward, WhatASubModuleDoesNotReturnIsFreedWhenItReturns) {
   EXPECT_EQ(fwd.freeTime(bornAt(t, 250), 100, 300), 300);
 }
 
+// Only a sub-module on the allocation's own thread made it: X born at 120
+// on another thread (a data loader's) is not g's or f's, whatever the times.
+TEST(CheckpointedForward, OnlyAModuleOnTheAllocationsThreadMadeIt) {
+  Trace t = nested(100);
+  for (Allocation& a : t.allocations)
+    if (a.alloc == 120) a.context = t.contexts.intern({0, 9});
+  CheckpointedForward fwd(t, primaryFilter(t));
+  EXPECT_EQ(fwd.freeTime(bornAt(t, 120), 100, 300), 300);
+  EXPECT_EQ(fwd.freeTime(bornAt(t, 120), fwd.window(100, 300)), 300);
+  EXPECT_EQ(fwd.freeTime(bornAt(t, 190), 100, 300), 300);  // Y, on the modules' thread: f's output
+}
+
 // The unit's window searched once (chain_peak's questions, one unit at a
 // time): the same answers, also for rows born outside it.
 TEST(CheckpointedForward, AWindowAnswersAsTheUnitsTimes) {

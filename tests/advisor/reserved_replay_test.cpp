@@ -63,6 +63,21 @@ TEST(ReservedReplay, DevicesHaveAllocatorsOfTheirOwn) {
   EXPECT_EQ(sim.reserved_peak, 4 * MiB);
 }
 
+// A segment's blocks serve the stream it was made for: two small tensors
+// live at once share one 2 MiB segment on one stream, not on two.
+TEST(ReservedReplay, StreamsHaveSegmentsOfTheirOwn) {
+  testing::TraceBuilder b;
+  b.alloc(0, 10, 600 * KiB, 0);
+  b.alloc(5, 20, 600 * KiB, 0);
+  Trace one_stream = b.build();
+  Trace two_streams = one_stream;
+  two_streams.allocations[1].context = two_streams.contexts.intern({7, 0});
+  EXPECT_EQ(replay(one_stream, AllocatorSettings{}).reserved_peak, 2 * MiB);
+  EXPECT_EQ(replay(two_streams, AllocatorSettings{}).reserved_peak, 4 * MiB);
+  EXPECT_EQ(replayedReservedPeak(one_stream), 2 * MiB);
+  EXPECT_EQ(replayedReservedPeak(two_streams), 4 * MiB);
+}
+
 // A plan's replay: recomputed copies are allocated while the recorded ones
 // may still be live, and every copy is released; reserved memory never falls
 // below the allocated peak and, for a plan that lowers the allocated peak
