@@ -191,7 +191,7 @@ TEST(RangeTable, KernelTimeReachesBatchedRangesAndTheirParentsInLoadAndView) {
   EXPECT_EQ(column(s.handle(), "SELECT id || ':' || device_ns FROM ranges ORDER BY id"), want);
 }
 
-// A version 4 file (one `ranges` table) reads as it is and becomes version 5
+// A version 4 file (one `ranges` table) reads as it is and becomes the current version
 // when written to: its rows move to range_rows unchanged (a rename), kernel
 // time reaches them, new ranges number on after them.
 TEST(RangeTable, VersionFourFilesReadAndMigrateKeepingTheirRows) {
