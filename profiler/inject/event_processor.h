@@ -4,9 +4,10 @@
 // writer thread); unit-tested directly on hand-made event sequences.
 //
 // A block still live kLiveWriteAgeNs after its allocation (by the clock) is
-// written at the round's commit with free_ns -1 and its free time filled in later: a job killed by SIGKILL, the
-// OOM killer, abort or os._exit keeps what was live when it died (the
-// memory users profile it for), not only what it freed.
+// written at the round's commit with free_ns -1, its free time written at
+// its free (RunWriter::setFree): a job killed by SIGKILL, the OOM killer,
+// abort or os._exit keeps what was live when it died (the memory users
+// profile it for), not only what it freed.
 #pragma once
 
 #include <deque>

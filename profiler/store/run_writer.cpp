@@ -61,7 +61,7 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
       " VALUES (?,?,?,?,?,?)");
   begin_ = prepare("BEGIN IMMEDIATE");
   commit_ = prepare("COMMIT");
-  set_free_ = prepare("UPDATE allocation_rows SET free_ns=? WHERE run=? AND alloc_ns=? AND id=?");
+  free_ = prepare("INSERT INTO allocation_frees (run, alloc_ns, id, free_ns) VALUES (?,?,?,?)");
   step_ = prepare(
       "INSERT OR REPLACE INTO steps (run, step, start_ns, end_ns, peak_bytes) VALUES (?,?,?,?,?)");
   scalar_ = prepare("INSERT INTO scalars (run, step, name, value) VALUES (?,?,?,?)");
@@ -79,7 +79,7 @@ RunWriter::~RunWriter() {
     }
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
-  for (sqlite3_stmt* st : {range_row_, range_batch_insert_, alloc_, allocation_batch_insert_, set_free_, step_, scalar_, kernel_, begin_, commit_})
+  for (sqlite3_stmt* st : {range_row_, range_batch_insert_, alloc_, allocation_batch_insert_, free_, step_, scalar_, kernel_, begin_, commit_})
     sqlite3_finalize(st);
   sqlite3_close(db_);
 }
@@ -228,19 +228,14 @@ void RunWriter::add(const RecordedAllocation& a) {
 }
 
 int64_t RunWriter::addLive(const RecordedAllocation& a) {
-  begin();
-  RecordedAllocation numbered = a;
-  numbered.id = next_id_++;
-  numbered.range = rangeRow(a.range);
-  bindAllocation(alloc_, 1, run_, numbered);
-  done(alloc_);
-  return numbered.id;
+  add(a);
+  return next_id_ - 1;
 }
 
 void RunWriter::setFree(const Allocation& a) {
   begin();
-  bindValues(set_free_, 1, a.free, run_, a.alloc, a.id);
-  done(set_free_);
+  bindValues(free_, 1, run_, a.alloc, a.id, a.free);
+  done(free_);
 }
 
 void RunWriter::add(const Step& s) {

@@ -39,12 +39,13 @@ class RunWriter {
   void commit();
   void add(const Range& r);
   void add(const RecordedAllocation& a);
-  // Writes the block now, one row of its own, and returns its id
-  // (the allocations.id the writer numbers rows with, in call order), for
-  // setFree: a block written while still live.
+  // A block written while still live (free_ns -1), as add() writes it
+  // (committed with the round like any row), returning its id (the
+  // allocations.id the writer numbers rows with, in call order) for setFree.
   int64_t addLive(const RecordedAllocation& a);
-  // Sets the free time of an allocation written while it was live
-  // (free_ns -1): `a` as given to addLive, with its id and free time.
+  // Sets the free time of an allocation written while it was live: `a` as
+  // given to addLive, with its id and free time, a row of
+  // `allocation_frees` (schema version 6, allocation_frees.h).
   void setFree(const Allocation& a);
   void add(const Step& s);
   void add(const Scalar& s);
@@ -95,7 +96,7 @@ class RunWriter {
   sqlite3_stmt* alloc_ = nullptr;
   sqlite3_stmt* allocation_batch_insert_ = nullptr;
   OpenBatch allocation_batch_;  // allocation_batch.h
-  sqlite3_stmt* set_free_ = nullptr;
+  sqlite3_stmt* free_ = nullptr;  // a row of allocation_frees
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;
   sqlite3_stmt* kernel_ = nullptr;

@@ -235,6 +235,47 @@ CREATE VIEW ranges (run, id, name, domain, phase, thread, depth, parent, start_n
 PRAGMA user_version = 5;
 )SQL";
 
+// Version 6: a block written while live (free_ns -1) goes to a batch like
+// any row, and its free to `allocation_frees` (allocation_frees.h), instead
+// of a row of its own in allocation_rows and an UPDATE of it: a job whose
+// steps outlast the 50 ms after which a live block is written paid both for
+// most of its blocks (bench/RESULTS.md, "Cost per module call"). The view
+// `allocations` shows the rows as before, a live row with the free time
+// found there (its key is the row's: no sort, no scan).
+const char* kMigrateTo6 = R"SQL(
+CREATE TABLE allocation_frees (
+  run INTEGER NOT NULL,
+  alloc_ns INTEGER NOT NULL,
+  id INTEGER NOT NULL,
+  free_ns INTEGER NOT NULL,
+  PRIMARY KEY (run, alloc_ns, id)
+) WITHOUT ROWID;
+DROP VIEW allocations;
+CREATE VIEW allocations (run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range,
+                         step, kind, id) AS
+  SELECT run, addr, bytes, device, stream, thread, api, alloc_ns,
+         CASE WHEN free_ns = -1
+              THEN coalesce((SELECT f.free_ns FROM allocation_frees f
+                             WHERE f.run = r.run AND f.alloc_ns = r.alloc_ns AND f.id = r.id), -1)
+              ELSE free_ns END,
+         range, step, kind, id
+  FROM allocation_rows r
+  UNION ALL
+  SELECT b.run, json_extract(j.value, '$[1]'), json_extract(j.value, '$[2]'),
+         json_extract(j.value, '$[3]'), json_extract(j.value, '$[4]'),
+         json_extract(j.value, '$[5]'), json_extract(j.value, '$[6]'),
+         b.base_ns + json_extract(j.value, '$[7]'),
+         CASE WHEN json_extract(j.value, '$[8]') < 0
+              THEN coalesce((SELECT f.free_ns FROM allocation_frees f
+                             WHERE f.run = b.run AND f.alloc_ns = b.base_ns + json_extract(j.value, '$[7]')
+                               AND f.id = b.first_id + json_extract(j.value, '$[0]')), -1)
+              ELSE b.base_ns + json_extract(j.value, '$[7]') + json_extract(j.value, '$[8]') END,
+         json_extract(j.value, '$[9]'), json_extract(j.value, '$[10]'),
+         json_extract(j.value, '$[11]'), b.first_id + json_extract(j.value, '$[0]')
+  FROM allocation_batches b, json_each(b.rows) j;
+PRAGMA user_version = 6;
+)SQL";
+
 int userVersion(sqlite3* db, const std::string& path) {
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK)
@@ -329,6 +370,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
       exec(db, path, kMigrateTo3);
       exec(db, path, kMigrateTo4);
       exec(db, path, kMigrateTo5);
+      exec(db, path, kMigrateTo6);
     }
     exec(db, path, "COMMIT");
     return;
@@ -353,6 +395,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
     if (now < 3) exec(db, path, kMigrateTo3);
     if (now < 4) exec(db, path, kMigrateTo4);
     if (now < 5) exec(db, path, kMigrateTo5);
+    if (now < 6) exec(db, path, kMigrateTo6);
     exec(db, path, "COMMIT");
   }
 }

@@ -4,6 +4,7 @@
 #include <new>
 
 #include "allocation_batch.h"
+#include "allocation_frees.h"
 #include "allocation_order.h"
 #include "range_batch.h"
 #include "statement.h"
@@ -137,6 +138,16 @@ void readBatches(const RunRows& r, const std::string& kind, Out& out, RowProgres
   }
 }
 
+// Version 6: the free times of blocks written while live
+// (allocation_frees.h), in the rows' own order.
+void readFrees(const RunRows& r, std::vector<Allocation>& byAlloc) {
+  std::vector<Free> frees;
+  Stmt s(r.db, r.path, "SELECT alloc_ns, id, free_ns FROM allocation_frees WHERE run=? ORDER BY alloc_ns, id");
+  s.bind(1, r.id);
+  while (s.step()) frees.push_back(Free{s.i64(1), s.i64(0), s.i64(2)});
+  applyFrees(frees, byAlloc);
+}
+
 // Version 4: most rows are in batches (allocation_batch.h), in the order the
 // recorder wrote them (at their free): read into blocks with the rows of
 // their own, then all put in (alloc_ns, id) order.
@@ -148,6 +159,7 @@ void readAllocationBatches(const RunRows& r, Trace& t, RowProgress& progress) {
                 return parseBatch(text, base, out, t.contexts, problem);
               });
   moveByAllocation(read, t.allocations);
+  if (r.version >= 6) readFrees(r, t.allocations);
 }
 
 // Version 5: the rows of their own, the batches (range_batch.h) and the

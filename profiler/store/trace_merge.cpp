@@ -49,6 +49,8 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
                          " SELECT run + " + r + ", first_id, last_id, count, base_ns, rows"
                          " FROM src.allocation_batches;"
                    : std::string();
+  if (version >= 6)
+    batches += "INSERT INTO allocation_frees SELECT run + " + r + ", alloc_ns, id, free_ns FROM src.allocation_frees;";
   std::string rangeBatches =
       version >= 5 ? "INSERT INTO range_batches (run, first_id, last_id, count, base_ns, rows)"
                          " SELECT run + " + r + ", first_id, last_id, count, base_ns, rows FROM src.range_batches;"

@@ -105,14 +105,100 @@ TEST(AllocationTable, BatchedRowsLoadInTimeOrderAndTheViewShowsEachRow) {
   EXPECT_EQ(view.at(0), "2:4106:10:15:4096:-1:-1");
 }
 
-// Rows written one by one (blocks still live when written) stay clustered by
-// (run, alloc_ns, id): reading them is a walk along the key.
+namespace {
+
+// Blocks still live when written (as the recorder writes a block live past
+// 50 ms), three of them freed later in another order than allocated, one
+// never; and one block written at its free.
+void writeLiveThenFreed(const std::string& path) {
+  RunWriter w(path);
+  w.createRun(RunInfo{});
+  w.add(block(0x1000, 5, 8));
+  std::vector<RecordedAllocation> live;
+  for (Ns t : {30, 10, 20, 10}) {
+    live.push_back(block(0x2000 + t, t, -1));
+    live.back().id = w.addLive(live.back());
+  }
+  w.commit();  // the live rows, as a round's commit writes them
+  for (size_t i : {2, 0, 3}) {
+    live[i].free = 100 + live[i].alloc;
+    w.setFree(live[i]);
+  }
+  w.commit();
+}
+
+// writeLiveThenFreed's rows as loadedRows and viewRows give them.
+const std::vector<std::string> kLiveThenFreed{"1:4096:5:8:4096:-1:-1", "3:8202:10:-1:4096:-1:-1",
+                                              "5:8202:10:110:4096:-1:-1", "4:8212:20:120:4096:-1:-1",
+                                              "2:8222:30:130:4096:-1:-1"};
+
+}  // namespace
+
+// A block written live and its free are not a row of its own and an UPDATE
+// of it (the cost of a job whose steps outlast 50 ms): the live rows go to
+// the round's batch, each free to a row of allocation_frees, and the load
+// and the view both give each block its free time.
+TEST(AllocationTable, FreesOfBlocksWrittenLiveAreBatchedAndReadBackInLoadAndView) {
+  std::string path = tempPath("frees");
+  writeLiveThenFreed(path);
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_frees"), std::vector<std::string>{"3"});
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) || ' ' || sum(count) FROM allocation_batches"),
+            std::vector<std::string>{"1 5"});
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows"), std::vector<std::string>{"0"});
+  EXPECT_EQ(loadedRows(s), kLiveThenFreed);
+  EXPECT_EQ(viewRows(s.handle()), kLiveThenFreed);
+}
+
+// A version 5 file (a block written live in a row of its own, its free
+// written into that row) reads as it is and becomes version 6 when written
+// to: its rows keep their free times, and the frees written after it reach
+// the blocks written live after it.
+TEST(AllocationTable, VersionFiveFilesReadAndMigrateKeepingTheirFrees) {
+  std::string path = tempPath("v5");
+  writeLiveThenFreed(path);
+  {
+    sqlite3* db = nullptr;
+    ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+    run(db, test::kVersion5Frees);
+    run(db, "PRAGMA user_version = 5");
+    sqlite3_close(db);
+  }
+  {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+    EXPECT_EQ(schemaVersionOf(s.handle(), path), 5);
+    EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows WHERE free_ns = -1"),
+              std::vector<std::string>{"1"});  // the block never freed
+    EXPECT_EQ(loadedRows(s), kLiveThenFreed);
+    EXPECT_EQ(viewRows(s.handle()), kLiveThenFreed);
+  }
+  {
+    RunWriter w(path);
+    w.selectRun(1);
+    RecordedAllocation a = block(0x3000, 40, -1);
+    a.id = w.addLive(a);
+    w.commit();
+    a.free = 140;
+    w.setFree(a);
+    w.commit();
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(schemaVersionOf(s.handle(), path), kSchemaVersion);
+  std::vector<std::string> want = kLiveThenFreed;
+  want.push_back("6:12288:40:140:4096:-1:-1");
+  EXPECT_EQ(loadedRows(s), want);
+  EXPECT_EQ(viewRows(s.handle()), want);
+}
+
+// Rows written one by one (rows a batch cannot hold, rows merged from
+// version 3 files) stay clustered by (run, alloc_ns, id): reading them is a
+// walk along the key.
 TEST(AllocationTable, RowsWrittenOneByOneWalkThePrimaryKeyWithoutASort) {
   std::string path = tempPath("plan");
   {
     RunWriter w(path);
     w.createRun(RunInfo{});
-    for (Ns t : {30, 10, 20}) w.addLive(block(0x1000 + t, t, -1));
+    for (Ns t : {30, 10, 20}) w.add(block(0x1000 + t, t, t - 1));  // freed before allocated: no batch holds it
     w.finish(RunInfo{});
   }
   TraceStore s(path, TraceStore::Mode::ReadOnly);
@@ -152,7 +238,7 @@ TEST(AllocationTable, BatchesAndSingleRowsMergeInOneOrder) {
   }
   TraceStore s(path, TraceStore::Mode::ReadOnly);
   EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_batches"), std::vector<std::string>{"2"});
-  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows"), std::vector<std::string>{"2"});
+  EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows"), std::vector<std::string>{"1"});
   std::vector<std::string> want{"5:20480:-9223372036854775808:0:4096:-1:-1",
                                 "3:12288:5:6:4096:-1:-1", "2:8192:15:-1:4096:-1:-1",
                                 "4:16384:15:16:4096:-1:-1",
@@ -217,12 +303,12 @@ TEST(AllocationTable, AValuePastItsNarrowFieldIsAnErrorNotAnotherValue) {
   EXPECT_EQ(out[0].step, -2147483648LL);
   EXPECT_EQ(out[0].kind, 255);
 
-  // A row of its own (allocation_rows), as the writer keeps a live block.
+  // A row of its own (allocation_rows): one no batch can hold.
   std::string path = tempPath("narrow");
   {
     RunWriter w(path);
     w.createRun(RunInfo{});
-    w.addLive(block(0x1000, 10, -1));
+    w.add(block(0x1000, 10, 5));
     w.finish(RunInfo{});
   }
   std::string what = loadErrorAfter(path, "UPDATE allocation_rows SET step = 4294967296");
@@ -439,4 +525,39 @@ TEST(AllocationTable, AKilledWriterLeavesItsCommittedBatches) {
   for (const Allocation& a : s.load(1).allocations) times.push_back(a.alloc);
   EXPECT_EQ(times, (std::vector<Ns>{10, 20, 30}));
   EXPECT_EQ(viewRows(s.handle()).size(), 3u);
+}
+
+// The frees of blocks written live are committed with their round: a killed
+// writer leaves those committed freed and the one freed after its last
+// commit live, as it was when the trace last held it.
+TEST(AllocationTable, AKilledWriterKeepsItsCommittedFrees) {
+  std::string path = tempPath("killed_frees");
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    std::vector<RecordedAllocation> live;
+    for (Ns t : {10, 20, 30}) {
+      live.push_back(block(0x1000 + t, t, -1));
+      live.back().id = w.addLive(live.back());
+    }
+    w.commit();
+    live[0].free = 15;
+    w.setFree(live[0]);
+    w.commit();
+    live[1].free = 25;
+    w.setFree(live[1]);  // the open batch of frees
+    raise(SIGKILL);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFSIGNALED(status));
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  std::vector<Ns> frees;
+  for (const Allocation& a : s.load(1).allocations) frees.push_back(a.free);
+  EXPECT_EQ(frees, (std::vector<Ns>{15, -1, -1}));
+  std::vector<std::string> view = viewRows(s.handle());
+  ASSERT_EQ(view.size(), 3u);
+  EXPECT_EQ(view[0], "1:4106:10:15:4096:-1:-1");
 }

@@ -161,7 +161,7 @@ TEST(Merge, RangesOfVersionFourAndFiveNodesComeAlong) {
   writeNode(b, {2, 3}, 4);
   sqlite3* db = nullptr;
   ASSERT_EQ(sqlite3_open(a.c_str(), &db), SQLITE_OK);
-  for (const char* sql : {test::kVersion4Ranges, "PRAGMA user_version = 4"})
+  for (const char* sql : {test::kVersion5Frees, test::kVersion4Ranges, "PRAGMA user_version = 4"})
     ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
   sqlite3_close(db);
   ASSERT_EQ(sqlite3_open(b.c_str(), &db), SQLITE_OK);
@@ -180,6 +180,40 @@ TEST(Merge, RangesOfVersionFourAndFiveNodesComeAlong) {
     EXPECT_EQ(t.ranges[0].name, "layers.0");
     EXPECT_EQ(t.ranges[0].output_bytes, 1000 + r);
     EXPECT_EQ(t.ranges[0].device_ns, r >= 2 ? 42 + r : -1) << r;
+  }
+}
+
+// Blocks written live and freed later merge with their free times, from a
+// node recorded before version 6 (the free in the block's row) and one
+// after (allocation_frees).
+TEST(Merge, FreesOfBlocksWrittenLiveComeAlong) {
+  std::string a = tempPath("v5frees"), b = tempPath("v6frees"), out = tempPath("v56");
+  for (const std::string& path : {a, b}) {
+    writeNode(path, path == a ? std::vector<int>{0, 1} : std::vector<int>{2, 3}, 4);
+    RunWriter w(path);
+    w.selectRun(3);  // the node's second rank
+    RecordedAllocation block;
+    block.bytes = 4096;
+    block.alloc = 11;
+    block.id = w.addLive(block);
+    w.commit();
+    block.free = 19;
+    w.setFree(block);
+    w.commit();
+  }
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(a.c_str(), &db), SQLITE_OK);
+  for (const char* sql : {test::kVersion5Frees, "PRAGMA user_version = 5"})
+    ASSERT_EQ(sqlite3_exec(db, sql, nullptr, nullptr, nullptr), SQLITE_OK) << sql;
+  sqlite3_close(db);
+  mergeTraces(out, {a, b});
+  TraceStore s(out, TraceStore::Mode::ReadOnly);
+  Job j = jobOf(s, 1);
+  ASSERT_EQ(j.ranks.size(), 4u);
+  for (int r : {1, 3}) {
+    Trace t = s.load(j.ranks[r].id);
+    ASSERT_EQ(t.allocations.size(), 1u) << r;
+    EXPECT_EQ(t.allocations[0].free, 19) << r;
   }
 }
 
