@@ -45,6 +45,8 @@ def losses(out):
 
 
 def main():
+    if len(sys.argv) < 3 or sys.argv[1] in ("-h", "--help"):
+        sys.exit(__doc__)
     name = sys.argv[1]
     argv = sys.argv[2:]
     d = os.path.join(OUT, name)
