@@ -20,7 +20,7 @@
 // made in the last unit's forward, alive when it ends, of the same size.
 // resnet_train (`--layers 4 --width 16 --image 32 --batch 32`) measured
 // exactly these three, 3 x 2 MiB, over the prediction
-// (docs/design/robustness-sweep.md). Where none is found nothing is held.
+// (bench/history/robustness-sweep.md). Where none is found nothing is held.
 #pragma once
 
 #include "memory/memory_curve.h"

@@ -1,4 +1,4 @@
-"""What is live at a run's peak, by what made it (docs/design/robustness-sweep.md,
+"""What is live at a run's peak, by what made it (bench/history/robustness-sweep.md,
 "GRU"): to trace a prediction error to tensors, compare the
 verification's peak with the recording at the moment the advisor names.
 

@@ -1,4 +1,4 @@
-"""Fine-tuning probes of the robustness sweep (sweep.py, docs/design/robustness-sweep.md):
+"""Fine-tuning probes of the robustness sweep (sweep.py, bench/history/robustness-sweep.md):
 the ways people fine-tune, on the probe_job.py models (tiny, random weights,
 nothing downloaded). Prints `step <i> loss <value>`.
 

@@ -1,4 +1,4 @@
-"""Probe jobs of the robustness sweep (sweep.py, docs/design/robustness-sweep.md): public
+"""Probe jobs of the robustness sweep (sweep.py, bench/history/robustness-sweep.md): public
 model families and training patterns, tiny, random weights, nothing
 downloaded. Prints `step <i> loss <value>` (and `val <i> <value>` with the
 val pattern).

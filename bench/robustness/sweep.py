@@ -1,4 +1,4 @@
-"""The robustness sweep (docs/design/robustness-sweep.md): one public model family or
+"""The robustness sweep (bench/history/robustness-sweep.md): one public model family or
 training pattern through the whole pipeline on CPU -- record, advise at
 60/75/90% and `--strategy every`, verify each plan, report -- printing one
 line per budget.

@@ -82,7 +82,7 @@ class VerifyCppResNet(unittest.TestCase):
     The peak is predicted within the tolerance: before the advisor counted
     what the reentrant C++ checkpoint holds (advisor/chain/reentrant_holds.h:
     the block's output, its gradient and the replayed output) it predicted
-    23% low and the verdict was FAIL (docs/design/robustness-sweep.md, resnet_train row)."""
+    23% low and the verdict was FAIL (bench/history/robustness-sweep.md, resnet_train row)."""
 
     @classmethod
     def setUpClass(cls):
