@@ -120,7 +120,13 @@ bool overlaps(const Family& a, const Family& b) {
 // DownBlock2D and CrossAttnUpBlock2D: resnets.#), so unrelated lists under
 // one parent stay out. Families with the chosen one's tail, or such siblings,
 // that do not overlap it and hold at least kStackShare of its saved bytes
-// join it.
+// join it. So does a list of blocks of the very same kind under another
+// name: a masked autoencoder's encoder (`vit.layers.#`) and decoder
+// (`decoder.decoder_layers.#`) stack one block class, with the same
+// sub-modules (attention, mlp, two layer norms), and both hold activations
+// until the one backward. "The same kind" is every kind of sub-module in
+// common, at least two of them: one shared kind (a conv, a norm) says
+// little of a block.
 constexpr double kStackShare = 0.25;
 
 // See docs/plan.md, "Units": of the families of repeated composite modules,
@@ -156,9 +162,10 @@ UnitSelection blocksOf(const std::vector<ModuleStats>& modules, const std::vecto
   std::set<std::string> kinds = childKinds(modules, best->members.front()->name);
   for (const Family& f : fams) {
     bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
-    bool sibling = parent != kNoList && listParent(f.pattern) == parent &&
-                   shareAKind(childKinds(modules, f.members.front()->name), kinds);
-    if (&f == best || !(same_tail || sibling)) continue;
+    std::set<std::string> f_kinds = childKinds(modules, f.members.front()->name);
+    bool sibling = parent != kNoList && listParent(f.pattern) == parent && shareAKind(f_kinds, kinds);
+    bool same_kind = listParent(f.pattern) != kNoList && kinds.size() >= 2 && f_kinds == kinds;
+    if (&f == best || !(same_tail || sibling || same_kind)) continue;
     if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
     if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
     stacks.push_back(&f);

@@ -7,7 +7,7 @@ val pattern).
                  [--pattern p1,p2,...] [--layerdrop P]
 
 MODEL: bert roberta mistral qwen2 neox mixtral qwen2moe bart whisper gpt2
-(Hugging Face), lstm / gru (a language model of a ModuleList of
+falcon gemma2 mamba deberta modernbert (Hugging Face), lstm / gru (a language model of a ModuleList of
 single-layer nn.LSTM / nn.GRU), lstm_deep (one nn.LSTM(num_layers=N): a
 single module), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
 fcn_resnet50, deeplabv3_resnet50, or any torchvision classifier
@@ -15,7 +15,8 @@ name (convnext_tiny, swin_t, efficientnet_b0, mobilenet_v3_small, resnet18).
 Also: fasterrcnn, maskrcnn, retinanet (fine-tuned: frozen BN and stages;
 pattern `scratch` trains all), r3d_18 mc3_18 r2plus1d_18 s3d swin3d_t
 mvit_v2_s (video, --frames), wav2vec2 hubert (CTC), hf_swin convnextv2
-dinov2 beit (HF vision), clip (two towers).
+dinov2 beit vitmae (masked-autoencoder pre-training) segformer (HF vision),
+clip (two towers).
 And: sd_unet (diffusers UNet2DConditionModel, Stable-Diffusion-style
 fine-tuning: DDPM noise-prediction MSE on random latents of --image px,
 conditioned by a frozen tiny CLIPTextModel run under no_grad), timm_vit
@@ -99,6 +100,33 @@ def hf(name, layers, hidden, seq):
     if name == "gpt2":
         cfg = tf.GPT2Config(n_layer=layers, n_embd=hidden, n_head=4, n_positions=seq, **c)
         return tf.GPT2LMHeadModel(cfg), "clm"
+    if name == "falcon":  # parallel attention + MLP, multi-query
+        cfg = tf.FalconConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                              new_decoder_architecture=False, multi_query=True, parallel_attn=True,
+                              max_position_embeddings=seq, **c)
+        return tf.FalconForCausalLM(cfg), "clm"
+    if name == "gemma2":  # soft-capped logits, alternating local/global attention
+        cfg = tf.Gemma2Config(hidden_size=hidden, intermediate_size=3 * hidden,
+                              num_hidden_layers=layers, num_attention_heads=4, num_key_value_heads=2,
+                              head_dim=hidden // 4, max_position_embeddings=seq,
+                              sliding_window=seq // 2, **c)
+        return tf.Gemma2ForCausalLM(cfg), "clm"
+    if name == "mamba":  # selective state space, no attention (the slow path on CPU)
+        c.pop("attn_implementation")
+        cfg = tf.MambaConfig(hidden_size=hidden, num_hidden_layers=layers, state_size=8, **c)
+        return tf.MambaForCausalLM(cfg), "clm"
+    if name == "deberta":  # disentangled relative attention
+        cfg = tf.DebertaV2Config(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                                 intermediate_size=4 * hidden, max_position_embeddings=seq,
+                                 relative_attention=True, pos_att_type=["p2c", "c2p"],
+                                 max_relative_positions=seq, **c)
+        return tf.DebertaV2ForMaskedLM(cfg), "mlm"
+    if name == "modernbert":  # alternating local/global attention, unpadded
+        cfg = tf.ModernBertConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                                  intermediate_size=2 * hidden, max_position_embeddings=seq,
+                                  local_attention=seq // 2, pad_token_id=0, cls_token_id=1,
+                                  sep_token_id=2, bos_token_id=1, eos_token_id=2, **c)
+        return tf.ModernBertForMaskedLM(cfg), "mlm"
     raise SystemExit("unknown " + name)
 
 
@@ -224,6 +252,17 @@ def hf_family(name, layers, hidden, image, layerdrop=None):
     if name == "beit":
         cfg = tf.BeitConfig(use_relative_position_bias=True, layer_scale_init_value=0.1, **vit)
         return tf.BeitForImageClassification(cfg), "hfcls"
+    if name == "vitmae":  # masked-autoencoder pre-training: 75% of patches dropped at random
+        vit.pop("drop_path_rate"), vit.pop("num_labels")
+        cfg = tf.ViTMAEConfig(decoder_hidden_size=hidden, decoder_num_hidden_layers=2,
+                              decoder_num_attention_heads=4, decoder_intermediate_size=2 * hidden, **vit)
+        return tf.ViTMAEForPreTraining(cfg), "mae"
+    if name == "segformer":  # hierarchical encoder, efficient attention, all-MLP decoder
+        c.pop("image_size"), c.pop("attn_implementation")
+        cfg = tf.SegformerConfig(num_encoder_blocks=4, depths=[2, 2, 2, 2], hidden_sizes=[16, 32, 64, 128],
+                                 num_attention_heads=[1, 2, 4, 8], decoder_hidden_size=64,
+                                 drop_path_rate=0.1, **c)
+        return tf.SegformerForSemanticSegmentation(cfg), "hfseg"
     raise SystemExit("unknown " + name)
 
 
@@ -396,7 +435,8 @@ def main():
         model, kind = detection(a.model, a.image, pats)
     elif a.model in ("r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"):
         model, kind = video(a.model)
-    elif a.model in ("wav2vec2", "hubert", "hf_swin", "convnextv2", "dinov2", "beit", "clip"):
+    elif a.model in ("wav2vec2", "hubert", "hf_swin", "convnextv2", "dinov2", "beit", "clip",
+                     "vitmae", "segformer"):
         model, kind = hf_family(a.model, a.layers, a.hidden, a.image, a.layerdrop)
     else:
         try:
@@ -441,6 +481,11 @@ def main():
         if kind == "hfcls":
             return (torch.randn(a.batch, 3, a.image, a.image, generator=gen),
                     torch.randint(0, 10, (a.batch,), generator=gen))
+        if kind == "mae":
+            return torch.randn(a.batch, 3, a.image, a.image, generator=gen), None
+        if kind == "hfseg":
+            return (torch.randn(a.batch, 3, a.image, a.image, generator=gen),
+                    torch.randint(0, 10, (a.batch, a.image, a.image), generator=gen))
         if kind == "ctc":  # seq frames of audio (20 samples each), transcripts of seq/8 tokens
             return (torch.randn(a.batch, a.seq * 20, generator=gen),
                     torch.randint(1, 32, (a.batch, a.seq // 8), generator=gen))
@@ -473,8 +518,10 @@ def main():
             return sum(model(x, y).values())
         if kind in ("cls", "video"):
             return F.cross_entropy(model(x), y)
-        if kind == "hfcls":
+        if kind in ("hfcls", "hfseg"):
             return model(pixel_values=x, labels=y).loss
+        if kind == "mae":
+            return model(pixel_values=x).loss
         if kind == "ctc":
             return model(input_values=x, labels=y).loss
         if kind == "clip":

@@ -178,6 +178,32 @@ TEST(AutoUnits, EncoderDecoderTakesBothStacks) {
   EXPECT_EQ(u.rule, "auto: decoder.block.# + encoder.block.#");
 }
 
+// A masked autoencoder (HF ViTMAEForPreTraining, probe_job.py vitmae): the
+// encoder's and the decoder's blocks are one class under two names
+// (vit.layers.#, decoder.decoder_layers.#), the decoder's on every patch and
+// the encoder's on the quarter kept: the decoder's alone left the encoder's
+// activations live before the first unit. A list of other blocks sharing
+// only one kind of sub-module (`heads.#`: an mlp each) stays out.
+TEST(AutoUnits, BlocksOfOneKindUnderTwoNamesAreAllUnits) {
+  auto layer = [](Tree& t, const std::string& l, Bytes saved) {
+    t.add(l, saved).add(l + ".layernorm_before", 0).add(l + ".attention", saved / 2);
+    t.add(l + ".layernorm_after", 0).add(l + ".mlp", saved / 2);
+  };
+  Tree t;
+  t.add("", 0).add("vit", 0).add("vit.embeddings", 4);
+  for (int i = 0; i < 4; ++i) layer(t, "vit.layers." + std::to_string(i), 30);
+  t.add("decoder", 0).add("decoder.decoder_embed", 0);
+  for (int i = 0; i < 2; ++i) layer(t, "decoder.decoder_layers." + std::to_string(i), 100);
+  for (int h = 0; h < 2; ++h) {
+    std::string head = "heads." + std::to_string(h);
+    t.add(head, 60).add(head + ".mlp", 30).add(head + ".proj", 30);
+  }
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"vit.layers.0", "vit.layers.1", "vit.layers.2", "vit.layers.3",
+                            "decoder.decoder_layers.0", "decoder.decoder_layers.1"}));
+  EXPECT_EQ(u.rule, "auto: decoder.decoder_layers.# + vit.layers.#");
+}
+
 // A U-Net (bench/robustness/probe_job.py): the down path's blocks and the
 // up path's, two sibling lists of one kind of block (c1, n1, c2, n2), are
 // all its blocks; the down path alone left 60% and 75% out of reach. A
