@@ -148,6 +148,36 @@ def test_hf_use_cache_is_off_in_training_and_kept_for_evaluation():
         assert model(ids, use_cache=True).past_key_values is not None
 
 
+def test_hf_use_cache_is_off_in_a_decoder_inside_an_encoder_decoder():
+    # VisionEncoderDecoderModel's own config has no use_cache; its GPT-2
+    # decoder's has, and kept on, the checkpointed decoder layer's
+    # cross-attention keys and values came from the cache in the
+    # recomputation: torch's CheckpointError in backward.
+    torch = _torch()
+    try:
+        import transformers as tf
+    except ImportError:
+        pytest.skip("no transformers")
+    import gcprof
+    torch.manual_seed(0)
+    enc = tf.ViTConfig(hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=64,
+                       image_size=16, patch_size=8)
+    dec = tf.GPT2Config(n_layer=2, n_embd=32, n_head=2, vocab_size=64, n_positions=16,
+                        add_cross_attention=True, is_decoder=True)
+    cfg = tf.VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)
+    cfg.decoder_start_token_id, cfg.pad_token_id = 1, 0
+    model = tf.VisionEncoderDecoderModel(config=cfg)
+    gcprof.apply_plan(model, {"format": "gcprof.plan/1", "checkpoint": [["decoder.transformer.h.0"]]})
+    model.train()
+    out = model(pixel_values=torch.randn(2, 3, 16, 16), labels=torch.randint(2, 64, (2, 6)))
+    out.loss.backward()  # was: CheckpointError, 2 tensors fewer saved in the recomputation
+    assert model.decoder.transformer.h[0].crossattention.c_attn.weight.grad is not None
+    model.eval()
+    with torch.no_grad():
+        assert model.decoder(torch.randint(2, 64, (1, 4)), encoder_hidden_states=torch.randn(1, 5, 32),
+                             use_cache=True).past_key_values is not None
+
+
 _INPLACE_JOB = """
 import torch
 torch.manual_seed(0)

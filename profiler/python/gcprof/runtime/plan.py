@@ -268,6 +268,26 @@ _NO_CACHE_MARK = "__gcprof_no_cache__"
 
 
 def no_cache_while_training(model):
+    """Training forwards of every Hugging Face model in `model` run with
+    use_cache=False: the model itself and the models it is made of, each
+    config once at the outermost module holding it. An image-to-text model
+    (VisionEncoderDecoderModel: TrOCR, Donut) has no use_cache of its own;
+    its GPT-2 decoder has, and with it on the decoder's cross-attention keys
+    and values came from the cache in the recomputation (saved in the
+    forward, not recomputed: torch's CheckpointError, 48 tensors against 46).
+    """
+    seen = set()
+    changed = False
+    for module in model.modules():
+        config = getattr(module, "config", None)
+        if config is None or id(config) in seen:
+            continue
+        seen.add(id(config))
+        changed = _no_cache_in(module) or changed
+    return changed
+
+
+def _no_cache_in(model):
     """Training forwards of a Hugging Face model run with use_cache=False.
 
     A key/value cache built in a training forward lives until the outputs are
