@@ -99,6 +99,13 @@ std::set<std::string> childKinds(const std::vector<ModuleStats>& modules, const 
   return out;
 }
 
+// A numbered list inside some module ("decoder.layers.#", not the model's
+// own "down.#") whose members are made of at least two kinds of layer.
+bool stackOfBlocks(const std::string& pattern, const std::set<std::string>& kinds) {
+  std::string parent = listParent(pattern);
+  return parent != kNoList && !parent.empty() && kinds.size() >= 2;
+}
+
 bool shareAKind(const std::set<std::string>& a, const std::set<std::string>& b) {
   return std::any_of(a.begin(), a.end(), [&](const std::string& k) { return b.count(k) > 0; });
 }
@@ -120,13 +127,14 @@ bool overlaps(const Family& a, const Family& b) {
 // DownBlock2D and CrossAttnUpBlock2D: resnets.#), so unrelated lists under
 // one parent stay out. Families with the chosen one's tail, or such siblings,
 // that do not overlap it and hold at least kStackShare of its saved bytes
-// join it. So does a list of blocks of the very same kind under another
-// name: a masked autoencoder's encoder (`vit.layers.#`) and decoder
-// (`decoder.decoder_layers.#`) stack one block class, with the same
-// sub-modules (attention, mlp, two layer norms), and both hold activations
-// until the one backward. "The same kind" is every kind of sub-module in
-// common, at least two of them: one shared kind (a conv, a norm) says
-// little of a block.
+// join it. So does a list of blocks in another part of the model under any
+// name, when both are blocks of layers (at least two kinds of sub-module
+// each, a list inside some module): a masked autoencoder's encoder
+// (`vit.layers.#`) and decoder (`decoder.decoder_layers.#`), a captioning
+// model's ViT encoder (`encoder.layers.#`) and GPT-2 decoder
+// (`decoder.transformer.h.#`) both hold their activations until the one
+// backward. A list of single layers (an FPN's `inner_blocks.#`, whose only
+// sub-modules are an nn.Sequential's indexes) is not such a stack.
 constexpr double kStackShare = 0.25;
 
 // See docs/plan.md, "Units": of the families of repeated composite modules,
@@ -164,8 +172,8 @@ UnitSelection blocksOf(const std::vector<ModuleStats>& modules, const std::vecto
     bool same_tail = !tail.empty() && stackTail(f.pattern) == tail;
     std::set<std::string> f_kinds = childKinds(modules, f.members.front()->name);
     bool sibling = parent != kNoList && listParent(f.pattern) == parent && shareAKind(f_kinds, kinds);
-    bool same_kind = listParent(f.pattern) != kNoList && kinds.size() >= 2 && f_kinds == kinds;
-    if (&f == best || !(same_tail || sibling || same_kind)) continue;
+    bool other_stack = stackOfBlocks(f.pattern, f_kinds) && stackOfBlocks(best->pattern, kinds);
+    if (&f == best || !(same_tail || sibling || other_stack)) continue;
     if (static_cast<double>(f.saved) < kStackShare * static_cast<double>(best->saved)) continue;
     if (std::any_of(stacks.begin(), stacks.end(), [&](const Family* g) { return overlaps(f, *g); })) continue;
     stacks.push_back(&f);

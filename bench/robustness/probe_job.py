@@ -16,6 +16,7 @@ Also: fasterrcnn, maskrcnn, retinanet (fine-tuned: frozen BN and stages;
 pattern `scratch` trains all), r3d_18 mc3_18 r2plus1d_18 s3d swin3d_t
 mvit_v2_s (video, --frames), wav2vec2 hubert (CTC), hf_swin convnextv2
 dinov2 beit vitmae (masked-autoencoder pre-training) segformer (HF vision),
+vision2text (a ViT encoder and a GPT-2 decoder: captioning, OCR),
 clip (two towers).
 And: sd_unet (diffusers UNet2DConditionModel, Stable-Diffusion-style
 fine-tuning: DDPM noise-prediction MSE on random latents of --image px,
@@ -257,6 +258,16 @@ def hf_family(name, layers, hidden, image, layerdrop=None):
         cfg = tf.ViTMAEConfig(decoder_hidden_size=hidden, decoder_num_hidden_layers=2,
                               decoder_num_attention_heads=4, decoder_intermediate_size=2 * hidden, **vit)
         return tf.ViTMAEForPreTraining(cfg), "mae"
+    if name == "vision2text":  # image captioning / OCR (TrOCR, Donut): a ViT encoder, a GPT-2 decoder
+        enc = tf.ViTConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                           intermediate_size=4 * hidden, patch_size=8, image_size=image,
+                           attn_implementation="eager")
+        dec = tf.GPT2Config(n_layer=layers, n_embd=hidden, n_head=4, vocab_size=V, n_positions=32,
+                            add_cross_attention=True, is_decoder=True, bos_token_id=1, eos_token_id=2,
+                            attn_implementation="eager")
+        cfg = tf.VisionEncoderDecoderConfig.from_encoder_decoder_configs(enc, dec)
+        cfg.decoder_start_token_id, cfg.pad_token_id = 1, 0
+        return tf.VisionEncoderDecoderModel(config=cfg), "captions"
     if name == "segformer":  # hierarchical encoder, efficient attention, all-MLP decoder
         c.pop("image_size"), c.pop("attn_implementation")
         cfg = tf.SegformerConfig(num_encoder_blocks=4, depths=[2, 2, 2, 2], hidden_sizes=[16, 32, 64, 128],
@@ -436,7 +447,7 @@ def main():
     elif a.model in ("r3d_18", "mc3_18", "r2plus1d_18", "s3d", "swin3d_t", "mvit_v2_s"):
         model, kind = video(a.model)
     elif a.model in ("wav2vec2", "hubert", "hf_swin", "convnextv2", "dinov2", "beit", "clip",
-                     "vitmae", "segformer"):
+                     "vitmae", "segformer", "vision2text"):
         model, kind = hf_family(a.model, a.layers, a.hidden, a.image, a.layerdrop)
     else:
         try:
@@ -483,6 +494,9 @@ def main():
                     torch.randint(0, 10, (a.batch,), generator=gen))
         if kind == "mae":
             return torch.randn(a.batch, 3, a.image, a.image, generator=gen), None
+        if kind == "captions":
+            return (torch.randn(a.batch, 3, a.image, a.image, generator=gen),
+                    torch.randint(2, V, (a.batch, 24), generator=gen))
         if kind == "hfseg":
             return (torch.randn(a.batch, 3, a.image, a.image, generator=gen),
                     torch.randint(0, 10, (a.batch, a.image, a.image), generator=gen))
@@ -518,7 +532,7 @@ def main():
             return sum(model(x, y).values())
         if kind in ("cls", "video"):
             return F.cross_entropy(model(x), y)
-        if kind in ("hfcls", "hfseg"):
+        if kind in ("hfcls", "hfseg", "captions"):
             return model(pixel_values=x, labels=y).loss
         if kind == "mae":
             return model(pixel_values=x).loss

@@ -204,6 +204,34 @@ TEST(AutoUnits, BlocksOfOneKindUnderTwoNamesAreAllUnits) {
   EXPECT_EQ(u.rule, "auto: decoder.decoder_layers.# + vit.layers.#");
 }
 
+// An image-to-text model (HF VisionEncoderDecoderModel: TrOCR, Donut,
+// captioning; probe_job.py vision2text): a ViT encoder and a GPT-2 decoder,
+// blocks of two classes under two names, both kept to the one backward.
+// The decoder's alone left 60% out of reach. An FPN-like list of single
+// layers (`neck.convs.#`: an nn.Sequential's indexes only) stays out.
+TEST(AutoUnits, AnEncoderAndADecoderOfDifferentBlocksAreAllUnits) {
+  Tree t;
+  t.add("", 0).add("encoder", 0).add("encoder.embeddings", 2);
+  for (int i = 0; i < 4; ++i) {
+    std::string l = "encoder.layers." + std::to_string(i);
+    t.add(l, 60).add(l + ".layernorm_before", 0).add(l + ".attention", 30).add(l + ".mlp", 30);
+  }
+  for (int i = 0; i < 2; ++i) {
+    std::string c = "neck.convs." + std::to_string(i);
+    t.add(c, 40).add(c + ".0", 20).add(c + ".1", 20);
+  }
+  t.add("decoder", 0).add("decoder.transformer", 0);
+  for (int i = 0; i < 4; ++i) {
+    std::string h = "decoder.transformer.h." + std::to_string(i);
+    t.add(h, 40).add(h + ".ln_1", 0).add(h + ".attn", 10).add(h + ".crossattention", 10).add(h + ".mlp", 20);
+  }
+  UnitSelection u = selectUnits(t.modules(), "auto");
+  EXPECT_EQ(u.names, names({"encoder.layers.0", "encoder.layers.1", "encoder.layers.2", "encoder.layers.3",
+                            "decoder.transformer.h.0", "decoder.transformer.h.1", "decoder.transformer.h.2",
+                            "decoder.transformer.h.3"}));
+  EXPECT_EQ(u.rule, "auto: encoder.layers.# + decoder.transformer.h.#");
+}
+
 // A U-Net (bench/robustness/probe_job.py): the down path's blocks and the
 // up path's, two sibling lists of one kind of block (c1, n1, c2, n2), are
 // all its blocks; the down path alone left 60% and 75% out of reach. A
