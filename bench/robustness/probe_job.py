@@ -7,7 +7,7 @@ val pattern).
                  [--pattern p1,p2,...] [--layerdrop P]
 
 MODEL: bert roberta mistral qwen2 neox mixtral qwen2moe bart whisper gpt2
-falcon gemma2 mamba deberta modernbert (Hugging Face), lstm / gru (a language model of a ModuleList of
+falcon gemma2 mamba deberta modernbert bert2bert (Hugging Face), lstm / gru (a language model of a ModuleList of
 single-layer nn.LSTM / nn.GRU), lstm_deep (one nn.LSTM(num_layers=N): a
 single module), unet (a small UNet), fpn (ResNet-18 feature pyramid), lraspp,
 fcn_resnet50, deeplabv3_resnet50, or any torchvision classifier
@@ -101,6 +101,12 @@ def hf(name, layers, hidden, seq):
     if name == "gpt2":
         cfg = tf.GPT2Config(n_layer=layers, n_embd=hidden, n_head=4, n_positions=seq, **c)
         return tf.GPT2LMHeadModel(cfg), "clm"
+    if name == "bert2bert":  # EncoderDecoderModel: a BERT encoder, a BERT decoder with cross-attention
+        bert = dict(vocab_size=V, hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
+                    intermediate_size=4 * hidden, max_position_embeddings=seq, attn_implementation="eager")
+        cfg = tf.EncoderDecoderConfig.from_encoder_decoder_configs(tf.BertConfig(**bert), tf.BertConfig(**bert))
+        cfg.decoder_start_token_id, cfg.pad_token_id = 1, 0
+        return tf.EncoderDecoderModel(config=cfg), "s2s"
     if name == "falcon":  # parallel attention + MLP, multi-query
         cfg = tf.FalconConfig(hidden_size=hidden, num_hidden_layers=layers, num_attention_heads=4,
                               new_decoder_architecture=False, multi_query=True, parallel_attn=True,
