@@ -10,6 +10,8 @@ T (one or more, comma-separated):
                (requires_grad_(False)); the optimizer gets the rest
   freeze_head  everything but the head frozen (HF: but the last block)
   lora         peft LoRA (r=8) on the attention projections; base frozen
+  prefix       peft prefix tuning (8 virtual tokens: keys and values passed
+               to every layer as past_key_values); base frozen (HF causal LMs)
   hf_gc        the user's HF model.gradient_checkpointing_enable()
   user_ckpt    the user's torch.utils.checkpoint around each block, from
                the parent's forward (MODEL tenc only)
@@ -259,6 +261,11 @@ def lora(model, a):
     return get_peft_model(model, cfg)
 
 
+def prefix(model, a):
+    from peft import PrefixTuningConfig, get_peft_model
+    return get_peft_model(model, PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=8))
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("model")
@@ -290,6 +297,8 @@ def main():
         teacher.requires_grad_(False)
     if "lora" in tunes:
         model = lora(model, a)
+    if "prefix" in tunes:
+        model = prefix(model, a)
     if "hf_gc" in tunes:
         model.gradient_checkpointing_enable()
     opt = torch.optim.SGD([p for p in model.parameters() if p.requires_grad], lr=1e-2, momentum=0.9)

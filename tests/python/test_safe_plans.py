@@ -178,6 +178,43 @@ def test_hf_use_cache_is_off_in_a_decoder_inside_an_encoder_decoder():
                              use_cache=True).past_key_values is not None
 
 
+def test_a_layer_passed_a_key_value_cache_runs_unchanged_and_is_named():
+    # peft's prefix tuning passes every layer a cache holding the prefix;
+    # the layer's attention appends its keys and values to it, and a
+    # recomputation appended them again: a RuntimeError in backward (keys of
+    # 2 x 8 + 4 positions against 8 + 4).
+    torch = _torch()
+    try:
+        import transformers as tf
+        from peft import PrefixTuningConfig, get_peft_model
+    except ImportError:
+        pytest.skip("no transformers or peft")
+    import gcprof
+
+    def build():
+        torch.manual_seed(0)
+        cfg = tf.LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=2,
+                             num_key_value_heads=2, vocab_size=64, max_position_embeddings=32, use_cache=False)
+        return get_peft_model(tf.LlamaForCausalLM(cfg), PrefixTuningConfig(task_type="CAUSAL_LM",
+                                                                           num_virtual_tokens=8))
+
+    ids = torch.randint(2, 64, (2, 4), generator=torch.Generator().manual_seed(1))
+    plain, planned = build(), build()
+    gcprof.apply_plan(planned, {"format": "gcprof.plan/1",
+                                "checkpoint": [["base_model.model.layers.0"], ["base_model.model.layers.1.mlp"]]})
+    losses = []
+    for m in (plain, planned):
+        m.train()
+        loss = m(input_ids=ids, labels=ids).loss
+        loss.backward()  # was: RuntimeError, the recomputation extended the cache a second time
+        losses.append(loss.item())
+    assert losses[0] == losses[1]
+    for (name, a), (_, b) in zip(plain.named_parameters(), planned.named_parameters()):
+        assert (a.grad is None) == (b.grad is None), name
+        if a.grad is not None:
+            assert torch.equal(a.grad, b.grad), name
+
+
 _INPLACE_JOB = """
 import torch
 torch.manual_seed(0)

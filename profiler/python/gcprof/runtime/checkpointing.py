@@ -42,6 +42,10 @@ bernoulli_ and div_ together: the advisor saves in-place calls only so,
 chain/selective_options.h): the cached empty_like output is filled in place
 after it was cached, which PyTorch refuses unless told to allow it; the
 replay takes all three from the cache, so the mask is the forward's.
+
+A call passed a Hugging Face key/value cache (peft's prefix tuning) runs
+without checkpointing, with a warning: its forward extends the cache in
+place, and a recomputation would extend it again.
 """
 import contextlib
 import sys
@@ -112,6 +116,36 @@ def _warn_recomputed_by_the_job(name):
                      "checkpoint it a second time there, so it is recomputed once, but the plan's "
                      "predictions assume the job does not checkpoint; record the job as it runs and "
                      "advise again\n" % name)
+    sys.stderr.flush()
+
+
+_warned_cache = set()
+
+
+def _passed_a_cache(args, kwargs):
+    """Whether a Hugging Face key/value cache (transformers' Cache) is among
+    the call's arguments: peft's prefix tuning passes every layer one holding
+    the prefix, and the layer's attention appends its keys and values to it
+    in place. A recomputation would append them a second time (keys of 264
+    positions against 136 expected: a RuntimeError in backward). HF's own
+    gradient checkpointing drops the cache instead, which changes what the
+    layer computes."""
+    cache_utils = sys.modules.get("transformers.cache_utils")
+    cache = getattr(cache_utils, "Cache", None)
+    if cache is None:
+        return False
+    return any(isinstance(v, cache) for v in args) or any(isinstance(v, cache) for v in kwargs.values())
+
+
+def _warn_cache(name):
+    if name in _warned_cache:
+        return
+    _warned_cache.add(name)
+    sys.stderr.write("gcprof: warning: %r is passed a key/value cache (past_key_values: prefix tuning, "
+                     "a prompt cache) that its forward extends in place; recomputing it would extend "
+                     "the cache twice, so it runs without checkpointing and the plan's saving for it is "
+                     "not made (checkpoint modules below it that are not passed the cache, such as its "
+                     "MLP, with --units)\n" % name)
     sys.stderr.flush()
 
 
@@ -222,6 +256,9 @@ def checkpoint_module(torch, module, name, save=None):
             # outer checkpoint needs its recomputation to save what its
             # forward saved, so both run the module as it is.
             _warn_recomputed_by_the_job(name)
+            return original(*args, **kwargs)
+        if _passed_a_cache(args, kwargs):
+            _warn_cache(name)
             return original(*args, **kwargs)
         calls = [0]
         at_call = _containers_copied((args, kwargs))
