@@ -11,8 +11,15 @@
 namespace gcprof {
 namespace {
 
-// The order of a loaded Trace's rows.
-bool before(const Allocation& a, const Allocation& b) { return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id; }
+// The order of a loaded Trace's rows (an object, not a function pointer:
+// std::sort and the heap inline it; a call per comparison cost export
+// ~0.6 s of 6.5 at 10M rows).
+struct Before {
+  bool operator()(const Allocation& a, const Allocation& b) const {
+    return a.alloc != b.alloc ? a.alloc < b.alloc : a.id < b.id;
+  }
+};
+constexpr Before before{};
 
 // Version 6: the free times of blocks written live, walked beside the rows
 // in the same (alloc_ns, id) order, as applyFrees gives them to a loaded run.
