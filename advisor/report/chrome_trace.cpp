@@ -50,6 +50,29 @@ class LaneAssigner {
   std::map<int64_t, std::vector<std::vector<Ns>>> threads_;
 };
 
+std::string sliceName(const Range& r) {
+  std::string name = r.name.empty() ? "(model)" : r.name;
+  if (r.phase == Phase::Backward) name += " (backward)";
+  return name;
+}
+
+const Step* stepOf(const Trace& t, const Scalar& sc) {
+  auto step = std::find_if(t.steps.begin(), t.steps.end(), [&](const Step& s) { return s.index == sc.step; });
+  return step == t.steps.end() ? nullptr : &*step;
+}
+
+// The text of the run's names as dump() checks it, in the document's order:
+// a name that is not UTF-8 (a C API or CUPTI name; the recorder mends only
+// range names) throws the error the whole document's dump() gave, before
+// anything is written, so that stdout gets nothing rather than half a
+// document.
+void requireDumpableNames(const Trace& t) {
+  for (const Range& r : t.ranges) nlohmann::json(sliceName(r)).dump();
+  for (const Scalar& sc : t.scalars)
+    if (stepOf(t, sc)) nlohmann::json(sc.name).dump();
+  for (const Kernel& k : t.kernels) nlohmann::json(k.name).dump();
+}
+
 // Each event as it is made, written as the array's next element.
 class EventWriter {
  public:
@@ -71,6 +94,7 @@ size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
                         const std::function<void(std::string_view)>& write, size_t max_counter_points) {
   // The first pass: the document's header names the peak, and the first
   // allocation may be the origin of every timestamp.
+  requireDumpableNames(t);
   const CurveSurvey survey = surveyCurve(allocations);
   const AllocationFilter& filter = survey.filter;
   Ns origin = LLONG_MAX;
@@ -93,8 +117,7 @@ size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
   for (const Range& r : t.ranges) {
     Ns end = std::max(r.end, r.start);
     int lane = lanes.assign(r.thread, r.start, end);
-    std::string name = r.name.empty() ? "(model)" : r.name;
-    if (r.phase == Phase::Backward) name += " (backward)";
+    const std::string name = sliceName(r);
     nlohmann::json args = {{"depth", r.depth}, {"step", r.step}};
     if (r.device_ns >= 0) args["device_ns"] = r.device_ns;
     if (r.input_bytes || r.output_bytes) {
@@ -117,8 +140,8 @@ size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
                 {"cat", "step"}, {"pid", kHostPid}, {"tid", 0}, {"ts", us(s.start)}});
   }
   for (const Scalar& sc : t.scalars) {
-    auto step = std::find_if(t.steps.begin(), t.steps.end(), [&](const Step& s) { return s.index == sc.step; });
-    if (step == t.steps.end()) continue;
+    const Step* step = stepOf(t, sc);
+    if (!step) continue;
     events.add({{"ph", "C"}, {"name", sc.name}, {"pid", kHostPid}, {"ts", us(step->end)},
                 {"args", {{sc.name, sc.value}}}});
   }

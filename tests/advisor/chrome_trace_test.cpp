@@ -194,6 +194,31 @@ TEST(ChromeTrace, ASmallRunIsWrittenAsBefore) {
   EXPECT_EQ(events, 10u);
 }
 
+// A name that is not UTF-8 (a scalar's or a kernel's: the recorder mends
+// only range names) is the error the whole document's dump() gave, raised
+// before the first byte: stdout gets nothing, not half a document.
+TEST(ChromeTrace, ANameThatIsNotUtf8IsAnErrorBeforeAnythingIsWritten) {
+  for (int where = 0; where < 3; ++where) {
+    Trace t = fabricated(Memory::DeviceTensorsAndSegments, 5);
+    std::stable_sort(t.allocations.begin(), t.allocations.end(),
+                     [](const Allocation& x, const Allocation& y) { return x.alloc < y.alloc; });
+    const std::string bad = "lo\xffss";
+    if (where == 0) t.ranges[2].name = bad;
+    if (where == 1) t.scalars[1].name = bad;
+    if (where == 2) t.kernels[1].name = bad;
+    std::string text;
+    try {
+      writeChromeTrace(
+          t, [&](const AllocationPiece& take) { take(t.allocations); }, [&](std::string_view s) { text += s; });
+      ADD_FAILURE() << "written: " << where;
+    } catch (const nlohmann::json::type_error& e) {
+      EXPECT_EQ(e.id, 316) << e.what();
+      EXPECT_EQ(std::string(e.what()), "[json.exception.type_error.316] invalid UTF-8 byte at index 2: 0xFF");
+    }
+    EXPECT_EQ(text, "") << where;
+  }
+}
+
 // A Trace built by hand out of time order: the document of its rows in order.
 TEST(ChromeTrace, RowsOutOfTimeOrderAreTheDocumentOfTheRowsInOrder) {
   Trace t = fabricated(Memory::DeviceTensorsAndSegments, 3);
