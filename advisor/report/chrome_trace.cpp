@@ -88,43 +88,34 @@ class EventWriter {
   size_t count_ = 0;
 };
 
-}  // namespace
+// Timestamps in µs from the run's first event.
+struct Micros {
+  Ns origin = 0;
+  double operator()(Ns ns) const { return static_cast<double>(sat::sub(ns, origin)) / 1000.0; }
+};
 
-size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
-                        const std::function<void(std::string_view)>& write, size_t max_counter_points) {
-  // The first pass: the document's header names the peak, and the first
-  // allocation may be the origin of every timestamp.
-  requireDumpableNames(t);
-  const CurveSurvey survey = surveyCurve(allocations);
-  const AllocationFilter& filter = survey.filter;
+// The first event: the first allocation (the survey's), range or step.
+Micros originOf(const Trace& t, const CurveSurvey& survey) {
   Ns origin = LLONG_MAX;
   if (survey.any_rows) origin = survey.first_alloc;
   if (!t.ranges.empty()) origin = std::min(origin, t.ranges.front().start);
   for (const Step& s : t.steps) origin = std::min(origin, s.start);
-  if (origin == LLONG_MAX) origin = 0;
-  auto us = [&](Ns ns) { return static_cast<double>(sat::sub(ns, origin)) / 1000.0; };
+  return Micros{origin == LLONG_MAX ? 0 : origin};
+}
 
-  // The document's keys in nlohmann::json's order (sorted), the events last.
-  const nlohmann::json other = {{"generator", "gcprof export"}, {"run", t.run.id},
-                                {"memory", filter.describe()}, {"peak_bytes", survey.peak}};
-  write(R"({"displayTimeUnit":"ms","otherData":)");
-  write(other.dump());
-  write(R"(,"traceEvents":[)");
-  EventWriter events(write);
-  events.add({{"ph", "M"}, {"name", "process_name"}, {"pid", kHostPid},
-              {"args", {{"name", "gcprof run " + std::to_string(t.run.id) + " (host)"}}}});
+// The ranges as slices, then the names of the threads' lanes.
+void addRanges(EventWriter& events, const Trace& t, const Micros& us) {
   LaneAssigner lanes;
   for (const Range& r : t.ranges) {
     Ns end = std::max(r.end, r.start);
     int lane = lanes.assign(r.thread, r.start, end);
-    const std::string name = sliceName(r);
     nlohmann::json args = {{"depth", r.depth}, {"step", r.step}};
     if (r.device_ns >= 0) args["device_ns"] = r.device_ns;
     if (r.input_bytes || r.output_bytes) {
       args["input_bytes"] = r.input_bytes;
       args["output_bytes"] = r.output_bytes;
     }
-    events.add({{"ph", "X"}, {"name", name}, {"cat", phaseName(r)}, {"pid", kHostPid},
+    events.add({{"ph", "X"}, {"name", sliceName(r)}, {"cat", phaseName(r)}, {"pid", kHostPid},
                 {"tid", sat::add(sat::mul(r.thread, kLanes), lane)}, {"ts", us(r.start)},
                 {"dur", static_cast<double>(sat::sub(end, r.start)) / 1000.0}, {"args", args}});
   }
@@ -135,6 +126,10 @@ size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
                   {"tid", sat::add(sat::mul(thread, kLanes), static_cast<int64_t>(l))}, {"args", {{"name", name}}}});
     }
   }
+}
+
+// Steps as instants, scalars as counters at their step's end.
+void addSteps(EventWriter& events, const Trace& t, const Micros& us) {
   for (const Step& s : t.steps) {
     events.add({{"ph", "i"}, {"s", "p"}, {"name", "step " + std::to_string(s.index)},
                 {"cat", "step"}, {"pid", kHostPid}, {"tid", 0}, {"ts", us(s.start)}});
@@ -145,14 +140,9 @@ size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
     events.add({{"ph", "C"}, {"name", sc.name}, {"pid", kHostPid}, {"ts", us(step->end)},
                 {"args", {{sc.name, sc.value}}}});
   }
-  // The second pass: only the points written are made (the curve of every
-  // instant was two points per allocation, 330 MB of a 10M-allocation run).
-  const int mem_pid = filter.device ? kDevicePid : kHostPid;
-  const std::string counter = "live bytes (" + filter.describe() + ")";
-  downsampledPoints(allocations, survey, max_counter_points, [&](const MemoryPoint& p) {
-    events.add({{"ph", "C"}, {"name", counter}, {"pid", mem_pid}, {"ts", us(p.time)},
-                {"args", {{"bytes", p.live}}}});
-  });
+}
+
+void addKernels(EventWriter& events, const Trace& t, const AllocationFilter& filter, const Micros& us) {
   if (!t.kernels.empty() || filter.device) {
     events.add({{"ph", "M"}, {"name", "process_name"}, {"pid", kDevicePid},
                 {"args", {{"name", "gcprof run " + std::to_string(t.run.id) + " (device)"}}}});
@@ -163,6 +153,38 @@ size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
                 {"dur", static_cast<double>(std::max<Ns>(0, sat::sub(k.end, k.start))) / 1000.0},
                 {"args", {{"correlation", k.correlation}, {"range", k.range}}}});
   }
+}
+
+}  // namespace
+
+size_t writeChromeTrace(const Trace& t, const AllocationPass& allocations,
+                        const std::function<void(std::string_view)>& write, size_t max_counter_points) {
+  requireDumpableNames(t);
+  // The first pass: the document's header names the peak, and the first
+  // allocation may be the origin of every timestamp.
+  const CurveSurvey survey = surveyCurve(allocations);
+  const AllocationFilter& filter = survey.filter;
+  const Micros us = originOf(t, survey);
+  // The document's keys in nlohmann::json's order (sorted), the events last.
+  const nlohmann::json other = {{"generator", "gcprof export"}, {"run", t.run.id},
+                                {"memory", filter.describe()}, {"peak_bytes", survey.peak}};
+  write(R"({"displayTimeUnit":"ms","otherData":)");
+  write(other.dump());
+  write(R"(,"traceEvents":[)");
+  EventWriter events(write);
+  events.add({{"ph", "M"}, {"name", "process_name"}, {"pid", kHostPid},
+              {"args", {{"name", "gcprof run " + std::to_string(t.run.id) + " (host)"}}}});
+  addRanges(events, t, us);
+  addSteps(events, t, us);
+  // The second pass: only the points written are made (the curve of every
+  // instant was two points per allocation, 330 MB of a 10M-allocation run).
+  const int mem_pid = filter.device ? kDevicePid : kHostPid;
+  const std::string counter = "live bytes (" + filter.describe() + ")";
+  downsampledPoints(allocations, survey, max_counter_points, [&](const MemoryPoint& p) {
+    events.add({{"ph", "C"}, {"name", counter}, {"pid", mem_pid}, {"ts", us(p.time)},
+                {"args", {{"bytes", p.live}}}});
+  });
+  addKernels(events, t, filter, us);
   write("]}");
   return events.count();
 }
