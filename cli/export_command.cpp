@@ -1,7 +1,9 @@
 // gcprof export: a run as a Chrome trace (Perfetto, chrome://tracing).
 #include <cstdio>
 #include <memory>
+#include <string_view>
 
+#include "allocation_stream.h"
 #include "commands.h"
 #include "report/chrome_trace.h"
 #include "report/output_file.h"
@@ -17,17 +19,28 @@ struct ExportArgs {
   int64_t run = 0;
 };
 
+// The run is read a piece at a time, twice (allocation_stream.h,
+// streamed_curve.h), and the document written as it is made: export's
+// memory grows with a piece and the blocks live at once, not with the run.
 int runExport(const ExportArgs& a) {
   TraceStore store(a.trace, TraceStore::Mode::ReadOnly);
   int64_t run = chooseRun(store, a.run);
-  nlohmann::json doc = advisor::chromeTrace(store.load(run));
+  // First: its read transaction holds for the rest of the run's rows too.
+  AllocationStream stream(store, run);
+  const Trace rest = store.loadWithoutAllocations(run);
+  const advisor::AllocationPass allocations = [&](const advisor::AllocationPiece& take) { stream.read(take); };
   if (a.output.empty() || a.output == "-") {
-    std::printf("%s\n", doc.dump().c_str());
+    advisor::writeChromeTrace(rest, allocations,
+                              [](std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); });
+    std::fputc('\n', stdout);
     return 0;
   }
-  advisor::writeOutputFile(a.output, doc.dump() + "\n");
+  advisor::OutputFile file(a.output);
+  const size_t events = advisor::writeChromeTrace(rest, allocations, [&](std::string_view text) { file.append(text); });
+  file.append("\n");
+  file.commit();
   std::fprintf(stderr, "gcprof export: run %lld written to %s (%zu events; open in ui.perfetto.dev)\n",
-               static_cast<long long>(run), a.output.c_str(), doc["traceEvents"].size());
+               static_cast<long long>(run), a.output.c_str(), events);
   return 0;
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "memory/curve_downsampler.h"
 #include "memory/memory_events.h"
 
 namespace gcprof::advisor {
@@ -21,25 +22,18 @@ MemoryCurve downsampledCurve(const std::vector<Allocation>& allocations, const A
     c.points = downsample(c.points, max_points);
     return c;
   }
-  const bool all = max_points < 2 || n <= max_points;
-  const size_t per = all ? 1 : (n + max_points - 1) / max_points;
-  c.points.reserve(all ? n : max_points + 1);
-  // downsample's buckets of `per` points: each keeps its highest (the
-  // first of equals), and the last point closes the curve.
-  size_t k = 0;
-  MemoryPoint best, last;
+  CurveDownsampler points(n, max_points);
+  c.points.reserve(points.keptAtMost(max_points));
+  auto keep = [&](const MemoryPoint& p) { c.points.push_back(p); };
   sweepInstants(allocations, filter, [&](Ns t, Bytes live) {
-    last = {t, live};
     if (live > c.peak) {
       c.peak = live;
       c.peak_time = t;
     }
-    if (k % per == 0 || live > best.live) best = last;
-    if (k % per == per - 1 || k + 1 == n) c.points.push_back(best);
-    ++k;
+    c.live_at_end = live;
+    points.add({t, live}, keep);
   });
-  c.live_at_end = last.live;
-  if (!all && c.points.back().time != last.time) c.points.push_back(last);
+  points.finish(keep);
   return c;
 }
 

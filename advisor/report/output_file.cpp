@@ -93,27 +93,52 @@ OutputFile::~OutputFile() {
   if (!done_ && !temp_.empty()) unlink(temp_.c_str());
 }
 
+void OutputFile::failWith(int err) {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+  if (!temp_.empty()) unlink(temp_.c_str());
+  temp_.clear();
+  fail(path_, err);
+}
+
+void OutputFile::writeAll(std::string_view bytes) {
+  for (size_t off = 0; off < bytes.size();) {
+    ssize_t n = write(fd_, bytes.data() + off, bytes.size() - off);
+    if (n > 0) off += static_cast<size_t>(n);
+    else if (n < 0 && errno != EINTR) failWith(errno);
+    else if (n == 0) failWith(EIO);
+  }
+}
+
+void OutputFile::append(std::string_view text) {
+  if (done_ || fd_ < 0) throw OutputFileError(path_ + ": already written");
+  buffer_.append(text);
+  if (buffer_.size() < kBuffer) return;
+  writeAll(buffer_);
+  buffer_.clear();
+}
+
 void OutputFile::commit(const std::string& content) {
   if (done_ || fd_ < 0) throw OutputFileError(path_ + ": already written");
+  writeAll(buffer_);
+  buffer_.clear();
+  writeAll(content);  // not through the buffer: a report is not copied
+  commit();
+}
+
+void OutputFile::commit() {
+  if (done_ || fd_ < 0) throw OutputFileError(path_ + ": already written");
+  writeAll(buffer_);
+  buffer_.clear();
+  buffer_.shrink_to_fit();
   int err = 0;
-  for (size_t off = 0; off < content.size() && err == 0;) {
-    ssize_t n = write(fd_, content.data() + off, content.size() - off);
-    if (n > 0) off += static_cast<size_t>(n);
-    else if (n < 0 && errno != EINTR) err = errno;
-    else if (n == 0) err = EIO;
-  }
   // Delayed allocation and network file systems report a full disk only
   // here; devices and pipes cannot be synced (EINVAL) and need not be.
-  if (err == 0 && fsync(fd_) != 0 && !(temp_.empty() && (errno == EINVAL || errno == EROFS)))
-    err = errno;
+  if (fsync(fd_) != 0 && !(temp_.empty() && (errno == EINVAL || errno == EROFS))) err = errno;
   if (close(fd_) != 0 && err == 0) err = errno;
   fd_ = -1;
   if (err == 0 && !temp_.empty() && rename(temp_.c_str(), target_.c_str()) != 0) err = errno;
-  if (err != 0) {
-    if (!temp_.empty()) unlink(temp_.c_str());
-    temp_.clear();
-    fail(path_, err);
-  }
+  if (err != 0) failWith(err);
   done_ = true;
 }
 

@@ -130,4 +130,13 @@ bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& 
   });
 }
 
+bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
+                AllocationContexts& contexts, std::string& problem) {
+  return parseAnyRows(text, base, problem, [&](const RecordedAllocation& a) {
+    Allocation row = a;
+    row.context = contexts.intern({a.stream, a.thread});
+    out.push_back(row);
+  });
+}
+
 }  // namespace gcprof

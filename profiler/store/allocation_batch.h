@@ -36,5 +36,8 @@ bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Record
 // stay in `out`.
 bool parseBatch(std::string_view text, const BatchBase& base, AllocationBlocks& out, AllocationContexts& contexts,
                 std::string& problem);
+// The same into a vector (the allocation stream's: one batch at a time).
+bool parseBatch(std::string_view text, const BatchBase& base, std::vector<Allocation>& out,
+                AllocationContexts& contexts, std::string& problem);
 
 }  // namespace gcprof

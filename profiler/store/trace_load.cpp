@@ -6,6 +6,7 @@
 #include "allocation_batch.h"
 #include "allocation_frees.h"
 #include "allocation_order.h"
+#include "allocation_row_query.h"
 #include "range_batch.h"
 #include "statement.h"
 
@@ -39,7 +40,7 @@ class RowProgress {
 // so that the vectors are allocated once: growing a vector of ten million
 // allocations by doubling held up to three times its size. Returns the
 // rows counted.
-int64_t reserveRows(const RunRows& r, Trace& t) {
+int64_t reserveRows(const RunRows& r, Trace& t, bool with_allocations) {
   const std::string rows = std::string("SELECT count(*) FROM ") + allocationRowTable(r.version) + " WHERE run=?";
   // Ranges, allocation rows, allocation batches' rows, range batches' rows.
   std::vector<std::string> counts{std::string("SELECT count(*) FROM ") + rangeRowTable(r.version) + " WHERE run=?",
@@ -59,7 +60,7 @@ int64_t reserveRows(const RunRows& r, Trace& t) {
   const int64_t most = pages.step() ? std::max<int64_t>(0, pages.i64(0)) / 8 : 0;
   try {
     t.ranges.reserve(static_cast<size_t>(std::min(n[0] + n[3], most)));
-    t.allocations.reserve(static_cast<size_t>(std::min(n[1] + n[2], most)));
+    if (with_allocations) t.allocations.reserve(static_cast<size_t>(std::min(n[1] + n[2], most)));
   } catch (const std::bad_alloc&) {
     // Grown as read instead.
   }
@@ -91,32 +92,14 @@ Kernel kernelFrom(Stmt& s) {
   return k;
 }
 
-Allocation allocationFrom(const RunRows& r, Stmt& s, AllocationContexts& contexts) {
-  Allocation a;
-  a.id = s.i64(0);
-  if (!setNarrowFields(a, s.i64(9), s.i64(10), s.i64(3), s.i64(6), s.i64(11)))
-    throw StoreError(r.path + ": run " + std::to_string(r.id) + ": allocation " + std::to_string(a.id) +
-                     " is damaged (a range, step, device, api or kind out of range)");
-  a.addr = static_cast<uint64_t>(s.i64(1));
-  a.bytes = s.i64(2);
-  a.context = contexts.intern({s.i64(4), s.i64(5)});
-  a.alloc = s.i64(7);
-  a.free = s.i64(8);
-  return a;
-}
-
 // From version 3 the table is clustered by (run, alloc_ns, id): this is a
 // walk along its primary key, no sort. `add` takes each row.
 template <typename Add>
 void readAllocationRows(const RunRows& r, AllocationContexts& contexts, RowProgress& progress, Add add) {
-  const std::string number = allocationIdColumn(r.version);
-  Stmt s(r.db, r.path,
-         ("SELECT " + number + ", addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range, step, kind FROM " +
-          allocationRowTable(r.version) + " WHERE run=? ORDER BY alloc_ns, " + number)
-             .c_str());
-  s.bind(1, r.id);
-  while (s.step()) {
-    add(allocationFrom(r, s, contexts));
+  AllocationRowQuery rows(r.db, r.path, r.version, r.id);
+  Allocation a;
+  while (rows.next(a, contexts)) {
+    add(a);
     progress.row();
   }
 }
@@ -132,8 +115,7 @@ void readBatches(const RunRows& r, const std::string& kind, Out& out, RowProgres
   while (s.step()) {
     const size_t before = out.size();
     if (!parse(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, out, problem))
-      throw StoreError(r.path + ": run " + std::to_string(r.id) + ": the " + kind + " batch from id " +
-                       std::to_string(s.i64(0)) + " is damaged (" + problem + ")");
+      throw damagedBatch(r.path, r.id, kind, s.i64(0), problem);
     for (size_t i = before; progress && i < out.size(); ++i) progress->row();
   }
 }
@@ -190,17 +172,24 @@ void readRanges(const RunRows& r, std::vector<Range>& out, RowProgress* progress
 
 }  // namespace
 
+StoreError damagedBatch(const std::string& path, int64_t run, const std::string& kind, int64_t first_id,
+                        const std::string& problem) {
+  return StoreError(path + ": run " + std::to_string(run) + ": the " + kind + " batch from id " +
+                    std::to_string(first_id) + " is damaged (" + problem + ")");
+}
+
 std::vector<Range> loadRanges(sqlite3* db, const std::string& path, int version, int64_t run) {
   std::vector<Range> out;
   readRanges(RunRows{db, path, version, run}, out, nullptr);
   return out;
 }
 
-Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo& run, const Progress& progress) {
+Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo& run, const Progress& progress,
+                bool with_allocations) {
   Trace t;
   t.run = run;
   RunRows r{db, path, version, run.id};
-  int64_t total = reserveRows(r, t);
+  int64_t total = reserveRows(r, t, with_allocations);
   if (progress) progress(0, total);
   RowProgress rows(progress, total);
   readRanges(r, t.ranges, &rows);
@@ -208,9 +197,10 @@ Trace loadTrace(sqlite3* db, const std::string& path, int version, const RunInfo
   // range is numbered when it opens.
   std::stable_sort(t.ranges.begin(), t.ranges.end(),
                    [](const Range& a, const Range& b) { return a.start < b.start; });
-  if (version >= 4)
+  // Without them: read by the caller a piece at a time (allocation_stream.h).
+  if (with_allocations && version >= 4)
     readAllocationBatches(r, t, rows);
-  else
+  else if (with_allocations)
     readAllocationRows(r, t.contexts, rows, [&](const Allocation& a) { t.allocations.push_back(a); });
   readRows(r, "SELECT step, start_ns, end_ns, peak_bytes FROM steps WHERE run=? ORDER BY step", t.steps, nullptr,
            [](Stmt& s) { return Step{s.i64(0), s.i64(1), s.i64(2), s.i64(3)}; });

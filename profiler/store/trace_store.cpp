@@ -156,6 +156,8 @@ Trace TraceStore::load(int64_t id, const LoadProgress& progress) {
   return loadTrace(db_, path_, version_, run(id), progress);
 }
 
+Trace TraceStore::loadWithoutAllocations(int64_t id) { return loadTrace(db_, path_, version_, run(id), {}, false); }
+
 int64_t TraceStore::createRun(const RunInfo& r) { return insertRun(db_, path_, r); }
 
 void TraceStore::updateRun(const RunInfo& r) {

@@ -57,6 +57,10 @@ class TraceStore {
   // read (the GUI's progress bar); the last call has done == total.
   using LoadProgress = std::function<void(int64_t done, int64_t total)>;
   Trace load(int64_t run, const LoadProgress& progress = {});  // the whole run, sorted by time
+  // The run without its allocations (its ranges, steps, scalars and kernels
+  // are few): for a reader taking those a piece at a time (allocation_stream.h).
+  Trace loadWithoutAllocations(int64_t run);
+  int schemaVersion() const { return version_; }
 
   int64_t createRun(const RunInfo& info);  // returns the new id
   void updateRun(const RunInfo& info);     // status, exit code, end, counters, links

@@ -4,8 +4,13 @@
 #include "report/output_file.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
+#include <csignal>
 
 #include <cstdlib>
 #include <dirent.h>
@@ -123,6 +128,42 @@ TEST_F(OutputFileTest, FailuresSayWhatAndWhere) {
   } catch (const OutputFileError& e) {
     EXPECT_EQ(std::string(e.what()), "/dev/full: no space left on device");
   }
+}
+
+// Written as it is made (export): a write that fails part way, here past a
+// file size limit as on a full disk, is an error naming the file, and
+// leaves neither a cut-short file nor the temporary one; an old file stays.
+TEST_F(OutputFileTest, AFileWrittenAsItIsMadeIsWholeOrNotThere) {
+  writeOutputFile(at("old.json"), "old\n");
+  auto writeInChild = [&](const std::string& name, size_t bytes) {
+    pid_t child = fork();
+    if (child == 0) {
+      signal(SIGXFSZ, SIG_IGN);  // the write fails with EFBIG instead
+      struct rlimit limit = {size_t{3} << 20, size_t{3} << 20};
+      setrlimit(RLIMIT_FSIZE, &limit);
+      int code = 0;
+      try {
+        OutputFile f(at(name));
+        const std::string piece(1024, 'x');
+        for (size_t n = 0; n < bytes; n += piece.size()) f.append(piece);
+        f.commit();
+      } catch (const OutputFileError& e) {
+        code = std::string(e.what()) == at(name) + ": file too large" ? 3 : 4;
+      }
+      _exit(code);
+    }
+    int status = -1;
+    waitpid(child, &status, 0);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+  };
+  EXPECT_EQ(writeInChild("new.json", size_t{2} << 20), 0);  // under the limit: written
+  EXPECT_EQ(read(at("new.json")).size(), size_t{2} << 20);
+  EXPECT_EQ(writeInChild("big.json", size_t{8} << 20), 3);
+  EXPECT_EQ(writeInChild("old.json", size_t{8} << 20), 3);
+  EXPECT_EQ(read(at("old.json")), "old\n");
+  std::vector<std::string> left = entries();
+  std::sort(left.begin(), left.end());
+  EXPECT_EQ(left, (std::vector<std::string>{"new.json", "old.json"}));
 }
 
 }  // namespace

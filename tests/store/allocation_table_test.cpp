@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "allocation_batch.h"
+#include "allocation_stream.h"
 #include "old_layouts.h"
 #include "run_writer.h"
 #include "schema.h"
@@ -75,12 +76,29 @@ std::vector<std::string> viewRows(sqlite3* db) {
                     " || ':' || device || ':' || step FROM allocations WHERE run=1 ORDER BY alloc_ns, id");
 }
 
+std::string rowText(const Allocation& a) {
+  return std::to_string(a.id) + ":" + std::to_string(a.addr) + ":" + std::to_string(a.alloc) + ":" +
+         std::to_string(a.free) + ":" + std::to_string(a.bytes) + ":" + std::to_string(a.device) + ":" +
+         std::to_string(a.step);
+}
+
 std::vector<std::string> loadedRows(TraceStore& s) {
   std::vector<std::string> out;
-  for (const Allocation& a : s.load(1).allocations)
-    out.push_back(std::to_string(a.id) + ":" + std::to_string(a.addr) + ":" + std::to_string(a.alloc) +
-                  ":" + std::to_string(a.free) + ":" + std::to_string(a.bytes) + ":" +
-                  std::to_string(a.device) + ":" + std::to_string(a.step));
+  for (const Allocation& a : s.load(1).allocations) out.push_back(rowText(a));
+  return out;
+}
+
+// loadedRows as the allocation stream (allocation_stream.h) hands them
+// over, two rows a piece: what `gcprof export` reads must be what a load
+// gives, in every layout.
+std::vector<std::string> streamedRows(TraceStore& s) {
+  std::vector<std::string> out;
+  AllocationStream stream(s, 1, 2);
+  stream.read([&](const std::vector<Allocation>& piece) {
+    EXPECT_FALSE(piece.empty());
+    EXPECT_LE(piece.size(), 2u);
+    for (const Allocation& a : piece) out.push_back(rowText(a));
+  });
   return out;
 }
 
@@ -103,6 +121,7 @@ TEST(AllocationTable, BatchedRowsLoadInTimeOrderAndTheViewShowsEachRow) {
   std::vector<std::string> view = viewRows(s.handle());
   EXPECT_EQ(view, loadedRows(s));
   EXPECT_EQ(view.at(0), "2:4106:10:15:4096:-1:-1");
+  EXPECT_EQ(streamedRows(s), view);
 }
 
 namespace {
@@ -148,6 +167,7 @@ TEST(AllocationTable, FreesOfBlocksWrittenLiveAreBatchedAndReadBackInLoadAndView
   EXPECT_EQ(column(s.handle(), "SELECT count(*) FROM allocation_rows"), std::vector<std::string>{"0"});
   EXPECT_EQ(loadedRows(s), kLiveThenFreed);
   EXPECT_EQ(viewRows(s.handle()), kLiveThenFreed);
+  EXPECT_EQ(streamedRows(s), kLiveThenFreed);
 }
 
 // A version 5 file (a block written live in a row of its own, its free
@@ -171,6 +191,7 @@ TEST(AllocationTable, VersionFiveFilesReadAndMigrateKeepingTheirFrees) {
               std::vector<std::string>{"1"});  // the block never freed
     EXPECT_EQ(loadedRows(s), kLiveThenFreed);
     EXPECT_EQ(viewRows(s.handle()), kLiveThenFreed);
+    EXPECT_EQ(streamedRows(s), kLiveThenFreed);
   }
   {
     RunWriter w(path);
@@ -188,6 +209,7 @@ TEST(AllocationTable, VersionFiveFilesReadAndMigrateKeepingTheirFrees) {
   want.push_back("6:12288:40:140:4096:-1:-1");
   EXPECT_EQ(loadedRows(s), want);
   EXPECT_EQ(viewRows(s.handle()), want);
+  EXPECT_EQ(streamedRows(s), want);
 }
 
 // Rows written one by one (rows a batch cannot hold, rows merged from
@@ -245,6 +267,7 @@ TEST(AllocationTable, BatchesAndSingleRowsMergeInOneOrder) {
                                 "1:-4096:25:9223372036854775807:9223372036854775807:3:7"};
   EXPECT_EQ(viewRows(s.handle()), want);
   std::vector<std::string> loaded = loadedRows(s);
+  EXPECT_EQ(streamedRows(s), loaded);
   ASSERT_EQ(loaded.size(), 5u);
   EXPECT_EQ(loaded[4], "1:18446744073709547520:25:9223372036854775807:9223372036854775807:3:7");
   loaded[4] = want[4];
@@ -275,6 +298,13 @@ TEST(AllocationTable, ADamagedBatchIsAnErrorNamingTheFile) {
   EXPECT_NE(what.find(path), std::string::npos) << what;
   EXPECT_NE(what.find("run 1"), std::string::npos) << what;
   EXPECT_NE(what.find("batch from id 1 is damaged"), std::string::npos) << what;
+  try {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+    streamedRows(s);
+    ADD_FAILURE() << "a cut batch streamed";
+  } catch (const StoreError& e) {
+    EXPECT_EQ(std::string(e.what()), what);
+  }
 }
 
 // A row's range, step, device, api and kind are narrow in memory
@@ -446,6 +476,7 @@ TEST(AllocationTable, VersionTwoFilesReadAndMigrateKeepingTheirOrder) {
     TraceStore s(path, TraceStore::Mode::ReadOnly);
     EXPECT_EQ(schemaVersionOf(s.handle(), path), 2);
     EXPECT_EQ(order(s), want);
+    EXPECT_EQ(streamedRows(s), loadedRows(s));
   }
   {
     TraceStore s(path, TraceStore::Mode::ReadWrite);
@@ -484,6 +515,7 @@ TEST(AllocationTable, VersionThreeFilesReadAndMigrateKeepingTheirRows) {
     TraceStore s(path, TraceStore::Mode::ReadOnly);
     EXPECT_EQ(schemaVersionOf(s.handle(), path), 3);
     EXPECT_EQ(loadedRows(s), before);
+    EXPECT_EQ(streamedRows(s), before);
   }
   {
     RunWriter w(path);
@@ -497,6 +529,7 @@ TEST(AllocationTable, VersionThreeFilesReadAndMigrateKeepingTheirRows) {
   std::vector<std::string> after = loadedRows(s);
   ASSERT_EQ(after.size(), 6u);
   EXPECT_EQ(after[0], "6:36864:1:2:4096:-1:-1");
+  EXPECT_EQ(streamedRows(s), after);
   after.erase(after.begin());
   EXPECT_EQ(after, before);
   EXPECT_EQ(viewRows(s.handle()).size(), 6u);
