@@ -1,0 +1,59 @@
+"""A recorded python job keeps its own behaviour and its helper processes
+stay out of the way: Python's signal handlers are its own (Ctrl-C raises
+KeyboardInterrupt, multiprocessing's forkserver runs), DataLoader workers
+make no runs, and advise and verify take the process that trained, not the
+newest run (a data-prep subprocess ran before it)."""
+import json
+import os
+import sys
+import unittest
+
+import pipeline as p
+
+JOB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "child_process_job.py")
+
+
+def job(*args):
+    return [sys.executable, JOB, *args]
+
+
+def steps_of(db, run):
+    return p.query(db, "SELECT count(*) FROM steps WHERE run = ?", run)[0][0]
+
+
+class PythonSignals(unittest.TestCase):
+    def test_ctrl_c_raises_keyboard_interrupt_as_without_gcprof(self):
+        db = p.tempdb("signals-caught")
+        r = p.record(db, job("--interrupt", "caught"), check=False)
+        # The job's own handler ran and chose its exit code.
+        self.assertIn("interrupted: checkpoint saved", r.stdout, r.stderr)
+        self.assertEqual(r.returncode, 5, r.stderr)
+        self.assertIn("SIGINT=<built-in function default_int_handler> SIGTERM=0", r.stdout)
+        run = p.show(db)["runs"][0]
+        self.assertEqual((run["status"], run["exit_code"]), ("failed", 5))
+        self.assertEqual(steps_of(db, run["id"]), 3)
+
+    def test_an_uncaught_keyboard_interrupt_keeps_every_step(self):
+        # Python dies of SIGINT at its default action after finalising: the
+        # run is finished first, as our handler would have.
+        db = p.tempdb("signals-uncaught")
+        r = p.record(db, job("--interrupt", "uncaught"), check=False)
+        self.assertEqual(r.returncode, 130, r.stderr)
+        self.assertIn("KeyboardInterrupt", r.stderr)
+        run = p.show(db)["runs"][0]
+        self.assertEqual((run["status"], run["exit_code"]), ("interrupted", 130))
+        self.assertEqual(steps_of(db, run["id"]), 3)
+
+    def test_a_forkserver_data_loader_runs(self):
+        # The forkserver restores the handlers signal.getsignal() gave it; it
+        # died of "signal handler must be signal.SIG_IGN, ..." when ours were
+        # in before Python's.
+        db = p.tempdb("signals-forkserver")
+        r = p.record(db, job("--loader", "forkserver", "--workers", "1", "--steps", "2"), check=False)
+        self.assertEqual(r.returncode, 0, r.stderr)
+        self.assertNotIn("TypeError", r.stderr)
+        self.assertEqual(len(p.losses(r.stdout)), 2)
+
+
+if __name__ == "__main__":
+    unittest.main()
