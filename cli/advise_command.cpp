@@ -341,7 +341,7 @@ void addAdvise(CLI::App& app, int& exit_code) {
                   "default from the run");
   sub->add_option("--max-segment-units", args->max_segment_units,
                   "Longest region segment the search considers (0: no limit; default: all up to 64 units, else max(16, 2 sqrt N))");
-  sub->add_option("--run", args->run, "Run to advise on (default: the newest recorded run)");
+  sub->add_option("--run", args->run, "Run to advise on (default: the newest job's process that trained)");
   sub->add_option("-o,--output", args->output, "Write the plan (gcprof.plan/1 JSON) here");
   sub->add_flag("--json", args->json, "Print the plan as JSON (when -o is not given)");
   sub->add_flag("--whole-only", args->whole_only,

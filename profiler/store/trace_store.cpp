@@ -130,7 +130,25 @@ int64_t TraceStore::lastRun() {
   if (id == 0) return 0;
   // A rank's run stands for its whole job: the launcher's.
   RunInfo newest = run(id);
-  return newest.rank >= 0 && newest.job_run > 0 ? newest.job_run : id;
+  if (newest.rank >= 0 && newest.job_run > 0) return newest.job_run;
+  if (version_ < 2) return id;  // no job_run column: runs are not linked into jobs
+  int64_t root = newest.job_run > 0 ? newest.job_run : id;
+  Stmt ranked(db_, path_, "SELECT 1 FROM runs WHERE job_run = ? AND rank >= 0 AND baseline_run = 0 LIMIT 1");
+  ranked.bind(1, root);
+  if (ranked.step()) return root;  // another process of a distributed job: the job
+  // Otherwise the job's process that trained, whichever ran last: a job that
+  // prepares its data in a subprocess, or a worker process that called a
+  // module, made newer runs than its training process's.
+  return trainingRun(root, 0);
+}
+
+int64_t TraceStore::trainingRun(int64_t job_root, int64_t baseline_run) {
+  Stmt s(db_, path_,
+         "SELECT r.id FROM runs r WHERE (r.id = ?1 OR r.job_run = ?1) AND r.baseline_run = ?2"
+         " ORDER BY (SELECT count(*) FROM steps s WHERE s.run = r.id) DESC, r.id DESC LIMIT 1");
+  s.bind(1, job_root);
+  s.bind(2, baseline_run);
+  return s.step() ? s.i64(0) : job_root;
 }
 
 int64_t TraceStore::maxRunId() {
