@@ -55,5 +55,48 @@ class PythonSignals(unittest.TestCase):
         self.assertEqual(len(p.losses(r.stdout)), 2)
 
 
+class HelperProcesses(unittest.TestCase):
+    def test_spawned_data_loader_workers_make_no_runs(self):
+        db = p.tempdb("children-spawn")
+        r = p.record(db, job("--loader", "spawn", "--workers", "2"))
+        self.assertEqual(len(p.losses(r.stdout)), 3)
+        runs = p.show(db)["runs"]
+        self.assertEqual([run["id"] for run in runs], [1],
+                         "a DataLoader worker made a run: " + json.dumps([x["command"] for x in runs]))
+        self.assertEqual(steps_of(db, 1), 3)
+        # A plan applied to the job leaves the workers' transform modules
+        # alone: a worker that applied it to its Identity died of "names not
+        # found", and the DataLoader with it.
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        p.gcprof("advise", db, "--budget", "1GiB", "--strategy", "every", "-o", plan)
+        applied = p.gcprof("apply", plan, "--", *job("--loader", "spawn", "--workers", "2"), check=False)
+        self.assertEqual(applied.returncode, 0, applied.stderr)
+        self.assertEqual(p.losses(applied.stdout), p.losses(r.stdout))
+
+    def test_advise_and_verify_take_the_training_process_not_the_newest_run(self):
+        db = p.tempdb("children-prep")
+        plain = p.record(db, job("--prep"))
+        self.assertIn("prepared", plain.stdout)
+        runs = p.show(db)["runs"]
+        self.assertEqual(len(runs), 2, "the data-prep subprocess, which ran a module, has a run")
+        training = runs[0]["id"]  # the process record started, recorded first
+        self.assertGreater(runs[1]["id"], training)
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        advice = p.gcprof("advise", db, "--budget", "1GiB", "--strategy", "every", "-o", plan)
+        self.assertIn(f"run {training} ", advice.stdout)
+        with open(plan) as f:
+            self.assertEqual(json.load(f)["trace_run"], training)
+        verify = p.gcprof("verify", db, "--plan", plan, check=False)
+        report = json.loads(p.gcprof("report", db, "--format", "json", check=False).stdout)
+        rerun = [x for x in p.show(db)["runs"] if x["baseline_run"] == training]
+        self.assertEqual(len(rerun), 2, "the re-run and its data-prep subprocess")
+        root = min(x["id"] for x in rerun)
+        compared = p.query(db, "SELECT run FROM verifications")[0][0]
+        self.assertEqual(compared, root,
+                         f"compared run {compared}, not the re-run of the training process\n{verify.stdout}")
+        gates = {g["name"]: g["passed"] for g in report["gates"]}
+        self.assertTrue(gates.get("losses match"), verify.stdout)
+
+
 if __name__ == "__main__":
     unittest.main()
