@@ -4,6 +4,7 @@
 #include "trace_load.h"
 #include "utf8_text.h"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,21 @@ void requireWritableDir(const std::string& path) {
                    (err == EROFS ? "; record to a writable disk, then copy the trace" : ""));
 }
 
+// A trace is a regular file. SQLite opening a named pipe blocks until a
+// writer comes (every verb hung), and a directory or a device gave its bare
+// "disk I/O error". A missing path is said below (or created, to write).
+void requireRegularFile(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
+                     : S_ISFIFO(st.st_mode)                       ? "a named pipe (FIFO)"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                                                  : "not a regular file";
+  throw StoreError(path + ": is " + what + ", not a trace file; give the path of a trace (a file that " +
+                   "`gcprof record -o FILE` writes)");
+}
+
 // A version 1 file opened read-only has no rank columns: their defaults stand in.
 std::string runColumns(int version) {
   return std::string(
@@ -74,6 +90,7 @@ Ns monotonicNs() {
 }
 
 TraceStore::TraceStore(const std::string& path, Mode mode) : path_(path) {
+  requireRegularFile(path);
   if (mode == Mode::ReadOnly && access(path.c_str(), R_OK) != 0)
     throw StoreError(path + ": cannot open (no such file or not readable)");
   if (mode == Mode::ReadWrite) requireWritableDir(path);
