@@ -39,6 +39,8 @@ def main():
     p.add_argument("--loader", choices=["none", "fork", "spawn", "forkserver"], default="none")
     p.add_argument("--workers", type=int, default=2)
     p.add_argument("--prep", action="store_true", help="run a data-prep subprocess first")
+    p.add_argument("--transform", action="store_true",
+                   help="the dataset calls its transform module here too (no workers)")
     p.add_argument("--interrupt", choices=["none", "caught", "uncaught"], default="none",
                    help="send ourselves SIGINT after the last step")
     p.add_argument("--steps", type=int, default=3)
@@ -52,9 +54,7 @@ def main():
     width, batch = 256, 8
     model = nn.Sequential(*[m for _ in range(3) for m in (nn.Linear(width, width), nn.ReLU())])
     opt = torch.optim.SGD(model.parameters(), lr=0.01)
-    # The transform module only in workers: called in this process, it
-    # would be taken for the model (the first root module called).
-    data = Tokens(batch * a.steps, width, transform=a.loader != "none")
+    data = Tokens(batch * a.steps, width, transform=a.transform or a.loader != "none")
     kw = {}
     if a.loader != "none":
         kw = {"num_workers": a.workers, "multiprocessing_context": a.loader}

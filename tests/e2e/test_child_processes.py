@@ -98,5 +98,25 @@ class HelperProcesses(unittest.TestCase):
         self.assertTrue(gates.get("losses match"), verify.stdout)
 
 
+class TransformModules(unittest.TestCase):
+    def test_a_transform_called_before_the_model_is_not_the_model(self):
+        # A DataLoader without workers calls the dataset's transform module
+        # (no parameters) in the job's process, with grad enabled, before
+        # the model: it was taken for the model, and the plan's re-run ended
+        # with exit 2 ("Sequential was not called before the model's
+        # (Identity) next training forward") at the batch's second sample.
+        db = p.tempdb("transform-first")
+        r = p.record(db, job("--transform"))
+        plan = os.path.join(os.path.dirname(db), "plan.json")
+        p.gcprof("advise", db, "--budget", "1GiB", "--strategy", "every", "-o", plan)
+        with open(plan) as f:
+            units = json.load(f)["units"]
+        self.assertIn("0", units, "the model's blocks keep their own names")
+        applied = p.gcprof("apply", plan, "--", *job("--transform"), check=False)
+        self.assertEqual(applied.returncode, 0, applied.stderr)
+        self.assertIn("checkpointing 6 modules: 0, 1, 2, 3, 4, 5", applied.stderr)
+        self.assertEqual(p.losses(applied.stdout), p.losses(r.stdout))
+
+
 if __name__ == "__main__":
     unittest.main()

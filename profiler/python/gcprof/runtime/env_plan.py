@@ -28,6 +28,7 @@ import threading
 from . import plan as _plan
 from .plan import PlanError, checked_names, load_plan, names_of_other_roots, resolve, wrap
 from ..root_names import RootNames
+from ..tree_names import has_parameters
 
 APPLIED_ENV = "GCPROF_PLAN_APPLIED"
 
@@ -150,7 +151,7 @@ class PlanOnFirstForward:
         if self._model is None:
             if grad and self._in_data_worker():
                 self._done()  # a DataLoader worker calls transforms, never the model
-            elif grad:
+            elif grad and has_parameters(module):
                 self._apply_to_model(module)
             else:
                 self._roots.name(module)  # a root before the model, as the recording names it
