@@ -341,32 +341,45 @@ void addAdvise(CLI::App& app, int& exit_code) {
                   "default from the run");
   sub->add_option("--max-segment-units", args->max_segment_units,
                   "Longest region segment the search considers (0: no limit; default: all up to 64 units, else max(16, 2 sqrt N))");
-  sub->add_option("--run", args->run, "Run to advise on (default: the newest recorded run)");
+  sub->add_option("--run", args->run, "Run to advise on (default: the newest job's process that trained)");
   sub->add_option("-o,--output", args->output, "Write the plan (gcprof.plan/1 JSON) here");
   sub->add_flag("--json", args->json, "Print the plan as JSON (when -o is not given)");
   sub->add_flag("--whole-only", args->whole_only,
                 "Checkpoint whole units only, even when the trace has operator ranges "
                 "(record --ops): no selective save-lists");
   sub->add_flag("--no-store", args->no_store, "Do not store the plan in the trace's plans table");
-  sub->add_option("--what-if", args->what_if.size_name,
-                  "What fits: from runs named NAME=N (record --name batch=2, batch=4), the largest\n"
-                  "NAME that fits --budget with none, every, uniform and optimal (docs/plan.md)");
+  CLI::Option* what_if =
+      sub->add_option("--what-if", args->what_if.size_name,
+                      "What fits: from runs named NAME=N (record --name batch=2, batch=4), the largest\n"
+                      "NAME that fits --budget with none, every, uniform and optimal (docs/plan.md)")
+          ->check([](const std::string& name) {
+            return name.empty() ? std::string("give the size's name, e.g. --what-if batch")
+                                : std::string();
+          });
+  // Without --what-if these were ignored: `advise --size 32 -o plan.json`
+  // wrote a plan for the recorded size, not for 32.
   sub->add_option("--size-of", args->what_if.size_of,
-                  "RUN=SIZE: the runs for --what-if and their sizes, instead of their names (repeat)");
+                  "RUN=SIZE: the runs for --what-if and their sizes, instead of their names (repeat)")
+      ->needs(what_if);
   sub->add_option("--size", args->what_if.size,
-                  "With --what-if: the optimal plan for this size (-o writes it, marked with the size)");
+                  "With --what-if: the optimal plan for this size (-o writes it, marked with the size)")
+      ->needs(what_if);
   sub->add_option("--fit", args->what_if.fit,
                   "With --what-if: auto (quadratic when >= 3 sizes need it) | affine | quadratic")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(what_if);
   sub->add_option("--max-size", args->what_if.max_size, "With --what-if: the largest size searched")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(what_if);
   sub->add_flag("--side", args->what_if.side,
                 "With --what-if: the size is an image's side (pixels per row): memory is fitted over\n"
-                "its square, the number of pixels, not over the side");
+                "its square, the number of pixels, not over the side")
+      ->needs(what_if);
   sub->add_option("--size-step", args->what_if.size_step,
                   "With --what-if: the job takes only multiples of this size (16 for a patch-16 ViT's\n"
                   "side); the search answers only those")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(what_if);
   sub->callback([args, &exit_code] { exit_code = runAdvise(*args); });
 }
 

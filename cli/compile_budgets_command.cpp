@@ -178,9 +178,7 @@ int runCompileBudgets(const VerifyArgs& a) {
     std::fprintf(stderr, "gcprof verify: re-running run %lld with activation_memory_budget %s\n",
                  static_cast<long long>(recorded_id), text.c_str());
     LaunchResult r = launchShowingProgress(o, store);
-    int64_t run_id = 0;
-    for (long long id : r.runs)
-      if (store.run(id).baseline_run == recorded_id) run_id = id;
+    int64_t run_id = rerunOf(store, store.run(recorded_id), r);
     advisor::CompileBudgetRun judged;
     if (run_id != 0) {
       judged = advisor::judgeCompileBudget(recorded, store.load(run_id), value, r.exit_code);

@@ -56,7 +56,7 @@ void addExport(CLI::App& app, int& exit_code) {
       ->check(CLI::IsMember({"chrome-trace"}))
       ->capture_default_str();
   sub->add_option("-o,--output", args->output, "Write here instead of stdout");
-  sub->add_option("--run", args->run, "Run to export (default: the newest recorded run)");
+  sub->add_option("--run", args->run, "Run to export (default: the newest job's process that trained)");
   sub->callback([args, &exit_code] {
     try {
       exit_code = runExport(*args);

@@ -326,6 +326,7 @@ static void finishRuns(const LaunchOptions& o, long long before, long long root_
     if (run.id <= before || (run.id != root_run && run.job_run != root_run)) continue;
     r.runs.push_back(run.id);
     if (run.id == root_run) {
+      r.root_run = root_run;
       run.pid = pid;
       run.exit_code = r.exit_code;
       if (r.signal) run.status = "interrupted";

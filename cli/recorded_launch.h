@@ -33,6 +33,7 @@ struct LaunchResult {
   int exit_code = 0;       // the job's, or 128 + signal
   int signal = 0;          // the signal that ended it, 0 if it exited
   std::vector<long long> runs;  // runs the job's processes created
+  long long root_run = 0;       // the run of the process we started
   bool timed_out = false;       // ended by timeout_s
 };
 

@@ -254,6 +254,13 @@ advisor::Verification judgeRerun(Trace& baseline_trace, const Trace& measured, c
 
 }  // namespace
 
+int64_t rerunOf(TraceStore& store, const RunInfo& baseline, const LaunchResult& r) {
+  if (r.root_run == 0) return 0;
+  bool baseline_is_root = baseline.job_run == 0 || baseline.job_run == baseline.id;
+  if (baseline_is_root) return store.run(r.root_run).baseline_run == baseline.id ? r.root_run : 0;
+  return store.trainingRun(r.root_run, baseline.id);
+}
+
 int runVerify(const VerifyArgs& a, advisor::Verification* out) {
   std::optional<double> step_tolerance = stepTolerance(a);
   int flush_wait_ms = parseFlushWaitMs(a.flush_wait);
@@ -302,9 +309,7 @@ int runVerify(const VerifyArgs& a, advisor::Verification* out) {
   std::fprintf(stderr, "gcprof verify: re-running run %lld with %s applied\n",
                static_cast<long long>(baseline_id), a.plan.c_str());
   LaunchResult r = launchShowingProgress(o, store);
-  int64_t run_id = 0;
-  for (long long id : r.runs)
-    if (store.run(id).baseline_run == baseline_id) run_id = id;
+  int64_t run_id = rerunOf(store, baseline, r);
   if (run_id == 0) throw StoreError(a.trace + ": the verification job created no run");
   Trace measured = store.load(run_id);
   advisor::Verification v =

@@ -55,6 +55,13 @@ RestoredEnvironment useRecordedCommand(LaunchOptions& o, const VerifyArgs& a, co
 // (its steps and peak so far) while it runs.
 LaunchResult launchShowingProgress(const LaunchOptions& o, TraceStore& store);
 
+// The re-run's counterpart of `baseline` among the runs launchRecorded made:
+// the process verify started when the baseline is its job's own, else the
+// re-run's process that trained (TraceStore::trainingRun); 0 when none.
+// Never merely the newest run: a DataLoader worker or a data-prep subprocess
+// of the re-run makes runs after its training process's.
+int64_t rerunOf(TraceStore& store, const RunInfo& baseline, const LaunchResult& r);
+
 // The verification of a plan; `out`, when given, receives it (a job's
 // summary for a torchrun job). Returns the exit code.
 int runVerify(const VerifyArgs& a, advisor::Verification* out = nullptr);

@@ -2,6 +2,7 @@
 // configuration, start the writer, and make sure everything buffered reaches
 // the trace on exit, SIGINT and SIGTERM, while a forked child (a DataLoader
 // worker) never writes into its parent's run.
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <pthread.h>
 #include <signal.h>
@@ -117,7 +118,9 @@ void onAbort(int sig) {
 }
 
 // Only where the job keeps the default action: a handler of its own (Python's
-// SIGINT) wins, and then exit runs through onExit anyway.
+// SIGINT) wins, and then exit runs through onExit anyway. Swapped in one
+// call and put back if the job's went in meanwhile (we may run on the writer
+// thread while the job's main thread sets its own).
 void catchIfDefault(int sig, void (*handler)(int)) {
   struct sigaction old;
   if (sigaction(sig, nullptr, &old) != 0 || old.sa_handler != SIG_DFL) return;
@@ -126,8 +129,46 @@ void catchIfDefault(int sig, void (*handler)(int)) {
   sa.sa_handler = handler;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = SA_RESTART;
-  sigaction(sig, &sa, nullptr);
+  if (sigaction(sig, &sa, &old) == 0 && old.sa_handler != SIG_DFL) sigaction(sig, &old, nullptr);
 }
+
+void catchTerminatingSignals() {
+  catchIfDefault(SIGTERM, onTerminatingSignal);
+  catchIfDefault(SIGINT, onTerminatingSignal);
+  // backtrace() loads its unwinder on first use, which is no work for a
+  // signal handler: do it now.
+  void* frame[1];
+  backtrace(frame, 1);
+  catchIfDefault(SIGABRT, onAbort);
+}
+
+// Python installs its SIGINT handler (KeyboardInterrupt) at initialisation
+// only where SIGINT is still SIG_DFL, and signal.getsignal() answers None for
+// any handler it did not install. Our constructor runs before Python starts:
+// with our handlers in first, Ctrl-C no longer raised KeyboardInterrupt (a
+// job's `except KeyboardInterrupt:` never ran), and multiprocessing's
+// forkserver, which restores the handlers getsignal() gave it, died of a
+// TypeError. In a python process that has not initialised yet, ours go in
+// once it has (the writer polls, deferredSignalHandlers); Python's cached
+// view then stays SIG_DFL for SIGTERM, as without us, and its SIGINT handler
+// stays its own. A program that links libpython and never initialises it
+// gets ours after kPythonInitWaitNs.
+using PyIsInitializedFn = int (*)();
+std::atomic<PyIsInitializedFn> g_python_initialized{nullptr};
+Ns g_deferred_since = 0;
+constexpr Ns kPythonInitWaitNs = 10'000'000'000;
+
+}  // namespace
+
+void deferredSignalHandlers() {
+  PyIsInitializedFn initialized = g_python_initialized.load(std::memory_order_relaxed);
+  if (!initialized) return;
+  if (!initialized() && nowNs() - g_deferred_since < kPythonInitWaitNs) return;
+  g_python_initialized.store(nullptr);
+  if (!recordingState().disabled.load()) catchTerminatingSignals();
+}
+
+namespace {
 
 __attribute__((constructor)) void startUp() {
   HookGuard guard;
@@ -141,13 +182,13 @@ __attribute__((constructor)) void startUp() {
   if (!startWriter()) return;
   s.ready.store(true);
   on_exit(onExit, nullptr);
-  catchIfDefault(SIGTERM, onTerminatingSignal);
-  catchIfDefault(SIGINT, onTerminatingSignal);
-  // backtrace() loads its unwinder on first use, which is no work for a
-  // signal handler: do it now.
-  void* frame[1];
-  backtrace(frame, 1);
-  catchIfDefault(SIGABRT, onAbort);
+  auto python = reinterpret_cast<PyIsInitializedFn>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
+  if (python && !python()) {
+    g_deferred_since = nowNs();
+    g_python_initialized.store(python);
+  } else {
+    catchTerminatingSignals();
+  }
   if (attachCudaBackend && strcmp(c.backend, "host") != 0) attachCudaBackend();
 }
 

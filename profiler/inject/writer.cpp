@@ -33,6 +33,10 @@ namespace gcprof::inject {
 // the writer thread, never from a signal handler (CUPTI is not
 // async-signal-safe).
 void flushCudaBackend() __attribute__((weak));
+// Provided by the launched injector (lifecycle.cpp), not by attach's: puts
+// in the SIGTERM/SIGINT/SIGABRT handlers of a python process once Python has
+// initialised (ours first would displace Python's SIGINT handler).
+void deferredSignalHandlers() __attribute__((weak));
 
 namespace {
 
@@ -286,6 +290,7 @@ void* writerMain(void*) {
     // One wake-up per round (each one can preempt a compute thread), but an
     // exiting process wakes us at once: launchers run many short processes.
     if (!g_stop.load()) sleepUntilWoken(round_ms);
+    if (deferredSignalHandlers) deferredSignalHandlers();
     bool stopping = g_stop.load();
     if (!stopping && g_exec.load() == kExecRequested) {
       try {

@@ -4,6 +4,7 @@
 #include "trace_load.h"
 #include "utf8_text.h"
 
+#include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
@@ -48,6 +49,21 @@ void requireWritableDir(const std::string& path) {
                    (err == EROFS ? "; record to a writable disk, then copy the trace" : ""));
 }
 
+// A trace is a regular file. SQLite opening a named pipe blocks until a
+// writer comes (every verb hung), and a directory or a device gave its bare
+// "disk I/O error". A missing path is said below (or created, to write).
+void requireRegularFile(const std::string& path) {
+  struct stat st;
+  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
+  const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
+                     : S_ISFIFO(st.st_mode)                       ? "a named pipe (FIFO)"
+                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
+                     : S_ISSOCK(st.st_mode)                       ? "a socket"
+                                                                  : "not a regular file";
+  throw StoreError(path + ": is " + what + ", not a trace file; give the path of a trace (a file that " +
+                   "`gcprof record -o FILE` writes)");
+}
+
 // A version 1 file opened read-only has no rank columns: their defaults stand in.
 std::string runColumns(int version) {
   return std::string(
@@ -74,6 +90,7 @@ Ns monotonicNs() {
 }
 
 TraceStore::TraceStore(const std::string& path, Mode mode) : path_(path) {
+  requireRegularFile(path);
   if (mode == Mode::ReadOnly && access(path.c_str(), R_OK) != 0)
     throw StoreError(path + ": cannot open (no such file or not readable)");
   if (mode == Mode::ReadWrite) requireWritableDir(path);
@@ -130,7 +147,25 @@ int64_t TraceStore::lastRun() {
   if (id == 0) return 0;
   // A rank's run stands for its whole job: the launcher's.
   RunInfo newest = run(id);
-  return newest.rank >= 0 && newest.job_run > 0 ? newest.job_run : id;
+  if (newest.rank >= 0 && newest.job_run > 0) return newest.job_run;
+  if (version_ < 2) return id;  // no job_run column: runs are not linked into jobs
+  int64_t root = newest.job_run > 0 ? newest.job_run : id;
+  Stmt ranked(db_, path_, "SELECT 1 FROM runs WHERE job_run = ? AND rank >= 0 AND baseline_run = 0 LIMIT 1");
+  ranked.bind(1, root);
+  if (ranked.step()) return root;  // another process of a distributed job: the job
+  // Otherwise the job's process that trained, whichever ran last: a job that
+  // prepares its data in a subprocess, or a worker process that called a
+  // module, made newer runs than its training process's.
+  return trainingRun(root, 0);
+}
+
+int64_t TraceStore::trainingRun(int64_t job_root, int64_t baseline_run) {
+  Stmt s(db_, path_,
+         "SELECT r.id FROM runs r WHERE (r.id = ?1 OR r.job_run = ?1) AND r.baseline_run = ?2"
+         " ORDER BY (SELECT count(*) FROM steps s WHERE s.run = r.id) DESC, r.id DESC LIMIT 1");
+  s.bind(1, job_root);
+  s.bind(2, baseline_run);
+  return s.step() ? s.i64(0) : job_root;
 }
 
 int64_t TraceStore::maxRunId() {

@@ -51,8 +51,12 @@ class TraceStore {
 
   std::vector<RunInfo> runs();
   RunInfo run(int64_t id);     // throws when missing
-  int64_t lastRun();           // newest run that is not a verification (a rank's: its
-                               // launcher's); 0 when none
+  int64_t lastRun();           // the training run of the newest job that is not a
+                               // verification (a distributed job: its launcher's); 0 when none
+  // The run of job `job_root` (its root process's run and its descendants')
+  // that trained: the most steps, the newest of equals. A data-prep
+  // subprocess, a DataLoader worker or a shell around the job is not it.
+  int64_t trainingRun(int64_t job_root, int64_t baseline_run);
   // Rows read so far and rows in all, called every 64k rows while a run is
   // read (the GUI's progress bar); the last call has done == total.
   using LoadProgress = std::function<void(int64_t done, int64_t total)>;

@@ -1,6 +1,11 @@
 #include "plan/advice.h"
 
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -596,6 +601,49 @@ TEST(PlanFile, AMissingFileIsNamedMissing) {
     EXPECT_NE(std::string(e.what()).find("/nonexistent/missing.json: no such plan file"), std::string::npos)
         << e.what();
   }
+}
+
+// Read in a child process, which sends back the error: a read that blocks
+// (a named pipe's did, for ever) fails the test after 10 s instead of hanging it.
+std::string planFileErrorInChild(const std::string& path) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string err = "(no error)";
+    try {
+      readPlanFile(path);
+    } catch (const AdviceError& e) {
+      err = e.what();
+    }
+    ssize_t n = write(fds[1], err.data(), err.size());
+    _exit(n == static_cast<ssize_t>(err.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  pollfd p{fds[0], POLLIN, 0};
+  std::string got;
+  if (poll(&p, 1, 10000) <= 0) {
+    kill(pid, SIGKILL);
+    got = "blocked for 10 s";
+  } else {
+    char buf[1024];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  return got;
+}
+
+TEST(PlanFile, ANamedPipeOrADirectoryIsRefusedWithoutBlocking) {
+  std::string fifo = ::testing::TempDir() + "gcprof_plan_fifo_" + std::to_string(getpid());
+  std::remove(fifo.c_str());
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::string err = planFileErrorInChild(fifo);
+  std::remove(fifo.c_str());
+  EXPECT_NE(err.find(fifo + ": is a named pipe (FIFO), not a plan file"), std::string::npos) << err;
+  err = planFileErrorInChild(::testing::TempDir());
+  EXPECT_NE(err.find("is a directory, not a plan file"), std::string::npos) << err;
 }
 
 TEST(PlanFile, DeepNestingIsAnErrorNotAStackOverflow) {

@@ -57,6 +57,16 @@ class BadInput(unittest.TestCase):
             for other in {"--budget", "--headroom", "--max-slowdown"} - {flag}:
                 self.assertNotIn(other, r.stderr, (flag, v))
 
+    def test_what_if_options_without_what_if_are_refused(self):
+        # They were ignored: `--size 32 -o plan.json` wrote a plan for the
+        # recorded size, which the user would then run at 32.
+        for extra in (["--size", "32"], ["--side"], ["--size-step", "16"], ["--fit", "affine"],
+                      ["--size-of", "1=4"], ["--max-size", "64"]):
+            self.assertRejected(["advise", self.db, "--budget", "60%", *extra],
+                                extra[0] + " requires --what-if")
+        self.assertRejected(["advise", self.db, "--budget", "60%", "--what-if", ""],
+                            "give the size's name")
+
     def test_a_huge_unit_depth_is_refused_in_words(self):
         self.assertRejected(["advise", self.sample_db, "--strategy", "every", "--units",
                              "depth=99999999999"], "depth must be a number")

@@ -80,6 +80,57 @@ TEST(Job, RanksAreLinkedToTheirLauncher) {
   EXPECT_EQ(rankName(s.run(launcher + 2)), "rank 1 (run 3)");
 }
 
+// A job whose helper processes made runs after its training process's (a
+// data-prep subprocess, a DataLoader worker that called a transform module):
+// the run that trained is the job's, not the newest.
+TEST(Job, TheNewestJobsTrainingRunIsTheDefaultNotItsNewestProcess) {
+  std::string path = tempPath("helpers");
+  int64_t root = 0;
+  {
+    RunWriter w(path);
+    Trace training;
+    for (int k = 0; k < 3; ++k) training.steps.push_back({k, 10 * k, 10 * k + 5, 0});
+    root = w.appendRun(training);
+    Trace helper;  // one step: a root module call with grad enabled
+    helper.run.job_run = root;
+    helper.steps.push_back({0, 1, 2, 0});
+    w.appendRun(helper);
+    Trace quiet;  // marked a range only
+    quiet.run.job_run = root;
+    w.appendRun(quiet);
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(s.lastRun(), root);
+  // A shell around the job trains nothing itself: its child that did is the one.
+  {
+    RunWriter w(path);
+    Trace shell;
+    int64_t sh = w.appendRun(shell);
+    Trace child;
+    child.run.job_run = sh;
+    child.steps.push_back({0, 1, 2, 0});
+    int64_t trained = w.appendRun(child);
+    Trace after;  // a later helper of the same shell, no steps
+    after.run.job_run = sh;
+    w.appendRun(after);
+    TraceStore again(path, TraceStore::Mode::ReadOnly);
+    EXPECT_EQ(again.lastRun(), trained);
+  }
+}
+
+TEST(Job, AnUnrankedProcessOfADistributedJobStandsForTheJob) {
+  std::string path = tempPath("unranked");
+  int64_t launcher = writeNode(path, {0, 1}, 2);
+  {
+    RunWriter w(path);
+    Trace prep;  // no RANK: e.g. a data-prep process the launcher ran
+    prep.run.job_run = launcher;
+    w.appendRun(prep);
+  }
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  EXPECT_EQ(s.lastRun(), launcher);
+}
+
 TEST(Job, ARestartedRankCountsByItsNewestRun) {
   std::string path = tempPath("restart");
   int64_t launcher = writeNode(path, {0, 1}, 2);

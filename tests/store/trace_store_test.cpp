@@ -1,7 +1,11 @@
 // The trace store: what is written comes back, and files that are not
 // gcprof traces (or are newer than this build) are refused with a clear error.
 #include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
 #include <sqlite3.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -163,6 +167,56 @@ TEST(TraceStore, RefusesAFileThatIsNotSQLite) {
   std::string err = errorOf(path);
   EXPECT_NE(err.find(path), std::string::npos) << err;
   EXPECT_NE(err.find("not"), std::string::npos) << err;
+}
+
+namespace {
+// Opens `path` in a child process, which sends back the error: an open that
+// blocks (a FIFO did) fails the test after 10 s instead of hanging it.
+std::string errorInChild(const std::string& path, TraceStore::Mode mode) {
+  int fds[2];
+  if (pipe(fds) != 0) return "pipe failed";
+  pid_t pid = fork();
+  if (pid == 0) {
+    close(fds[0]);
+    std::string err = "opened";
+    try {
+      TraceStore s(path, mode);
+    } catch (const StoreError& e) {
+      err = e.what();
+    }
+    ssize_t n = write(fds[1], err.data(), err.size());
+    _exit(n == static_cast<ssize_t>(err.size()) ? 0 : 1);
+  }
+  close(fds[1]);
+  pollfd p{fds[0], POLLIN, 0};
+  std::string got;
+  if (poll(&p, 1, 10000) <= 0) {
+    kill(pid, SIGKILL);
+    got = "blocked for 10 s";
+  } else {
+    char buf[1024];
+    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
+  }
+  close(fds[0]);
+  waitpid(pid, nullptr, 0);
+  return got;
+}
+}  // namespace
+
+TEST(TraceStore, RefusesANamedPipeADirectoryAndADeviceWithoutBlocking) {
+  std::string fifo = tempPath("fifo");
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  for (auto mode : {TraceStore::Mode::ReadOnly, TraceStore::Mode::ReadWrite}) {
+    std::string err = errorInChild(fifo, mode);
+    EXPECT_NE(err.find(fifo + ": is a named pipe (FIFO), not a trace file"), std::string::npos) << err;
+  }
+  std::remove(fifo.c_str());
+  std::string dir = testing::TempDir();
+  EXPECT_NE(errorInChild(dir, TraceStore::Mode::ReadOnly).find("is a directory"), std::string::npos)
+      << errorInChild(dir, TraceStore::Mode::ReadOnly);
+  EXPECT_NE(errorInChild("/dev/null", TraceStore::Mode::ReadWrite).find("/dev/null: is a device"),
+            std::string::npos)
+      << errorInChild("/dev/null", TraceStore::Mode::ReadWrite);
 }
 
 TEST(TraceStore, RefusesAnotherApplicationsDatabase) {

@@ -65,6 +65,8 @@ class ModuleRanges:
         # The C++ forward hooks (forward_hooks.cpp) when the extension has them; install().
         self._native = getattr(self._backward, "forward_hooks", None)
         self._tls = threading.local()
+        data = getattr(getattr(torch, "utils", None), "data", None)
+        self._worker_info = getattr(data, "get_worker_info", None) or (lambda: None)
         self._tree = TreeNames(self._grad_enabled, getattr(self._native, "same_tree", None))
         self._names = self._tree.names  # id(module) -> qualified name, as of the last root call
         self._inplace = set()     # names already reported as in-place
@@ -311,6 +313,15 @@ class ModuleRanges:
             self._rec.range_end(self._rec.range_start("%s%#x" % (INPLACE_OUTPUT, address), USER))
 
     def _root_call(self, module):
+        if self._worker_info() is not None:
+            # A DataLoader worker calling a transform (torchvision's are
+            # modules) is not training: no step, no range, so no run of its
+            # own that advise or verify could take for the job's, as a
+            # forked worker records nothing (docs/recording.md).
+            self._recording = False
+            if self._native is not None:
+                self._native.set_names(None, False)
+            return
         renamed = self._tree.name_tree(module)
         self._names = self._tree.names
         self._steps.root_forward()

@@ -3,7 +3,9 @@
 A root call (no module forward active on the thread) names its subtree by
 walking root.named_modules(), once per root call, so that modules added
 later are named too. The first root called with grad enabled is the model:
-its names carry no prefix ("", "layers.3.attn"). Other roots are prefixed
+its names carry no prefix ("", "layers.3.attn"), unless it has no parameters:
+a data transform (torchvision's are modules) called in the job's process
+before the model, as a DataLoader without workers does, is not the model. Other roots are prefixed
 with their class name (root_names.py); a known sub-module called on its own
 keeps its name. With the C++ extension, module_tree.cpp first checks that
 the model's tree is the one walked before, and the names are then kept
@@ -12,6 +14,13 @@ without a walk in python.
 import weakref
 
 from .root_names import RootNames
+
+
+def has_parameters(module):
+    """False for a module that cannot be the model being trained: it (and
+    every module under it) holds no parameter. Shared with env_plan.py, which
+    must find the same model the recording named."""
+    return next(module.parameters(), None) is not None
 
 
 class TreeNames:
@@ -33,7 +42,7 @@ class TreeNames:
         # The model is the first root called with grad enabled, as a plan is
         # applied (env_plan.py): a distillation's teacher runs first, under
         # no_grad, and must not take the student's unprefixed names.
-        if primary is None and self._grad_enabled():
+        if primary is None and self._grad_enabled() and has_parameters(root):
             self._primary = weakref.ref(root)
             primary = root
         if root is primary:

@@ -28,18 +28,22 @@ import threading
 from . import plan as _plan
 from .plan import PlanError, checked_names, load_plan, names_of_other_roots, resolve, wrap
 from ..root_names import RootNames
+from ..tree_names import has_parameters
 
 APPLIED_ENV = "GCPROF_PLAN_APPLIED"
 
 _applied = []  # the plan paths applied in this process
+_owner = False  # this process armed the plan for the job (arm_job)
 
 
 def arm_job(path):
     """At start-up with GCPROF_PLAN set: makes this process the job's owner
     (returns True) unless an ancestor already is."""
+    global _owner
     marker = os.environ.get(APPLIED_ENV)
     if marker and os.path.exists(marker):
         return False
+    _owner = True
     try:
         fd, marker = tempfile.mkstemp(prefix="gcprof-plan-", suffix=".applied")
         os.close(fd)
@@ -145,7 +149,9 @@ class PlanOnFirstForward:
             return None  # not a root call, or a recomputation inside backward
         grad = self._torch.is_grad_enabled()
         if self._model is None:
-            if grad:
+            if grad and self._in_data_worker():
+                self._done()  # a DataLoader worker calls transforms, never the model
+            elif grad and has_parameters(module):
                 self._apply_to_model(module)
             else:
                 self._roots.name(module)  # a root before the model, as the recording names it
@@ -172,6 +178,11 @@ class PlanOnFirstForward:
             handle.remove()
         self._handles = []
 
+    def _in_data_worker(self):
+        data = getattr(getattr(self._torch, "utils", None), "data", None)
+        info = getattr(data, "get_worker_info", None)
+        return info is not None and info() is not None
+
     def _apply_to_model(self, model):
         self._model = model
         try:
@@ -181,6 +192,18 @@ class PlanOnFirstForward:
             names = [n for n in names if not any(n in ns for ns in self._pending.values())]
         except PlanError as error:
             exit_with(error)
+        if not _owner and names and not self._pending and not _any_module_named(model, names):
+            # A process the job started (a data-prep subprocess, a pool
+            # worker) training a model the plan has not one module of: it
+            # is not the process the plan was made for, which a plan that
+            # does not fit ends the job in (a rank of a torchrun job
+            # trains the recorded model). Ending it would end the job.
+            self._done()
+            sys.stderr.write("gcprof: %s: process %d trains a %s, which has none of the plan's "
+                             "modules; left unchanged (the plan is for the job's process that "
+                             "trains the recorded model)\n"
+                             % (self._path, os.getpid(), type(model).__name__))
+            return
         if self._pending:
             self._model_modules = {id(m) for m in model.modules()}
         self._apply(model, names, "")
@@ -199,6 +222,11 @@ class PlanOnFirstForward:
         sys.stderr.write("gcprof: %s: checkpointing %d module%s: %s\n"
                          % (self._path, len(names), "" if len(names) == 1 else "s",
                             ", ".join(names) if names else "(none)"))
+
+
+def _any_module_named(model, names):
+    wanted = set(names)
+    return any(name in wanted for name, _ in model.named_modules())
 
 
 def module_class_names(torch):
