@@ -9,10 +9,9 @@
 #include "commands.h"
 #include "simulate/device_peaks.h"
 #include "memory/memory_curve.h"
-#include "memory/streamed_curve.h"
 #include "advice_error.h"
 #include "units/module_stats.h"
-#include "units/parameter_gathers.h"
+#include "units/streamed_module_stats.h"
 #include "units/unit_selection.h"
 #include "saturating.h"
 #include "size_parse.h"
@@ -29,41 +28,10 @@ struct ShowArgs {
   bool all = false;
 };
 
-nlohmann::json parameterGathersJson(const advisor::ParameterGathers& gathers) {
+nlohmann::json parameterGathersJson(const std::vector<advisor::ParameterGather>& gathers) {
   nlohmann::json out = nlohmann::json::array();
-  for (const advisor::ParameterGather& g : gathers.byModule())
+  for (const advisor::ParameterGather& g : gathers)
     out.push_back({{"module", g.module}, {"ranges", g.ranges}, {"bytes", g.bytes}});
-  return out;
-}
-
-// What show takes from a run's allocations.
-struct AllocationSummary {
-  advisor::CurveSurvey survey;  // which memory counts, its peak
-  std::vector<advisor::ModuleStats> modules;
-  nlohmann::json gathers;
-};
-
-// The allocations are read a piece at a time, twice (allocation_stream.h),
-// never held: the survey finds which memory counts and its peak
-// (streamed_curve.h), the second pass the modules' saved bytes and the FSDP
-// gathers. Only `t`'s ranges, steps and scalars are held, not the rows (56
-// bytes each: 560 MB of a 10M-allocation run).
-AllocationSummary summarise(AllocationStream& stream, const Trace& t) {
-  using namespace gcprof::advisor;
-  const AllocationPass allocations = [&](const AllocationPiece& take) { stream.read(take); };
-  AllocationSummary out;
-  out.survey = surveyCurve(allocations);
-  const ModuleRanges module_ranges = moduleRanges(t.ranges);
-  SavedBytesSweep saved(module_ranges, out.survey.filter);
-  ParameterGathers gathers(t.ranges);
-  allocations([&](const std::vector<Allocation>& rows) {
-    for (const Allocation& a : rows) {
-      saved.add(a);
-      gathers.add(a);
-    }
-  });
-  out.modules = moduleStats(module_ranges, saved);
-  out.gathers = parameterGathersJson(gathers);
   return out;
 }
 
@@ -71,7 +39,9 @@ nlohmann::json describe(TraceStore& store, int64_t id) {
   using namespace gcprof::advisor;
   AllocationStream stream(store, id);  // first: its read transaction holds for the rest of the run
   const Trace t = store.loadWithoutAllocations(id);
-  const AllocationSummary summary = summarise(stream, t);
+  // The rows are read a piece at a time, never held (streamed_module_stats.h).
+  const StreamedModuleStats summary =
+      streamedModuleStats(t.ranges, [&](const AllocationPiece& take) { stream.read(take); });
   const AllocationFilter& filter = summary.survey.filter;
   const std::vector<ModuleStats>& modules = summary.modules;
   nlohmann::json units = nlohmann::json::array();
@@ -126,7 +96,7 @@ nlohmann::json describe(TraceStore& store, int64_t id) {
           {"dropped_events", r.dropped_events},
           {"unmatched_frees", r.unmatched_frees},
           {"losses", losses},
-          {"parameter_gathers", summary.gathers},
+          {"parameter_gathers", parameterGathersJson(summary.gathers)},
           {"units", units},
           {"auto_units", auto_units}};
   // CUDA runs: both peaks (simulate/device_peaks.h); -1 where unknown. A
