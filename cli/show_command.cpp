@@ -5,12 +5,13 @@
 #include <map>
 #include <nlohmann/json.hpp>
 
+#include "allocation_stream.h"
 #include "commands.h"
 #include "simulate/device_peaks.h"
 #include "memory/memory_curve.h"
-#include "memory/memory_events.h"
 #include "advice_error.h"
 #include "units/module_stats.h"
+#include "units/streamed_module_stats.h"
 #include "units/unit_selection.h"
 #include "saturating.h"
 #include "size_parse.h"
@@ -27,36 +28,23 @@ struct ShowArgs {
   bool all = false;
 };
 
-// FSDP parameter gathers (the python shim's "fsdp.unshard <module>" ranges):
-// per module, how often and how many bytes, forward and backward together.
-nlohmann::json parameterGathers(const Trace& t) {
-  const std::string prefix = "fsdp.unshard ";
-  std::map<int64_t, std::string> module_of;
-  std::map<std::string, std::pair<long long, long long>> per_module;  // calls, bytes
-  for (const Range& r : t.ranges) {
-    if (r.domain != RangeDomain::User || r.name.rfind(prefix, 0) != 0) continue;
-    module_of[r.id] = r.name.substr(prefix.size());
-    per_module[module_of[r.id]].first++;
-  }
+nlohmann::json parameterGathersJson(const std::vector<advisor::ParameterGather>& gathers) {
   nlohmann::json out = nlohmann::json::array();
-  if (module_of.empty()) return out;  // no gathers: the rows need not be read
-  for (const Allocation& a : t.allocations) {
-    auto m = module_of.find(a.range);
-    if (m != module_of.end()) per_module[m->second].second += a.bytes;
-  }
-  for (const auto& [module, cb] : per_module)
-    out.push_back({{"module", module}, {"ranges", cb.first}, {"bytes", cb.second}});
+  for (const advisor::ParameterGather& g : gathers)
+    out.push_back({{"module", g.module}, {"ranges", g.ranges}, {"bytes", g.bytes}});
   return out;
 }
 
-nlohmann::json describe(const Trace& t) {
+nlohmann::json describe(TraceStore& store, int64_t id) {
   using namespace gcprof::advisor;
-  // The peak swept from the allocations: a curve of every instant (1.1 GB
-  // of a 10M-allocation run) or its sorted events (330 MB) are not needed.
-  const AllocationFilter filter = primaryFilter(t);
-  const Bytes peak = allocationsPeak(t.allocations, filter);
+  AllocationStream stream(store, id);  // first: its read transaction holds for the rest of the run
+  const Trace t = store.loadWithoutAllocations(id);
+  // The rows are read a piece at a time, never held (streamed_module_stats.h).
+  const StreamedModuleStats summary =
+      streamedModuleStats(t.ranges, [&](const AllocationPiece& take) { stream.read(take); });
+  const AllocationFilter& filter = summary.survey.filter;
+  const std::vector<ModuleStats>& modules = summary.modules;
   nlohmann::json units = nlohmann::json::array();
-  std::vector<ModuleStats> modules = moduleStats(t, filter);
   // What `advise --units auto` would take, and by which rule (docs/plan.md).
   nlohmann::json auto_units;
   try {
@@ -98,9 +86,9 @@ nlohmann::json describe(const Trace& t) {
           {"plan_id", r.plan_id},
           {"steps", t.steps.size()},
           {"duration_ns", r.ended > r.started ? sat::sub(r.ended, r.started) : 0},
-          {"peak_bytes", peak},
+          {"peak_bytes", summary.survey.peak},
           {"memory", filter.describe()},
-          {"allocations", t.allocations.size()},
+          {"allocations", stream.rows()},
           {"ranges", t.ranges.size()},
           {"kernels", t.kernels.size()},
           {"small_allocations", r.small_allocs},
@@ -108,12 +96,14 @@ nlohmann::json describe(const Trace& t) {
           {"dropped_events", r.dropped_events},
           {"unmatched_frees", r.unmatched_frees},
           {"losses", losses},
-          {"parameter_gathers", parameterGathers(t)},
+          {"parameter_gathers", parameterGathersJson(summary.gathers)},
           {"units", units},
           {"auto_units", auto_units}};
   // CUDA runs: both peaks (simulate/device_peaks.h); -1 where unknown. A
   // run without device rows (the filter is the host's) has none to read.
-  DevicePeaks device = filter.device ? devicePeaks(t) : DevicePeaks{};
+  // A device run's rows are loaded for them: the allocator model replays
+  // every tensor event sorted, which a sweep by allocation time cannot.
+  DevicePeaks device = filter.device ? devicePeaks(store.load(id)) : DevicePeaks{};
   if (device.device) {
     run["allocated_peak_bytes"] = device.allocated;
     run["reserved_peak_bytes"] = device.reserved;
@@ -201,7 +191,7 @@ int runShow(const ShowArgs& a) {
   nlohmann::json out = {{"trace", a.trace}, {"schema", kSchemaVersion}, {"runs", nlohmann::json::array()}};
   std::map<long long, nlohmann::json> described;
   for (const RunInfo& r : runs)
-    if (!a.run || r.id == a.run || r.job_run == a.run) described[r.id] = describe(store.load(r.id));
+    if (!a.run || r.id == a.run || r.job_run == a.run) described[r.id] = describe(store, r.id);
   for (const RunInfo& r : runs) {
     if (r.job_run <= 0 || r.rank < 0 || !described.count(r.job_run)) continue;
     nlohmann::json& launcher = described[r.job_run];

@@ -3,19 +3,12 @@
 #include <algorithm>
 #include <cstdint>
 #include <functional>
-#include <map>
 #include <unordered_map>
 
 #include "saturating.h"
 
 namespace gcprof::advisor {
 namespace {
-
-// One module's ranges within one step.
-struct StepRanges {
-  std::vector<const Range*> forward;
-  std::vector<const Range*> backward;
-};
 
 // Sum of the lengths of the union of [start, end] intervals (overlapping
 // backward ranges of one module must not count twice).
@@ -37,50 +30,7 @@ Ns unionLength(std::vector<std::pair<Ns, Ns>> iv) {
   return total;
 }
 
-// The first of `allocs` (sorted by allocation time) made at `t` or later,
-// searched from `from` on when t is not before allocs[from - 1]: a module's
-// next forward range starts a little after its last one, and galloping
-// there reads a few rows near it where a binary search over all rows missed
-// the cache at every step (40% of the module stats at 10M rows).
-size_t firstFrom(const std::vector<Allocation>& allocs, Ns t, size_t from) {
-  auto before = [](const Allocation& a, Ns v) { return a.alloc < v; };
-  const size_t n = allocs.size();
-  size_t lo = 0, hi = n;
-  if (from > 0 && from <= n && allocs[from - 1].alloc < t) {
-    // Every row before lo is made before t; the step doubles until a row
-    // at t or later bounds the search.
-    size_t step = 1;
-    for (lo = from; lo + step <= n && allocs[lo + step - 1].alloc < t; step *= 2) lo += step;
-    hi = std::min(n, lo + step);
-  }
-  return static_cast<size_t>(std::lower_bound(allocs.begin() + static_cast<std::ptrdiff_t>(lo),
-                                              allocs.begin() + static_cast<std::ptrdiff_t>(hi), t, before) -
-                             allocs.begin());
-}
-
-// Bytes allocated inside any of `forward` and freed inside the span of
-// `backward` (allocations are sorted by allocation time). `from`: where the
-// module's last forward range began in `allocs`, kept for the next.
-Bytes savedBytes(const std::vector<Allocation>& allocs, const AllocationFilter& filter,
-                 const StepRanges& sr, size_t& from) {
-  if (sr.backward.empty()) return 0;
-  Ns bs = sr.backward.front()->start, be = sr.backward.front()->end;
-  for (const Range* b : sr.backward) {
-    bs = std::min(bs, b->start);
-    be = std::max(be, b->end);
-  }
-  Bytes total = 0;
-  for (const Range* f : sr.forward) {
-    from = firstFrom(allocs, f->start, from);
-    for (auto it = allocs.begin() + static_cast<std::ptrdiff_t>(from); it != allocs.end() && it->alloc <= f->end; ++it) {
-      if (filter.matches(*it) && it->freed() && it->free >= bs && it->free <= be)
-        sat::addTo(total, it->bytes);
-    }
-  }
-  return total;
-}
-
-using StepsByName = std::unordered_map<std::string, std::map<int64_t, StepRanges>>;
+using StepsByName = decltype(ModuleRanges::by_name);
 
 // Forward order from every step, not from the run's first forward alone: a
 // model trained with LayerDrop (HF Wav2Vec2, HuBERT) skips layers at random,
@@ -145,31 +95,25 @@ std::vector<ModuleStats> moduleStats(const Trace& trace) {
 }
 
 std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter& filter) {
-  // name -> step -> ranges; std::map keeps steps ordered.
-  StepsByName by_name;
-  std::unordered_map<std::string, ModuleStats> stats;
-  for (const Range& r : trace.ranges) {
-    if (r.domain != RangeDomain::Module) continue;
-    if (r.phase == Phase::User) continue;
-    StepRanges& sr = by_name[r.name][r.step];
-    (r.phase == Phase::Forward ? sr.forward : sr.backward).push_back(&r);
-    ModuleStats& m = stats[r.name];
-    if (m.name.empty()) {
-      m.name = r.name;
-      m.depth = r.depth;
-      m.first_forward = r.phase == Phase::Forward ? r.start : INT64_MAX;
-    } else if (r.phase == Phase::Forward) {
-      m.first_forward = std::min(m.first_forward, r.start);
-    }
-    if (r.phase == Phase::Forward && r.parent == 0) m.root = true;
-  }
+  const ModuleRanges ranges = moduleRanges(trace.ranges);
+  SavedBytesSweep saved(ranges, filter);
+  for (const Allocation& a : trace.allocations) saved.add(a);
+  return moduleStats(ranges, saved);
+}
+
+std::vector<ModuleStats> moduleStats(const ModuleRanges& ranges, const SavedBytesSweep& saved) {
+  const StepsByName& by_name = ranges.by_name;
   std::vector<ModuleStats> out;
   for (auto& [name, steps] : by_name) {
-    ModuleStats m = stats[name];
+    const ModuleFacts& facts = ranges.facts.at(name);
+    ModuleStats m;
+    m.name = name;
+    m.depth = facts.depth;
+    m.first_forward = facts.first_forward;
+    m.root = facts.root;
     int64_t n_steps = 0, calls = 0, bcalls = 0;
     Ns fwd = 0, bwd = 0;
-    Bytes saved = 0, in = 0, out_b = 0;
-    size_t from = 0;
+    Bytes saved_bytes = 0, in = 0, out_b = 0;
     for (auto& [step, sr] : steps) {
       if (sr.forward.empty()) continue;  // a backward without its forward says nothing
       ++n_steps;
@@ -190,7 +134,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter&
         for (const Range* b : sr.backward) iv.push_back({b->start, std::max(b->start, b->end)});
         sat::addTo(bwd, unionLength(std::move(iv)));
       }
-      sat::addTo(saved, savedBytes(trace.allocations, filter, sr, from));
+      sat::addTo(saved_bytes, saved.savedIn(sr));
     }
     if (n_steps == 0) continue;
     m.steps = static_cast<int>(n_steps);
@@ -198,7 +142,7 @@ std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter&
     m.backward_calls = static_cast<double>(bcalls) / n_steps;
     m.forward_ns = fwd / n_steps;
     m.backward_ns = bwd / n_steps;
-    m.saved_bytes = saved / n_steps;
+    m.saved_bytes = saved_bytes / n_steps;
     m.input_bytes = in / calls;
     m.output_bytes = out_b / calls;
     out.push_back(std::move(m));

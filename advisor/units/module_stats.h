@@ -9,6 +9,8 @@
 #include "memory/memory_curve.h"
 #include "saturating.h"
 #include "trace.h"
+#include "units/module_ranges.h"
+#include "units/saved_bytes_sweep.h"
 
 namespace gcprof::advisor {
 
@@ -35,6 +37,9 @@ struct ModuleStats {
 // counts as one step. `filter` picks the memory space (primaryFilter default).
 std::vector<ModuleStats> moduleStats(const Trace& trace, const AllocationFilter& filter);
 std::vector<ModuleStats> moduleStats(const Trace& trace);
+// The same from a run's ranges and a sweep of its allocations (all of them,
+// by time) made from those ranges: for a reader that does not hold the rows.
+std::vector<ModuleStats> moduleStats(const ModuleRanges& ranges, const SavedBytesSweep& saved);
 
 // A range's duration as the profiler reports it: device time when CUPTI
 // attributed kernels to it, host wall time otherwise.
