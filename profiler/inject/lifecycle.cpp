@@ -132,9 +132,11 @@ void catchIfDefault(int sig, void (*handler)(int)) {
   if (sigaction(sig, &sa, &old) == 0 && old.sa_handler != SIG_DFL) sigaction(sig, &old, nullptr);
 }
 
-void catchTerminatingSignals() {
+// SIGTERM and SIGABRT from the start: a job told to stop in its first
+// moments still waits for its events (the trace may be locked; a deferred
+// handler lost them, e2e.hardening.flush_wait).
+void catchStopAndAbort() {
   catchIfDefault(SIGTERM, onTerminatingSignal);
-  catchIfDefault(SIGINT, onTerminatingSignal);
   // backtrace() loads its unwinder on first use, which is no work for a
   // signal handler: do it now.
   void* frame[1];
@@ -144,15 +146,17 @@ void catchTerminatingSignals() {
 
 // Python installs its SIGINT handler (KeyboardInterrupt) at initialisation
 // only where SIGINT is still SIG_DFL, and signal.getsignal() answers None for
-// any handler it did not install. Our constructor runs before Python starts:
-// with our handlers in first, Ctrl-C no longer raised KeyboardInterrupt (a
-// job's `except KeyboardInterrupt:` never ran), and multiprocessing's
-// forkserver, which restores the handlers getsignal() gave it, died of a
-// TypeError. In a python process that has not initialised yet, ours go in
-// once it has (the writer polls, deferredSignalHandlers); Python's cached
-// view then stays SIG_DFL for SIGTERM, as without us, and its SIGINT handler
-// stays its own. A program that links libpython and never initialises it
-// gets ours after kPythonInitWaitNs.
+// any handler it did not install. With ours in first, Ctrl-C no longer raised
+// KeyboardInterrupt (a job's `except KeyboardInterrupt:` never ran), and
+// multiprocessing's forkserver, which puts back the SIGINT handler
+// getsignal() gave it, died of a TypeError. So in a python process that has
+// not initialised yet, SIGINT is left to Python: the writer polls
+// (deferredSignalHandlers) and, once Python is up, ours goes in only where
+// SIGINT is still at its default. An uncaught KeyboardInterrupt ends Python
+// through kill(getpid(), SIGINT), where the run is finished (exit_hooks.cpp).
+// A program that links libpython and never initialises it gets ours after
+// kPythonInitWaitNs. SIGTERM's handler is ours from the start, so
+// getsignal(SIGTERM) answers None in a recorded python job.
 using PyIsInitializedFn = int (*)();
 std::atomic<PyIsInitializedFn> g_python_initialized{nullptr};
 Ns g_deferred_since = 0;
@@ -165,7 +169,7 @@ void deferredSignalHandlers() {
   if (!initialized) return;
   if (!initialized() && nowNs() - g_deferred_since < kPythonInitWaitNs) return;
   g_python_initialized.store(nullptr);
-  if (!recordingState().disabled.load()) catchTerminatingSignals();
+  if (!recordingState().disabled.load()) catchIfDefault(SIGINT, onTerminatingSignal);
 }
 
 namespace {
@@ -182,12 +186,13 @@ __attribute__((constructor)) void startUp() {
   if (!startWriter()) return;
   s.ready.store(true);
   on_exit(onExit, nullptr);
+  catchStopAndAbort();
   auto python = reinterpret_cast<PyIsInitializedFn>(dlsym(RTLD_DEFAULT, "Py_IsInitialized"));
   if (python && !python()) {
     g_deferred_since = nowNs();
     g_python_initialized.store(python);
   } else {
-    catchTerminatingSignals();
+    catchIfDefault(SIGINT, onTerminatingSignal);
   }
   if (attachCudaBackend && strcmp(c.backend, "host") != 0) attachCudaBackend();
 }

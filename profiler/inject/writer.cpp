@@ -34,8 +34,9 @@ namespace gcprof::inject {
 // async-signal-safe).
 void flushCudaBackend() __attribute__((weak));
 // Provided by the launched injector (lifecycle.cpp), not by attach's: puts
-// in the SIGTERM/SIGINT/SIGABRT handlers of a python process once Python has
-// initialised (ours first would displace Python's SIGINT handler).
+// in the SIGINT handler of a python process once Python has initialised,
+// where Python left SIGINT at its default (ours first would displace
+// Python's KeyboardInterrupt).
 void deferredSignalHandlers() __attribute__((weak));
 
 namespace {
