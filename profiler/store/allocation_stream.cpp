@@ -137,17 +137,23 @@ AllocationStream::~AllocationStream() {
 
 void AllocationStream::findBatchStarts() {
   if (version_ < 4) return;
-  Stmt s(db_, path_, "SELECT rowid, first_id, base_ns, rows FROM allocation_batches WHERE run=? ORDER BY first_id");
+  // Version 7 stores where each batch starts; a batch written before (a run
+  // an older gcprof recorded into this file) is parsed to learn it.
+  const char* sql = version_ >= 7 ? "SELECT b.rowid, s.alloc_ns FROM allocation_batches b"
+                                    " LEFT JOIN allocation_batch_starts s ON s.run = b.run AND s.first_id = b.first_id"
+                                    " WHERE b.run=? ORDER BY b.first_id"
+                                  : "SELECT rowid, NULL FROM allocation_batches WHERE run=? ORDER BY first_id";
+  Stmt s(db_, path_, sql);
   s.bind(1, run_);
   std::vector<Allocation> rows;
-  std::string problem;
   while (s.step()) {
-    rows.clear();
-    if (!parseBatch(s.textView(3), BatchBase{s.i64(1), s.i64(2)}, rows, contexts_, problem))
-      throw damagedBatch(path_, run_, "allocation", s.i64(1), problem);
-    if (rows.empty()) continue;
-    const Allocation& first = *std::min_element(rows.begin(), rows.end(), before);
-    batches_.push_back(BatchStart{first.alloc, first.id, s.i64(0)});
+    const int64_t rowid = s.i64(0);
+    if (!s.isNull(1)) {
+      batches_.push_back(BatchStart{s.i64(1), kStoredStart, rowid});
+      continue;
+    }
+    readBatch(BatchStart{0, 0, rowid}, rows);
+    if (!rows.empty()) batches_.push_back(BatchStart{rows.front().alloc, rows.front().id, rowid});
   }
   std::sort(batches_.begin(), batches_.end(), [](const BatchStart& a, const BatchStart& b) {
     return a.alloc != b.alloc ? a.alloc < b.alloc : a.id != b.id ? a.id < b.id : a.rowid < b.rowid;
@@ -155,6 +161,7 @@ void AllocationStream::findBatchStarts() {
 }
 
 void AllocationStream::readBatch(const BatchStart& b, std::vector<Allocation>& out) {
+  out.clear();
   Stmt s(db_, path_, "SELECT first_id, base_ns, rows FROM allocation_batches WHERE rowid=?");
   s.bind(1, b.rowid);
   std::string problem;
@@ -163,6 +170,12 @@ void AllocationStream::readBatch(const BatchStart& b, std::vector<Allocation>& o
   if (!parseBatch(s.textView(2), BatchBase{s.i64(0), s.i64(1)}, out, contexts_, problem))
     throw damagedBatch(path_, run_, "allocation", s.i64(0), problem);
   std::sort(out.begin(), out.end(), before);
+  // A stored start that is not the batch's earliest row would hand rows
+  // over out of time order, or miss the batch's first ones.
+  if (b.id == kStoredStart && (out.empty() || out.front().alloc != b.alloc))
+    throw damagedBatch(path_, run_, "allocation", s.i64(0),
+                       "allocation_batch_starts says it starts at " + std::to_string(b.alloc) + " ns, its rows at " +
+                           (out.empty() ? std::string("none") : std::to_string(out.front().alloc) + " ns"));
 }
 
 void AllocationStream::read(const Take& take) {

@@ -7,9 +7,10 @@
 //
 // Batches (docs/schema.md) are written at their rows' free, so their rows
 // are not in time order, and a batch's base_ns is its first row's, not its
-// earliest. The stream parses every batch once to learn its earliest row,
-// then merges: a batch is parsed again and sorted when the rows handed over
-// reach its earliest, and its rows go as the merge reaches them. The
+// earliest. The stream reads where each batch starts (version 7:
+// allocation_batch_starts; an older batch is parsed once to learn it), then
+// merges: a batch is parsed and sorted when the rows handed over reach its
+// start, and its rows go as the merge reaches them. The
 // recorder writes a block at its free or at most ~50 ms after it was made,
 // so the batches open at once are those of a few rounds of the writer.
 #pragma once
@@ -34,7 +35,7 @@ class AllocationStream {
   // Opens a read transaction on `store` (when none is open) so that every
   // read() and anything else read through `store` meanwhile see the same
   // rows, even while a recorder writes into the file; it ends with the
-  // stream. Reads every batch's earliest row. Throws StoreError naming the
+  // stream. Reads where every batch starts. Throws StoreError naming the
   // file on a damaged batch.
   AllocationStream(TraceStore& store, int64_t run, size_t piece_rows = kPieceRows);
   ~AllocationStream();
@@ -58,8 +59,11 @@ class AllocationStream {
     int64_t id = 0;
     int64_t rowid = 0;
   };
+  // The id of a start read from allocation_batch_starts, which holds the
+  // time only: the batch opens before any row of that time.
+  static constexpr int64_t kStoredStart = INT64_MIN;
   void findBatchStarts();
-  // Batch `b`'s rows, sorted, into `out`.
+  // Batch `b`'s rows, sorted, into `out`; a stored start is checked against them.
   void readBatch(const BatchStart& b, std::vector<Allocation>& out);
 
   sqlite3* db_;

@@ -23,13 +23,15 @@ inline void beginBatch(std::string& batch) {
 inline void closeBatch(std::string& batch) { batch.push_back(']'); }
 
 // A batch being filled by the writer: its text, how many rows it holds, what
-// they are relative to, and the largest id among them (ranges are written
-// when they close, so not in id order).
+// they are relative to, the largest id among them (ranges are written when
+// they close, so not in id order) and, for allocations, the earliest
+// alloc_ns among them (allocation_batch_starts).
 struct OpenBatch {
   std::string text = "[";
   int rows = 0;
   BatchBase base;
   int64_t last_id = 0;
+  Ns earliest = 0;
 };
 
 }  // namespace gcprof

@@ -59,6 +59,7 @@ RunWriter::RunWriter(const std::string& path) : path_(path) {
   allocation_batch_insert_ = prepare(
       "INSERT INTO allocation_batches (run, first_id, last_id, count, base_ns, rows)"
       " VALUES (?,?,?,?,?,?)");
+  allocation_batch_start_ = prepare("INSERT INTO allocation_batch_starts (run, first_id, alloc_ns) VALUES (?,?,?)");
   begin_ = prepare("BEGIN IMMEDIATE");
   commit_ = prepare("COMMIT");
   free_ = prepare("INSERT INTO allocation_frees (run, alloc_ns, id, free_ns) VALUES (?,?,?,?)");
@@ -79,7 +80,7 @@ RunWriter::~RunWriter() {
     }
     sqlite3_exec(db_, "COMMIT", nullptr, nullptr, nullptr);
   }
-  for (sqlite3_stmt* st : {range_row_, range_batch_insert_, alloc_, allocation_batch_insert_, free_, step_, scalar_, kernel_, begin_, commit_})
+  for (sqlite3_stmt* st : {range_row_, range_batch_insert_, alloc_, allocation_batch_insert_, allocation_batch_start_, free_, step_, scalar_, kernel_, begin_, commit_})
     sqlite3_finalize(st);
   sqlite3_close(db_);
 }
@@ -200,6 +201,16 @@ void RunWriter::flush(OpenBatch& batch, sqlite3_stmt* insert) {
   beginBatch(batch.text);
 }
 
+void RunWriter::flushAllocations() {
+  OpenBatch& batch = allocation_batch_;
+  if (batch.rows == 0) return;
+  const int64_t first_id = batch.base.first_id;
+  const Ns earliest = batch.earliest;
+  flush(batch, allocation_batch_insert_);
+  bindValues(allocation_batch_start_, 1, run_, first_id, earliest);
+  done(allocation_batch_start_);
+}
+
 namespace {
 
 // Binds one allocation row at parameters first .. first + 12.
@@ -224,7 +235,8 @@ void RunWriter::add(const RecordedAllocation& a) {
     return;
   }
   batch.last_id = numbered.id;
-  if (++batch.rows >= kAllocationBatch) flush(batch, allocation_batch_insert_);
+  batch.earliest = batch.rows == 0 ? numbered.alloc : std::min(batch.earliest, numbered.alloc);
+  if (++batch.rows >= kAllocationBatch) flushAllocations();
 }
 
 int64_t RunWriter::addLive(const RecordedAllocation& a) {

@@ -69,9 +69,11 @@ class RunWriter {
   void stepTransaction(sqlite3_stmt* st, const char* what);  // BEGIN or COMMIT
   // Writes `batch` as one row through `insert` and opens the next.
   void flush(OpenBatch& batch, sqlite3_stmt* insert);
+  // flush() for the allocation batch, with its row of allocation_batch_starts.
+  void flushAllocations();
   void flushBatches() {
     flush(range_batch_, range_batch_insert_);
-    flush(allocation_batch_, allocation_batch_insert_);
+    flushAllocations();
   }
 
   // ~90 KiB of text per batch. Beyond a few hundred rows the cost per row no
@@ -96,6 +98,7 @@ class RunWriter {
   sqlite3_stmt* alloc_ = nullptr;
   sqlite3_stmt* allocation_batch_insert_ = nullptr;
   OpenBatch allocation_batch_;  // allocation_batch.h
+  sqlite3_stmt* allocation_batch_start_ = nullptr;  // a row of allocation_batch_starts
   sqlite3_stmt* free_ = nullptr;  // a row of allocation_frees
   sqlite3_stmt* step_ = nullptr;
   sqlite3_stmt* scalar_ = nullptr;

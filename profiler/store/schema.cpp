@@ -276,6 +276,24 @@ CREATE VIEW allocations (run, addr, bytes, device, stream, thread, api, alloc_ns
 PRAGMA user_version = 6;
 )SQL";
 
+// Version 7: each allocation batch's earliest alloc_ns, in a table of its
+// own. A batch is written at its rows' frees, so its base_ns is not its
+// earliest row, and a reader that hands the run over in time order without
+// loading it (allocation_stream.h: show, export) parsed every batch once
+// only to learn where it starts: a fifth of `show` at ten million rows. Not
+// a column of allocation_batches: a column added after `rows` is read by
+// walking each ~90 KiB text's overflow pages. A batch without a row here
+// (written before version 7) is still parsed for it.
+const char* kMigrateTo7 = R"SQL(
+CREATE TABLE allocation_batch_starts (
+  run INTEGER NOT NULL,
+  first_id INTEGER NOT NULL,
+  alloc_ns INTEGER NOT NULL,
+  PRIMARY KEY (run, first_id)
+) WITHOUT ROWID;
+PRAGMA user_version = 7;
+)SQL";
+
 int userVersion(sqlite3* db, const std::string& path) {
   sqlite3_stmt* st = nullptr;
   if (sqlite3_prepare_v2(db, "PRAGMA user_version", -1, &st, nullptr) != SQLITE_OK)
@@ -371,6 +389,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
       exec(db, path, kMigrateTo4);
       exec(db, path, kMigrateTo5);
       exec(db, path, kMigrateTo6);
+      exec(db, path, kMigrateTo7);
     }
     exec(db, path, "COMMIT");
     return;
@@ -396,6 +415,7 @@ void ensureSchema(sqlite3* db, const std::string& path, bool writable) {
     if (now < 4) exec(db, path, kMigrateTo4);
     if (now < 5) exec(db, path, kMigrateTo5);
     if (now < 6) exec(db, path, kMigrateTo6);
+    if (now < 7) exec(db, path, kMigrateTo7);
     exec(db, path, "COMMIT");
   }
 }

@@ -11,7 +11,7 @@ namespace gcprof {
 
 // The schema version this build writes (PRAGMA user_version). Bump it with a
 // migration in schema.cpp and a line in docs/schema.md.
-constexpr int kSchemaVersion = 6;
+constexpr int kSchemaVersion = 7;
 
 // Every store failure carries the file and what to do about it.
 struct StoreError : std::runtime_error {

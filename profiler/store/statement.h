@@ -36,6 +36,7 @@ class Stmt {
     bindValues(st_, 1, values...);
   }
   int64_t i64(int c) { return sqlite3_column_int64(st_, c); }
+  bool isNull(int c) { return sqlite3_column_type(st_, c) == SQLITE_NULL; }
   double f64(int c) { return sqlite3_column_double(st_, c); }
   std::string text(int c) {
     const unsigned char* t = sqlite3_column_text(st_, c);

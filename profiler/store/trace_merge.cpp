@@ -51,6 +51,9 @@ void copyFile(TraceStore& out, const std::string& path, int version, int64_t run
                    : std::string();
   if (version >= 6)
     batches += "INSERT INTO allocation_frees SELECT run + " + r + ", alloc_ns, id, free_ns FROM src.allocation_frees;";
+  if (version >= 7)
+    batches += "INSERT INTO allocation_batch_starts SELECT run + " + r + ", first_id, alloc_ns"
+               " FROM src.allocation_batch_starts;";
   std::string rangeBatches =
       version >= 5 ? "INSERT INTO range_batches (run, first_id, last_id, count, base_ns, rows)"
                          " SELECT run + " + r + ", first_id, last_id, count, base_ns, rows FROM src.range_batches;"

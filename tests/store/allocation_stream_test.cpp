@@ -103,6 +103,34 @@ void expectSameRow(const Allocation& got, const AllocationContexts& got_contexts
   EXPECT_EQ(got_contexts[got.context], want_contexts[want.context]) << i;
 }
 
+// Reads `run` through a stream in pieces of `piece` rows, twice, and checks
+// each pass against a load of the run.
+void expectStreamIsLoad(TraceStore& s, int64_t run, size_t piece) {
+  const Trace t = s.load(run);
+  AllocationStream stream(s, run, piece);
+  for (int pass = 0; pass < 2; ++pass) {  // export reads twice
+    std::vector<Allocation> got;
+    stream.read([&](const std::vector<Allocation>& rows) {
+      ASSERT_FALSE(rows.empty());
+      ASSERT_LE(rows.size(), piece);
+      got.insert(got.end(), rows.begin(), rows.end());
+    });
+    ASSERT_EQ(got.size(), t.allocations.size()) << "run " << run << " piece " << piece;
+    EXPECT_EQ(stream.rows(), static_cast<int64_t>(got.size()));
+    for (size_t i = 0; i < got.size(); ++i) expectSameRow(got[i], stream.contexts(), t.allocations[i], t.contexts, i);
+  }
+}
+
+void execSql(const std::string& path, const char* sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+  EXPECT_EQ(rc, SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
 }  // namespace
 
 TEST(AllocationStream, HandsOverEveryRowOnceAsALoadHasIt) {
@@ -118,24 +146,9 @@ TEST(AllocationStream, HandsOverEveryRowOnceAsALoadHasIt) {
   }
   TraceStore s(path, TraceStore::Mode::ReadOnly);
   for (int64_t run : {1, 2}) {
-    const Trace t = s.load(run);
-    ASSERT_GT(t.allocations.size(), 2000u);
+    ASSERT_GT(s.load(run).allocations.size(), 2000u);
     // Many batches, rows of their own and frees of blocks written live.
-    for (size_t piece : {size_t{1}, size_t{333}, AllocationStream::kPieceRows}) {
-      AllocationStream stream(s, run, piece);
-      for (int pass = 0; pass < 2; ++pass) {  // export reads twice
-        std::vector<Allocation> got;
-        stream.read([&](const std::vector<Allocation>& rows) {
-          ASSERT_FALSE(rows.empty());
-          ASSERT_LE(rows.size(), piece);
-          got.insert(got.end(), rows.begin(), rows.end());
-        });
-        ASSERT_EQ(got.size(), t.allocations.size()) << "run " << run << " piece " << piece;
-        EXPECT_EQ(stream.rows(), static_cast<int64_t>(got.size()));
-        for (size_t i = 0; i < got.size(); ++i)
-          expectSameRow(got[i], stream.contexts(), t.allocations[i], t.contexts, i);
-      }
-    }
+    for (size_t piece : {size_t{1}, size_t{333}, AllocationStream::kPieceRows}) expectStreamIsLoad(s, run, piece);
   }
   // The layouts the test meant to make: else it proves less than it says.
   auto count = [&](const char* sql) {
@@ -146,6 +159,8 @@ TEST(AllocationStream, HandsOverEveryRowOnceAsALoadHasIt) {
     return n;
   };
   EXPECT_GT(count("SELECT count(*) FROM allocation_batches WHERE run=1"), 3);
+  EXPECT_EQ(count("SELECT count(*) FROM allocation_batch_starts WHERE run=1"),
+            count("SELECT count(*) FROM allocation_batches WHERE run=1"));
   EXPECT_GT(count("SELECT count(*) FROM allocation_rows WHERE run=1"), 10);
   EXPECT_GT(count("SELECT count(*) FROM allocation_frees WHERE run=1"), 100);
 }
@@ -173,4 +188,49 @@ TEST(AllocationStream, BothPassesSeeTheRowsOfOneMoment) {
   stream.read([&](const std::vector<Allocation>& rows) { second += rows.size(); });
   EXPECT_GT(first, 400u);
   EXPECT_EQ(second, first);
+}
+
+// Batches written before version 7 have no row in allocation_batch_starts:
+// the stream parses them for their start, in a file still at version 6 and
+// beside batches that have one (a newer gcprof recording into an old file).
+TEST(AllocationStream, BatchesWithoutAStoredStartAreParsedForIt) {
+  const std::string path = tempPath("unstarted");
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    writeRecordedRun(w, 5, 4000);
+    w.finish(RunInfo{});
+  }
+  execSql(path, "DELETE FROM allocation_batch_starts WHERE first_id % 3 = 1");
+  {
+    TraceStore s(path, TraceStore::Mode::ReadOnly);
+    expectStreamIsLoad(s, 1, 100);
+  }
+  execSql(path, "DROP TABLE allocation_batch_starts; PRAGMA user_version = 6");
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  ASSERT_EQ(s.schemaVersion(), 6);
+  expectStreamIsLoad(s, 1, 100);
+}
+
+// A stored start that is not its batch's earliest row would hand rows over
+// out of time order: refused as damage, naming the file and the batch.
+TEST(AllocationStream, AStoredStartThatIsNotTheBatchsEarliestRowIsRefused) {
+  const std::string path = tempPath("badstart");
+  {
+    RunWriter w(path);
+    w.createRun(RunInfo{});
+    writeRecordedRun(w, 6, 3000);
+    w.finish(RunInfo{});
+  }
+  execSql(path, "UPDATE allocation_batch_starts SET alloc_ns = alloc_ns + 1"
+                " WHERE first_id = (SELECT max(first_id) FROM allocation_batch_starts)");
+  TraceStore s(path, TraceStore::Mode::ReadOnly);
+  AllocationStream stream(s, 1);
+  try {
+    stream.read([](const std::vector<Allocation>&) {});
+    FAIL() << "a wrong stored start was read";
+  } catch (const StoreError& e) {
+    EXPECT_NE(std::string(e.what()).find(path), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("allocation_batch_starts says it starts at"), std::string::npos) << e.what();
+  }
 }

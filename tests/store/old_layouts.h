@@ -1,5 +1,7 @@
 // SQL that turns a file written by this build back into older layouts, for
-// the tests of reading and migrating old traces (docs/schema.md).
+// the tests of reading and migrating old traces (docs/schema.md). Each
+// allocations layout below is of a version before 7, so each also drops
+// allocation_batch_starts.
 #pragma once
 
 namespace gcprof::test {
@@ -33,6 +35,7 @@ inline const char* kVersion5Frees =
     "INSERT INTO v5 SELECT run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,"
     " range, step, kind, id FROM allocations;"
     "DROP VIEW allocations; DROP TABLE allocation_frees; DROP TABLE allocation_rows;"
+    " DROP TABLE allocation_batch_starts;"
     " DELETE FROM allocation_batches; ALTER TABLE v5 RENAME TO allocation_rows;"
     "CREATE VIEW allocations (run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns, range,"
     " step, kind, id) AS"
@@ -61,7 +64,7 @@ inline const char* kVersion3Allocations =
     "INSERT INTO v3 SELECT run, addr, bytes, device, stream, thread, api, alloc_ns, free_ns,"
     " range, step, kind, id FROM allocations;"
     "DROP VIEW allocations; DROP TABLE allocation_rows; DROP TABLE allocation_batches;"
-    " DROP TABLE allocation_frees; ALTER TABLE v3 RENAME TO allocations;";
+    " DROP TABLE allocation_frees; DROP TABLE allocation_batch_starts; ALTER TABLE v3 RENAME TO allocations;";
 
 // The allocations table as versions 1 and 2 had it: a rowid table plus the
 // (run, alloc_ns) index. Rows get rowid = id + 100 and are inserted in reverse
@@ -76,7 +79,7 @@ inline const char* kRowidAllocations =
     " range, step, kind) SELECT id + 100, run, addr, bytes, device, stream, thread, api,"
     " alloc_ns, free_ns, range, step, kind FROM allocations ORDER BY id DESC;"
     "DROP VIEW allocations; DROP TABLE allocation_rows; DROP TABLE allocation_batches;"
-    " DROP TABLE allocation_frees; ALTER TABLE old RENAME TO allocations;"
+    " DROP TABLE allocation_frees; DROP TABLE allocation_batch_starts; ALTER TABLE old RENAME TO allocations;"
     "CREATE INDEX allocations_time ON allocations (run, alloc_ns);";
 
 }  // namespace gcprof::test
