@@ -11,6 +11,7 @@
 #include <unordered_map>
 
 #include "advice_error.h"
+#include "file_kind.h"
 
 namespace gcprof::advisor {
 namespace {
@@ -259,13 +260,10 @@ PlanFile parsePlan(const nlohmann::json& doc, const std::string& where, PlanUse 
 }
 
 PlanFile readPlanFile(const std::string& path) {
-  // A named pipe blocked the read for ever (and the job, which reads the plan
-  // again through GCPROF_PLAN, needs a file); a directory read as "not JSON".
-  struct stat kind {};
-  if (::stat(path.c_str(), &kind) == 0 && !S_ISREG(kind.st_mode))
-    throw AdviceError(path + ": is " +
-                      (S_ISDIR(kind.st_mode) ? "a directory" : S_ISFIFO(kind.st_mode) ? "a named pipe (FIFO)"
-                                                                                       : "not a regular file") +
+  // The job reads the plan again through GCPROF_PLAN: it needs a file
+  // (file_kind.h); a directory read as "not JSON".
+  if (const char* what = irregularFileKind(path))
+    throw AdviceError(path + ": is " + what +
                       ", not a plan file; write the plan to a file with `gcprof advise TRACE --budget ... -o FILE`");
   std::ifstream in(path);
   if (!in) {

@@ -1,4 +1,6 @@
 #include "trace_store.h"
+
+#include "file_kind.h"
 #include "run_row.h"
 #include "statement.h"
 #include "trace_load.h"
@@ -49,17 +51,12 @@ void requireWritableDir(const std::string& path) {
                    (err == EROFS ? "; record to a writable disk, then copy the trace" : ""));
 }
 
-// A trace is a regular file. SQLite opening a named pipe blocks until a
-// writer comes (every verb hung), and a directory or a device gave its bare
-// "disk I/O error". A missing path is said below (or created, to write).
+// A trace is a regular file: SQLite gave a directory or a device its bare
+// "disk I/O error" (file_kind.h). A missing path is said below (or created,
+// to write).
 void requireRegularFile(const std::string& path) {
-  struct stat st;
-  if (stat(path.c_str(), &st) != 0 || S_ISREG(st.st_mode)) return;
-  const char* what = S_ISDIR(st.st_mode)                          ? "a directory"
-                     : S_ISFIFO(st.st_mode)                       ? "a named pipe (FIFO)"
-                     : S_ISCHR(st.st_mode) || S_ISBLK(st.st_mode) ? "a device"
-                     : S_ISSOCK(st.st_mode)                       ? "a socket"
-                                                                  : "not a regular file";
+  const char* what = irregularFileKind(path);
+  if (!what) return;
   throw StoreError(path + ": is " + what + ", not a trace file; give the path of a trace (a file that " +
                    "`gcprof record -o FILE` writes)");
 }

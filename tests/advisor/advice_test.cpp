@@ -1,10 +1,7 @@
 #include "plan/advice.h"
 
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -12,6 +9,7 @@
 #include <cstdlib>
 
 #include "byte_text.h"
+#include "error_in_child.h"
 #include "chain_traces.h"
 #include "advice_error.h"
 #include "units/unit_selection.h"
@@ -603,36 +601,9 @@ TEST(PlanFile, AMissingFileIsNamedMissing) {
   }
 }
 
-// Read in a child process, which sends back the error: a read that blocks
-// (a named pipe's did, for ever) fails the test after 10 s instead of hanging it.
+// A read that blocks (a named pipe's did, for ever) fails the test after 10 s.
 std::string planFileErrorInChild(const std::string& path) {
-  int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    std::string err = "(no error)";
-    try {
-      readPlanFile(path);
-    } catch (const AdviceError& e) {
-      err = e.what();
-    }
-    ssize_t n = write(fds[1], err.data(), err.size());
-    _exit(n == static_cast<ssize_t>(err.size()) ? 0 : 1);
-  }
-  close(fds[1]);
-  pollfd p{fds[0], POLLIN, 0};
-  std::string got;
-  if (poll(&p, 1, 10000) <= 0) {
-    kill(pid, SIGKILL);
-    got = "blocked for 10 s";
-  } else {
-    char buf[1024];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  waitpid(pid, nullptr, 0);
-  return got;
+  return gcprof::test::errorInChild([&] { readPlanFile(path); });
 }
 
 TEST(PlanFile, ANamedPipeOrADirectoryIsRefusedWithoutBlocking) {

@@ -1,11 +1,8 @@
 // The trace store: what is written comes back, and files that are not
 // gcprof traces (or are newer than this build) are refused with a clear error.
 #include <gtest/gtest.h>
-#include <poll.h>
-#include <signal.h>
 #include <sqlite3.h>
 #include <sys/stat.h>
-#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +10,7 @@
 #include <fstream>
 #include <vector>
 
+#include "error_in_child.h"
 #include "run_writer.h"
 #include "trace_store.h"
 
@@ -170,36 +168,9 @@ TEST(TraceStore, RefusesAFileThatIsNotSQLite) {
 }
 
 namespace {
-// Opens `path` in a child process, which sends back the error: an open that
-// blocks (a FIFO did) fails the test after 10 s instead of hanging it.
+// An open that blocks (a FIFO's did) fails the test after 10 s.
 std::string errorInChild(const std::string& path, TraceStore::Mode mode) {
-  int fds[2];
-  if (pipe(fds) != 0) return "pipe failed";
-  pid_t pid = fork();
-  if (pid == 0) {
-    close(fds[0]);
-    std::string err = "opened";
-    try {
-      TraceStore s(path, mode);
-    } catch (const StoreError& e) {
-      err = e.what();
-    }
-    ssize_t n = write(fds[1], err.data(), err.size());
-    _exit(n == static_cast<ssize_t>(err.size()) ? 0 : 1);
-  }
-  close(fds[1]);
-  pollfd p{fds[0], POLLIN, 0};
-  std::string got;
-  if (poll(&p, 1, 10000) <= 0) {
-    kill(pid, SIGKILL);
-    got = "blocked for 10 s";
-  } else {
-    char buf[1024];
-    for (ssize_t n; (n = read(fds[0], buf, sizeof buf)) > 0;) got.append(buf, static_cast<size_t>(n));
-  }
-  close(fds[0]);
-  waitpid(pid, nullptr, 0);
-  return got;
+  return gcprof::test::errorInChild([&] { TraceStore s(path, mode); }, "opened");
 }
 }  // namespace
 

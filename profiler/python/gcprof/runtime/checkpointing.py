@@ -104,22 +104,24 @@ def job_checkpointing(root, targets):
     return found
 
 
-_warned_recomputed = set()
+_warned = set()
 
 
-def _warn_recomputed_by_the_job(name):
-    if name in _warned_recomputed:
+def _warn_once(name, why):
+    """One line on stderr per module and reason: the module is called every step."""
+    if (name, why) in _warned:
         return
-    _warned_recomputed.add(name)
-    sys.stderr.write("gcprof: warning: %r is recomputed in backward by a checkpoint of the job's own "
-                     "(torch.utils.checkpoint around it or around a module above it): gcprof does not "
-                     "checkpoint it a second time there, so it is recomputed once, but the plan's "
-                     "predictions assume the job does not checkpoint; record the job as it runs and "
-                     "advise again\n" % name)
+    _warned.add((name, why))
+    sys.stderr.write("gcprof: warning: %r %s\n" % (name, why))
     sys.stderr.flush()
 
 
-_warned_cache = set()
+_RECOMPUTED_BY_THE_JOB = (
+    "is recomputed in backward by a checkpoint of the job's own "
+    "(torch.utils.checkpoint around it or around a module above it): gcprof does not "
+    "checkpoint it a second time there, so it is recomputed once, but the plan's "
+    "predictions assume the job does not checkpoint; record the job as it runs and "
+    "advise again")
 
 
 def _passed_a_cache(args, kwargs):
@@ -137,16 +139,12 @@ def _passed_a_cache(args, kwargs):
     return any(isinstance(v, cache) for v in args) or any(isinstance(v, cache) for v in kwargs.values())
 
 
-def _warn_cache(name):
-    if name in _warned_cache:
-        return
-    _warned_cache.add(name)
-    sys.stderr.write("gcprof: warning: %r is passed a key/value cache (past_key_values: prefix tuning, "
-                     "a prompt cache) that its forward extends in place; recomputing it would extend "
-                     "the cache twice, so it runs without checkpointing and the plan's saving for it is "
-                     "not made (checkpoint modules below it that are not passed the cache, such as its "
-                     "MLP, with --units)\n" % name)
-    sys.stderr.flush()
+_PASSED_A_CACHE = (
+    "is passed a key/value cache (past_key_values: prefix tuning, "
+    "a prompt cache) that its forward extends in place; recomputing it would extend "
+    "the cache twice, so it runs without checkpointing and the plan's saving for it is "
+    "not made (checkpoint modules below it that are not passed the cache, such as its "
+    "MLP, with --units)")
 
 
 def _in_checkpoint_forward(torch):
@@ -255,10 +253,10 @@ def checkpoint_module(torch, module, name, save=None):
             # Checkpointing again would recompute the module twice; and the
             # outer checkpoint needs its recomputation to save what its
             # forward saved, so both run the module as it is.
-            _warn_recomputed_by_the_job(name)
+            _warn_once(name, _RECOMPUTED_BY_THE_JOB)
             return original(*args, **kwargs)
         if _passed_a_cache(args, kwargs):
-            _warn_cache(name)
+            _warn_once(name, _PASSED_A_CACHE)
             return original(*args, **kwargs)
         calls = [0]
         at_call = _containers_copied((args, kwargs))
