@@ -306,7 +306,7 @@ int runAdvise(const AdviseArgs& args) {
     std::printf("%s\n", doc.dump(2).c_str());
   }
   if (!a.feasible) {
-    std::fprintf(stderr, "gcprof advise: %s\n", printable(a.message).c_str());
+    std::fprintf(stderr, "gcprof advise: %s\n", printableLines(a.message).c_str());
     return 1;
   }
   return 0;

@@ -34,7 +34,7 @@ int main(int argc, char** argv) {
     // A verb's refusal (a bad plan, budget or option), under the verb's name;
     // it may quote module names from the job, which must not drive the terminal.
     std::string verb = app.get_subcommands().empty() ? "" : " " + app.get_subcommands().front()->get_name();
-    std::fprintf(stderr, "gcprof%s: %s\n", verb.c_str(), gcprof::cli::printable(e.what()).c_str());
+    std::fprintf(stderr, "gcprof%s: %s\n", verb.c_str(), gcprof::cli::printableLines(e.what()).c_str());
     return 2;
   } catch (const gcprof::StoreError& e) {
     std::fprintf(stderr, "gcprof: %s\n", e.what());

@@ -27,4 +27,17 @@ inline std::string printable(const std::string& s) {
   return out;
 }
 
+// printable() for gcprof's own messages of several lines, which may quote
+// names from the job: a line break followed by two spaces (their
+// continuation lines are indented) is kept, any other prints as '?'. A
+// name can still break a line that way, but not start one at its first
+// column, where a CI log reads its commands (`::error::`).
+inline std::string printableLines(const std::string& s) {
+  std::string out;
+  size_t from = 0;
+  for (size_t at; (at = s.find("\n  ", from)) != std::string::npos; from = at + 1)
+    out += printable(s.substr(from, at - from)) + "\n";
+  return out + printable(s.substr(from));
+}
+
 }  // namespace gcprof::cli

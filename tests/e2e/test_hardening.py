@@ -223,8 +223,15 @@ class HostileNames(unittest.TestCase):
         con.close()
         runs = [p.gcprof("advise", db, "--budget", "90%", "--strategy", "every", "--units", r"layers[\s\S]*",
                          "--no-store", check=False),
-                p.gcprof("advise", db, "--budget", "90%", "--units", "nomatch", check=False)]
+                p.gcprof("advise", db, "--budget", "90%", "--units", "nomatch", check=False),
+                p.gcprof("advise", db, "--budget", "1%", "--units", r"layers[\s\S]*", "--no-store", check=False)]
         self.assertIn("layers.0?[31m??::error::forged?", runs[0].stdout)
+        # The out-of-reach budget's explanation keeps its own lines (each
+        # indented), while the name's line break still prints as '?'.
+        refusal = runs[2].stderr
+        self.assertEqual(runs[2].returncode, 1, refusal)
+        self.assertGreater(len(refusal.splitlines()), 1, refusal)
+        self.assertNotIn("?  ", refusal)
         for r in runs:
             out = r.stdout + r.stderr
             for raw in ("\x1b", "\r", "\x07"):
