@@ -4,10 +4,12 @@
 
 #include <cctype>
 #include <climits>
+#include <cstdio>
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "run_environment.h"
+#include "utf8_text.h"
 
 namespace gcprof::cli {
 
@@ -31,15 +33,49 @@ RestoredEnvironment restoredEnvironment(const std::string& env_json, const std::
   return out;
 }
 
+namespace {
+
+// A character that prints as itself: not a C0 control, DEL, a C1 control
+// (U+0080-U+009F, CSI among them) or a byte outside valid UTF-8. Its
+// length at word[i], 0 when it does not print.
+size_t printingLength(const std::string& word, size_t i) {
+  const unsigned char c = static_cast<unsigned char>(word[i]);
+  if (c < 0x20 || c == 0x7F) return 0;
+  const size_t n = utf8SequenceLength(word, i);
+  if (n == 2 && c == 0xC2 && static_cast<unsigned char>(word[i + 1]) <= 0x9F) return 0;
+  return n;
+}
+
+}  // namespace
+
 std::string shellWord(const std::string& word) {
-  bool plain = !word.empty();
+  bool plain = !word.empty(), prints = true;
   for (unsigned char c : word)
-    if (!(isalnum(c) || std::string("_@%+=:,./-").find(static_cast<char>(c)) != std::string::npos))
-      plain = false;
+    if (!(isalnum(c) || std::string("_@%+=:,./-").find(static_cast<char>(c)) != std::string::npos)) plain = false;
+  for (size_t i = 0, n; prints && i < word.size(); i += n) prints = (n = printingLength(word, i)) > 0;
   if (plain) return word;
-  // JSON's escapes, ASCII only: every control byte and every non-ASCII
-  // character (C1 controls among them) is spelled out.
-  return nlohmann::json(word).dump(-1, ' ', true, nlohmann::json::error_handler_t::replace);
+  if (prints) {  // single quotes: nothing inside is special but the quote
+    std::string out = "'";
+    for (char c : word) out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+  }
+  // bash's $'...': every byte that does not print spelled \xHH, so that a
+  // stored command can neither hide itself nor drive the terminal.
+  std::string out = "$'";
+  for (size_t i = 0; i < word.size();) {
+    const size_t n = printingLength(word, i);
+    if (n == 0) {
+      char hex[5];
+      std::snprintf(hex, sizeof hex, "\\x%02X", static_cast<unsigned char>(word[i]));
+      out += hex;
+      ++i;
+    } else {
+      if (word[i] == '\\' || word[i] == '\'') out += '\\';
+      out.append(word, i, n);
+      i += n;
+    }
+  }
+  return out + "'";
 }
 
 void printLaunch(std::FILE* out, const LaunchOptions& o, const std::string& source,

@@ -24,9 +24,11 @@ struct RestoredEnvironment {
 // `where` names the trace and run in the error for a damaged row.
 RestoredEnvironment restoredEnvironment(const std::string& env_json, const std::string& where);
 
-// One word of a command line as a shell reads it back; anything but plain
-// characters is quoted with control and non-ASCII bytes escaped, so that a
-// stored command cannot hide itself or drive the terminal.
+// One word of a command line as bash reads it back (copied from verify's
+// output into a shell): plain characters as they are; other printing text,
+// UTF-8 included, in single quotes; a word with a control character or a
+// byte that is not UTF-8 in $'...' with those bytes spelled \xHH, so that
+// a stored command cannot hide itself or drive the terminal.
 std::string shellWord(const std::string& word);
 
 // The command, its directory and every restored (and refused) variable.

@@ -1,11 +1,8 @@
 #include "utf8_text.h"
 
 namespace gcprof {
-namespace {
 
-// Length of the valid UTF-8 sequence starting at s[i], 0 when invalid
-// (overlong forms, surrogates and code points above U+10FFFF included).
-size_t sequenceLength(const std::string& s, size_t i) {
+size_t utf8SequenceLength(const std::string& s, size_t i) {
   auto byte = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
   unsigned char c = byte(i);
   if (c < 0x80) return 1;
@@ -26,11 +23,9 @@ size_t sequenceLength(const std::string& s, size_t i) {
   return n;
 }
 
-}  // namespace
-
 bool isValidUtf8(const std::string& s) {
   for (size_t i = 0; i < s.size();) {
-    size_t n = sequenceLength(s, i);
+    size_t n = utf8SequenceLength(s, i);
     if (n == 0) return false;
     i += n;
   }
@@ -42,7 +37,7 @@ std::string validUtf8(const std::string& s) {
   std::string out;
   out.reserve(s.size() + 8);
   for (size_t i = 0; i < s.size();) {
-    size_t n = sequenceLength(s, i);
+    size_t n = utf8SequenceLength(s, i);
     if (n == 0) {
       out += "\xEF\xBF\xBD";
       ++i;

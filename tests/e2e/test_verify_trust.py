@@ -78,7 +78,21 @@ class VerifyShowsWhatItRuns(unittest.TestCase):
                        "true", "\x1b[2K\rlooks harmless")
         self.assertNotIn("\x1b", out.stderr)
         self.assertNotIn("\r", out.stderr)
-        self.assertIn('"\\u001b[2K\\rlooks harmless"', out.stderr)
+        self.assertIn("command:   true $'\\x1B[2K\\x0Dlooks harmless'", out.stderr)
+
+    def test_the_printed_command_is_the_command_when_pasted_into_a_shell(self):
+        # Spaces, quotes, $, backslashes, UTF-8 text, controls and bytes that
+        # are not UTF-8: bash reads each printed word back as the argument.
+        args = ["plain", "a b", "it's", "caf\u00e9 $HOME `x`", "back\\slash\\", "\x1b[2K\rhidden",
+                "\u009b31m", os.fsdecode(b"not utf-8 \xff\xfe '")]
+        out = subprocess.run([p.GCPROF, "verify", self.db, "--plan", self.plan, "--dry-run", "--",
+                              "printf", "%s\\0", *args], capture_output=True)
+        line = [l for l in out.stderr.split(b"\n") if l.startswith(b"  command:   ")]
+        self.assertEqual(len(line), 1, out.stderr)
+        self.assertNotIn(b"\x1b", out.stderr)
+        self.assertNotIn(b"\xc2\x9b", out.stderr)
+        pasted = subprocess.run(["bash", "-c", line[0][len(b"  command:   "):].decode()], capture_output=True)
+        self.assertEqual(pasted.stdout.split(b"\0")[:-1], [os.fsencode(a) for a in args])
 
     def test_a_job_that_records_nothing_fails_the_gates(self):
         out = p.gcprof("verify", self.db, "--plan", self.plan, "--", "true", check=False)
