@@ -339,6 +339,15 @@ class MergeNodes(unittest.TestCase):
         self.assertIn("rank 0 is also in", bad.stderr)
         self.assertFalse(os.path.exists(again))
 
+    def test_an_empty_name_is_refused_as_one(self):
+        # It was taken for no file at all, and the error named the next one.
+        d = os.path.dirname(p.tempdb("empty-names"))
+        node = os.path.join(d, "node.db")
+        for args, which in ((["", node, node], "out"), ([os.path.join(d, "job.db"), node, ""], "traces")):
+            r = p.gcprof("merge", *args, check=False)
+            self.assertEqual(r.returncode, 2, r.stderr)
+            self.assertIn(which + ": an empty name is not a file", r.stderr)
+
 
 if __name__ == "__main__":
     unittest.main()
