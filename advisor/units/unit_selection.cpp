@@ -110,9 +110,11 @@ UnitSelection autoUnits(const std::vector<ModuleStats>& modules,
     if (m->calls > passes + 0.5)
       throw AdviceError(m->name + " is called " + std::to_string(std::lround(m->calls / passes)) +
                         " times per forward pass (one module applied several times: weight "
-                        "sharing), and no other modules repeat: its calls share one name, so "
-                        "gcprof cannot plan them one by one. Choose units that run once per "
-                        "pass with --units REGEX (its sub-modules, or the modules around it)");
+                        "sharing), and no other modules repeat: its calls share one name, and "
+                        "so do its sub-modules', so gcprof cannot plan them one by one. Units "
+                        "must run once per pass (--units REGEX among the modules around it); "
+                        "to checkpoint each call, use the model's own checkpointing (Hugging "
+                        "Face: gradient_checkpointing_enable())");
   // No repeated modules: the top-level modules in forward order.
   int min_depth = INT32_MAX;
   for (const ModuleStats* m : cands)

@@ -134,6 +134,22 @@ def hf(name, layers, hidden, seq):
                                   local_attention=seq // 2, pad_token_id=0, cls_token_id=1,
                                   sep_token_id=2, bos_token_id=1, eos_token_id=2, **c)
         return tf.ModernBertForMaskedLM(cfg), "mlm"
+    if name == "albert":  # one layer's weights shared by every layer: one module called `layers` times
+        cfg = tf.AlbertConfig(hidden_size=hidden, embedding_size=hidden // 2, num_hidden_layers=layers,
+                              num_attention_heads=4, intermediate_size=4 * hidden,
+                              max_position_embeddings=seq, **c)
+        return tf.AlbertForMaskedLM(cfg), "mlm"
+    if name == "opt":  # learned positions offset by 2, pre-norm decoder
+        cfg = tf.OPTConfig(hidden_size=hidden, ffn_dim=4 * hidden, num_hidden_layers=layers,
+                           num_attention_heads=4, max_position_embeddings=seq, word_embed_proj_dim=hidden, **c)
+        return tf.OPTForCausalLM(cfg), "clm"
+    if name == "bloom":  # ALiBi attention bias, made once and passed to every block
+        cfg = tf.BloomConfig(hidden_size=hidden, n_layer=layers, n_head=4, **c)
+        return tf.BloomForCausalLM(cfg), "clm"
+    if name == "phi":  # parallel attention and MLP, partial rotary
+        cfg = tf.PhiConfig(hidden_size=hidden, intermediate_size=4 * hidden, num_hidden_layers=layers,
+                           num_attention_heads=4, max_position_embeddings=seq, **c)
+        return tf.PhiForCausalLM(cfg), "clm"
     raise SystemExit("unknown " + name)
 
 
