@@ -138,22 +138,30 @@ AllocationStream::~AllocationStream() {
 void AllocationStream::findBatchStarts() {
   if (version_ < 4) return;
   // Version 7 stores where each batch starts; a batch written before (a run
-  // an older gcprof recorded into this file) is parsed to learn it.
-  const char* sql = version_ >= 7 ? "SELECT b.rowid, s.alloc_ns FROM allocation_batches b"
+  // an older gcprof recorded into this file) is parsed to learn it. The
+  // CASE reads a batch's text only then.
+  const char* sql = version_ >= 7 ? "SELECT b.rowid, s.alloc_ns, b.first_id, b.base_ns,"
+                                    " CASE WHEN s.alloc_ns IS NULL THEN b.rows END FROM allocation_batches b"
                                     " LEFT JOIN allocation_batch_starts s ON s.run = b.run AND s.first_id = b.first_id"
                                     " WHERE b.run=? ORDER BY b.first_id"
-                                  : "SELECT rowid, NULL FROM allocation_batches WHERE run=? ORDER BY first_id";
+                                  : "SELECT rowid, NULL, first_id, base_ns, rows FROM allocation_batches"
+                                    " WHERE run=? ORDER BY first_id";
   Stmt s(db_, path_, sql);
   s.bind(1, run_);
   std::vector<Allocation> rows;
+  std::string problem;
   while (s.step()) {
     const int64_t rowid = s.i64(0);
     if (!s.isNull(1)) {
       batches_.push_back(BatchStart{s.i64(1), kStoredStart, rowid});
       continue;
     }
-    readBatch(BatchStart{0, 0, rowid}, rows);
-    if (!rows.empty()) batches_.push_back(BatchStart{rows.front().alloc, rows.front().id, rowid});
+    rows.clear();
+    if (!parseBatch(s.textView(4), BatchBase{s.i64(2), s.i64(3)}, rows, contexts_, problem))
+      throw damagedBatch(path_, run_, "allocation", s.i64(2), problem);
+    if (rows.empty()) continue;
+    const Allocation& first = *std::min_element(rows.begin(), rows.end(), before);
+    batches_.push_back(BatchStart{first.alloc, first.id, rowid});
   }
   std::sort(batches_.begin(), batches_.end(), [](const BatchStart& a, const BatchStart& b) {
     return a.alloc != b.alloc ? a.alloc < b.alloc : a.id != b.id ? a.id < b.id : a.rowid < b.rowid;
@@ -161,7 +169,6 @@ void AllocationStream::findBatchStarts() {
 }
 
 void AllocationStream::readBatch(const BatchStart& b, std::vector<Allocation>& out) {
-  out.clear();
   Stmt s(db_, path_, "SELECT first_id, base_ns, rows FROM allocation_batches WHERE rowid=?");
   s.bind(1, b.rowid);
   std::string problem;
