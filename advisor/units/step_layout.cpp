@@ -232,6 +232,25 @@ std::string repeatedCallProblem(const std::vector<UnitRanges>& units,
   return "";
 }
 
+// Why k passes of every unit are not micro-steps, when all their forwards
+// run before any backward: one loss over several passes of the model (two
+// views of a batch, a Siamese pair) holds every pass's activations at once,
+// where the micro-steps of gradient accumulation follow each other. Empty
+// when the passes are not of that kind.
+std::string overlappingPassesProblem(const std::vector<UnitRanges>& units, size_t k) {
+  Ns last_forward = INT64_MIN, first_backward = INT64_MAX;
+  for (const UnitRanges& u : units) {
+    for (const Range* r : u.forward) last_forward = std::max(last_forward, r->end);
+    for (const Range* r : u.backward) first_backward = std::min(first_backward, r->start);
+  }
+  if (last_forward > first_backward) return "";
+  return "every unit is called " + std::to_string(k) + " times per step, in " + std::to_string(k) +
+         " forward passes whose backward runs after all of them (one loss over several passes of the "
+         "model: two views of a batch, a Siamese pair); gcprof plans passes that follow each other "
+         "(gradient accumulation), not passes held at once. To plan it, run the views as one batch "
+         "(torch.cat them, split the output)";
+}
+
 // Splits a step of k forward/backward passes (gradient accumulation) into k
 // micro-steps, each a chain of its own; false when a pass is not in chain order.
 bool splitPasses(const StepLayout& step, const std::vector<UnitRanges>& units, size_t k,
@@ -325,7 +344,8 @@ void layOutStep(StepLayout st, std::vector<UnitRanges>& ur, const std::vector<st
       layout.complete += k;
       return;
     }
-    std::string repeated = repeatedCallProblem(ur, units);
+    std::string repeated = k ? overlappingPassesProblem(ur, k) : "";
+    if (repeated.empty()) repeated = repeatedCallProblem(ur, units);
     if (!repeated.empty()) st.problem = repeated;
   }
   st.complete = st.problem.empty();

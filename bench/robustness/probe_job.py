@@ -552,6 +552,11 @@ def main():
             return multitask_loss(model(x), y, pats)
         if kind == "det":
             return sum(model(x, y).values())
+        if kind == "cls" and "two_views" in pats:  # one model, two views of the batch, one loss
+            return F.cross_entropy(model(x), y) + F.cross_entropy(model(torch.flip(x, [-1]) * 0.9), y)
+        if kind == "cls" and "two_views_cat" in pats:  # the same, the views run as one batch
+            both = model(torch.cat([x, torch.flip(x, [-1]) * 0.9]))
+            return F.cross_entropy(both[:len(x)], y) + F.cross_entropy(both[len(x):], y)
         if kind in ("cls", "video"):
             return F.cross_entropy(model(x), y)
         if kind in ("hfcls", "hfseg", "captions"):

@@ -83,6 +83,31 @@ TEST(RepeatedCalls, AUnitCalledTwiceInOnePassIsNamed) {
   EXPECT_NE(layout.steps[0].problem.find("weight sharing"), std::string::npos);
 }
 
+// One loss over two passes of the model (two views of a batch): both
+// forwards, then both backwards, the second pass's first. Not micro-steps:
+// said in those terms, not as weight sharing.
+TEST(RepeatedCalls, TwoPassesHeldAtOnceAreNamedAsSuch) {
+  TraceBuilder b;
+  b.step(0, 0, 100);
+  b.range("layers.0", Phase::Forward, 0, 10);
+  b.range("layers.1", Phase::Forward, 10, 20);
+  b.range("layers.0", Phase::Forward, 20, 30);
+  b.range("layers.1", Phase::Forward, 30, 40);
+  b.range("layers.1", Phase::Backward, 40, 50);
+  b.range("layers.0", Phase::Backward, 50, 60);
+  b.range("layers.1", Phase::Backward, 60, 70);
+  b.range("layers.0", Phase::Backward, 70, 80);
+  RunLayout layout = stepLayouts(b.build(), kUnits);
+  ASSERT_EQ(layout.steps.size(), 1u);
+  EXPECT_FALSE(layout.steps[0].complete);
+  const std::string& why = layout.steps[0].problem;
+  EXPECT_NE(why.find("every unit is called 2 times per step, in 2 forward passes whose backward runs after all of them"),
+            std::string::npos)
+      << why;
+  EXPECT_NE(why.find("run the views as one batch"), std::string::npos) << why;
+  EXPECT_EQ(why.find("weight sharing"), std::string::npos) << why;
+}
+
 TEST(RepeatedCalls, BackToBackCallsAreNotMistakenForAChain) {
   TraceBuilder b;
   b.step(0, 0, 100);
