@@ -200,6 +200,8 @@ def vision(name, image):
     if name == "fpn":
         return TinyFPN(), "seg"
     kw = {"num_classes": 10}
+    if name in ("googlenet", "inception_v3"):  # train mode returns the aux heads' logits too
+        kw["aux_logits"] = False
     return getattr(m, name)(**kw), "cls"
 
 
