@@ -96,6 +96,14 @@ const Allocation* InPlaceOutputs::output(const StepLayout& step, const StepRegio
   const UnitWindow& unit = step.units[k];
   const Range* call = modules_.empty() ? nullptr : lastCall(unit);
   if (!call) return bySizeOfOutput(unit);
+  // An in-place call that returns another size than the unit is not where
+  // the unit ends when a tensor of the unit's output size is made after it:
+  // an operation made the output (SqueezeNet's Fire concatenates its two
+  // in-place ReLUs' outputs, which nothing holds then). Otherwise (a unit
+  // returning a tuple) the in-place output is kept, as before.
+  if (unit.output_bytes > 0 && call->output_bytes > 0 && call->output_bytes != unit.output_bytes)
+    if (const Allocation* made_after = bySizeOfOutput(unit); made_after && made_after->alloc >= call->end)
+      return made_after;
   auto marked = marked_.find(call->id);
   if (marked == marked_.end()) return bySize(reg, k, unit, call->input_bytes);
   if (exact) *exact = true;

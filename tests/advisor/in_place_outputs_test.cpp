@@ -109,6 +109,30 @@ TEST(InPlaceOutputs, TheReplayKeepsTheMarkedOutput) {
   EXPECT_EQ(f.simPeak({{0, 0}}), 1700);
 }
 
+// SqueezeNet's Fire: its last module call is an in-place ReLU, but a
+// torch.cat after it makes the unit's output (twice the ReLU's size here),
+// and nothing holds the ReLU's output once the cat has read it. The unit's
+// recorded output bytes tell: the cat's result is the output. A unit that
+// returns a tuple (no one tensor of its output bytes) keeps the in-place
+// output, as before.
+TEST(InPlaceOutputs, AnOperationAfterTheInPlaceCallMakesTheOutputWhenTheSizesSaySo) {
+  const ChainSpec c;
+  const Ns f = testing::forwardStart(c, 0, 0);
+  for (bool concatenated : {true, false}) {
+    EndsInPlace fire(true);
+    for (Range& r : fire.trace.ranges)
+      if (r.name == testing::unitName(0) && r.phase == Phase::Forward && r.step == 0) r.output_bytes = 2 * c.output;
+    if (concatenated) testing::addAllocation(fire.trace, f + 39, testing::backwardStart(c, 0, 1) + 35, 2 * c.output);
+    testing::sortAsLoaded(fire.trace);
+    fire.layout = stepLayouts(fire.trace, testing::unitNames(3));
+    bool exact = true;
+    const Allocation* out = fire.output(0, &exact);
+    ASSERT_NE(out, nullptr) << concatenated;
+    EXPECT_EQ(out->alloc, concatenated ? f + 39 : 140) << concatenated;
+    EXPECT_EQ(exact, !concatenated);
+  }
+}
+
 // A U-Net block (bench/robustness/probe_job.py) ends in F.relu(x,
 // inplace=True), a function, not a module: nothing marks it in place, but
 // the relu saves its result, so the trace frees the block's output in the
