@@ -14,8 +14,9 @@
 // python.shim.native_hooks compares both paths): the same range start, the
 // same input/output bytes, the same in-place detection, the same arming.
 // Everything else is left to python, which gets the call instead:
-//   - a root call (no module forward active on the thread): names the tree,
-//     may open a step, the torch.compile marker, the operator mode;
+//   - a root call's own part (no module forward active on the thread): names
+//     the tree, may open a step, the torch.compile marker (_native_root); the
+//     call itself is then recorded here, unless in the operator mode;
 //   - a call while autograd runs a backward pass (a checkpoint's recompute);
 //   - arguments holding a tensor subclass or a container subclass, whose
 //     walk python does with its own rules (tensors.py).
@@ -152,10 +153,24 @@ bool fastPre(Stack& s, PyObject* module, PyObject* args) {
   return true;
 }
 
+// Python's part of a root call (_native_root: names the tree, may open a
+// step): 1 when this call is then recorded like any other, 0 when python
+// records it (_native_pre), -1 on a python error; a call not recorded is
+// pushed as such (1). Through python, the rest of a root call cost ~40 us a
+// step (bench/RESULTS.md).
+int rootPre(Stack& s, PyObject* module, long root) {
+  PyObject* r = PyObject_CallMethod(g_shim, "_native_root", "Ol", module, root);
+  if (!r) return -1;
+  int taken = r != Py_False;
+  if (r == Py_None) s.push();  // Skip
+  Py_DECREF(r);
+  return taken;
+}
+
 // Python's _native_pre(module, args, root) -> _Frame or None (not recorded);
-// root is 2 for a root call made by module_call.cpp (no python frame of its own).
-bool slowPre(Stack& s, PyObject* module, PyObject* args, bool frameless) {
-  long root = s.depth == 0 ? (frameless ? 2 : 1) : 0;
+// root is 2 for a root call made by module_call.cpp (no python frame of its
+// own), 0 for any other call or a root call whose python part is done.
+bool slowPre(Stack& s, PyObject* module, PyObject* args, long root) {
   PyObject* frame = PyObject_CallMethod(g_shim, "_native_pre", "OOl", module, args, root);
   if (!frame) return false;
   Entry& e = s.push();
@@ -181,9 +196,18 @@ bool forwardPre(PyObject* module, PyObject* args, bool frameless) {
   HookTimer timer(true);
   Stack& s = t_stack;
   try {
-    bool done = s.depth > 0 && torch::autograd::get_current_graph_task_id() == -1 &&
-                fastPre(s, module, args);
-    if (!done && !slowPre(s, module, args, frameless)) return false;
+    long root = s.depth == 0 ? (frameless ? 2 : 1) : 0;
+    bool done = false;
+    if (torch::autograd::get_current_graph_task_id() == -1) {
+      size_t depth = s.depth;
+      if (root) {
+        int r = rootPre(s, module, root);
+        if (r < 0) return false;
+        if (r > 0) root = 0;  // named: recorded below like any other call
+      }
+      done = s.depth > depth || (!root && fastPre(s, module, args));
+    }
+    if (!done && !slowPre(s, module, args, root)) return false;
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return false;

@@ -69,7 +69,13 @@ struct Place {
   }
 };
 
-MappedVector<Place> g_last;          // the previous walk (under the GIL)
+// The previous walk and this one (under the GIL). Both keep their capacity
+// from call to call: a vector mapped and unmapped at every root call cost
+// ~75 us a step (a TLB shootdown per munmap in a threaded job), more than
+// the walk itself.
+MappedVector<Place> g_last;
+MappedVector<Place> g_now;
+MappedVector<PyObject*> g_sorted;  // uniqueModules' scratch
 PyObject* g_named_modules = nullptr;  // torch.nn.Module.named_modules
 PyObject* g_modules_attr = nullptr;   // "_modules"
 // Types whose named_modules and __hash__ are Module's (walked here exactly).
@@ -130,8 +136,8 @@ int walk(PyObject* module, int depth, const char* key, Py_ssize_t key_len,
 // first place only, which this walk leaves to python (rare: weight tying
 // shares parameters, not modules).
 bool uniqueModules(const MappedVector<Place>& places) {
-  MappedVector<PyObject*> modules;
-  modules.reserve(places.size());
+  MappedVector<PyObject*>& modules = g_sorted;
+  modules.clear();
   for (const Place& p : places) modules.push_back(p.module);
   std::sort(modules.begin(), modules.end());
   return std::adjacent_find(modules.begin(), modules.end()) == modules.end();
@@ -142,9 +148,15 @@ PyObject* py_same_tree(PyObject*, PyObject* root) {
     PyErr_SetString(PyExc_RuntimeError, "same_tree: tree_install(Module.named_modules) first");
     return nullptr;
   }
-  MappedVector<Place> now;
-  now.reserve(g_last.size() + 1);
+  // The walk may run python (a type's attribute lookup): a root call made
+  // there would reuse the same buffers mid-walk, so it is left to python.
+  static bool walking = false;
+  if (walking) Py_RETURN_FALSE;
+  MappedVector<Place>& now = g_now;
+  now.clear();
+  walking = true;
   int r = walk(root, 0, "", 0, now);
+  walking = false;
   if (r < 0) return nullptr;
   if (r == 1 && !uniqueModules(now)) r = 0;
   bool same = r == 1 && now == g_last;

@@ -73,12 +73,12 @@ def test_chained_sitecustomize_error_surfaces_as_without_gcprof():
 def test_internal_error_warns_once_and_job_continues():
     with tempfile.TemporaryDirectory() as d:
         with open(os.path.join(d, "broken_recorder.py"), "w") as f:
-            # range_start: the root call's range is opened from python on both hook
-            # paths; the C++ forward hooks call the recorder through C entry points,
+            # step_begin: a root call opens the step from python on both hook
+            # paths; the C++ forward hooks open ranges through C entry points,
             # where a python exception cannot come back (the injector's never raise).
             f.write("from fake_recorder import FakeRecorder\n"
                     "class Broken(FakeRecorder):\n"
-                    "    def range_start(self, *a):\n"
+                    "    def step_begin(self, *a):\n"
                     "        raise ValueError('recorder exploded')\n"
                     "def make():\n    return Broken()\n")
         plain, _ = run_python([TINY], shim=False)

@@ -13,9 +13,10 @@ input/output bytes, ends the range and arms the module's backward range
 
 With the C++ extension loaded (native_hooks.py) the common call is done in
 C++ (profiler/backward_hooks/forward_hooks.cpp), which calls back into
-_native_pre/_native_post/_note_inplace below only for root calls, calls
-during a backward pass, arguments it does not walk and a module's first
-in-place call; while they are the only module hooks, module_call.py's
+_native_root below for a root call's naming and step, and into
+_native_pre/_native_post/_note_inplace only for calls during a backward
+pass, arguments it does not walk, root calls in the operator mode and a
+module's first in-place call; while they are the only module hooks, module_call.py's
 Module.__call__ calls the C++ pair directly. Both paths record the same
 events (tests/python/test_native_hooks.py).
 """
@@ -237,6 +238,18 @@ class ModuleRanges:
         if self._graph_task() != -1:
             return self._open_in_backward(module)
         return self._open(module, args, root)
+
+    def _native_root(self, module, root):
+        """A root call's python part, for the C++ pre-hook: the tree named, the
+        step opened. True: C++ records the call itself; None: not recorded;
+        False: nothing done, _native_pre takes the whole call (the operator
+        mode). root: 1, or 2 for a call made by module_call.cpp."""
+        if self.ops is not None:
+            return False
+        if self._call_impl is not None and self._begun_before_the_hooks(root == 2):
+            return _SKIP  # the rest of a forward the hooks never saw begin
+        self._root_call(module)
+        return True
 
     def _native_post(self, frame, args, kwargs, output, has_caller):
         """The end of a call _native_pre opened (the C++ post-hook popped its frame)."""
