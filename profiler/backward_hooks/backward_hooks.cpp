@@ -45,6 +45,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <torch/csrc/autograd/engine.h>
 #include <torch/csrc/autograd/function.h>
@@ -250,16 +251,22 @@ struct NodeRan final : torch::autograd::FunctionPostHook {
   void compiled_args(torch::dynamo::autograd::CompiledNodeArgs&) const override {}
 };
 
+// The thread's token, on a pthread key rather than a thread_local (a read
+// per module call; why: forward_hooks.cpp's threadStack).
 std::atomic<uint64_t> g_next_token{1};
-thread_local uint64_t t_token = 0;
+pthread_key_t g_token_key;
 
-uint64_t currentToken() {
-  if (t_token == 0) t_token = g_next_token.fetch_add(1);
-  return t_token;
+void nextToken() {
+  pthread_setspecific(g_token_key, reinterpret_cast<void*>(
+                                       static_cast<uintptr_t>(g_next_token.fetch_add(1))));
 }
 
-Dispatcher& dispatcherOf(Node& node) {
-  uint64_t token = currentToken();
+uint64_t currentToken() {
+  if (!pthread_getspecific(g_token_key)) nextToken();
+  return reinterpret_cast<uintptr_t>(pthread_getspecific(g_token_key));
+}
+
+Dispatcher& dispatcherOf(Node& node, uint64_t token) {
   for (const auto& hook : node.pre_hooks()) {
     auto* d = dynamic_cast<Dispatcher*>(hook.get());
     if (d && d->token == token) return *d;
@@ -312,6 +319,7 @@ std::vector<Node*> ownSubgraph(const std::vector<Node*>& outputs) {
 void arm(const std::string& name, const std::vector<Node*>& outputs,
          const std::vector<Node*>& inputs) {
   std::lock_guard<std::mutex> lock(g_mutex);
+  uint64_t token = currentToken();  // one read a call, not one a node
   RangePtr br;
   if (!inputs.empty()) {
     std::vector<Node*> ends;
@@ -321,7 +329,7 @@ void arm(const std::string& name, const std::vector<Node*>& outputs,
       if (!is_output) ends.push_back(in);
     }
     br = std::make_shared<BackwardRange>(name, ends.size(), ends.empty());
-    for (Node* node : ends) dispatcherOf(*node).ends.push_back(br);
+    for (Node* node : ends) dispatcherOf(*node, token).ends.push_back(br);
   } else {
     std::vector<Node*> own = ownSubgraph(outputs);
     br = std::make_shared<BackwardRange>(name, own.size(), false);
@@ -329,7 +337,7 @@ void arm(const std::string& name, const std::vector<Node*>& outputs,
   }
   for (Node* node : outputs) {
     // Callers arm after their callees: put them first.
-    auto& starts = dispatcherOf(*node).starts;
+    auto& starts = dispatcherOf(*node, token).starts;
     starts.insert(starts.begin(), br);
   }
 }
@@ -350,7 +358,7 @@ void armBackward(const std::string& name, const std::vector<Node*>& outputs,
   if (!g_enabled.load(std::memory_order_relaxed)) return;
   arm(name, outputs, inputs);
   // A root call's dispatchers are not shared with the next root call.
-  if (root) t_token = g_next_token.fetch_add(1);
+  if (root) nextToken();
 }
 
 }  // namespace gcprof_hooks
@@ -421,6 +429,11 @@ PyModuleDef kModule = {PyModuleDef_HEAD_INIT, "gcprof_backward_hooks",
 }  // namespace
 
 PyMODINIT_FUNC PyInit_gcprof_backward_hooks() {
+  static bool keyed = pthread_key_create(&g_token_key, nullptr) == 0;
+  if (!keyed) {
+    PyErr_SetString(PyExc_RuntimeError, "gcprof_backward_hooks: no pthread key left");
+    return nullptr;
+  }
   PyObject* m = PyModule_Create(&kModule);
   if (m && (PyModule_AddStringConstant(m, "built_for", GCPROF_BUILT_FOR) < 0 ||
             !gcprof_hooks::addForwardHooks(m) || !gcprof_hooks::addTreeFunctions(m) ||

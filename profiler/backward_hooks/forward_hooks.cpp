@@ -35,6 +35,8 @@
 #include <torch/csrc/autograd/graph_task.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <pthread.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
@@ -91,18 +93,37 @@ struct Entry {
   }
 };
 
+// A thread's calls in flight, and fastPost's scratch vectors.
 struct Stack {
   // [0, depth) in use; the rest keep their capacity. A deque: an entry stays
   // where it is while deeper calls push.
   std::deque<Entry> entries;
   size_t depth = 0;
   size_t scopes = 0;  // entries in use with scope set
+  std::vector<const void*> seen;
+  std::vector<NodePtr> outputs, kw_inputs;
+  std::vector<Node*> out_raw, in_raw;
   Entry& push() {
     if (depth == entries.size()) entries.emplace_back();
     return entries[depth++];
   }
 };
-thread_local Stack t_stack;
+// Each thread's Stack hangs on a pthread key, not a thread_local: in a
+// library loaded with dlopen (every python extension) a thread_local read is
+// a call into the loader (__tls_get_addr), which glibc before 2.39 sends down
+// its slow path on every read once a later library with TLS was loaded (glibc
+// bug 19924; torch's own reads pay it in a plain job too).
+// pthread_getspecific reads the thread's own descriptor. Side by side on a
+// short GPT step: x1.065-1.074 of plain with keys, x1.077-1.118 with
+// thread_locals (bench/RESULTS.md).
+pthread_key_t g_stack_key;
+
+Stack& threadStack() {
+  if (void* p = pthread_getspecific(g_stack_key)) return *static_cast<Stack*>(p);
+  auto* s = new Stack();
+  pthread_setspecific(g_stack_key, s);
+  return *s;
+}
 
 uint64_t nowNs() {
   return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
@@ -194,7 +215,7 @@ namespace gcprof_hooks {
 bool forwardPre(PyObject* module, PyObject* args, bool frameless) {
   if (!g_shim) return true;
   HookTimer timer(true);
-  Stack& s = t_stack;
+  Stack& s = threadStack();
   try {
     long root = s.depth == 0 ? (frameless ? 2 : 1) : 0;
     bool done = false;
@@ -266,7 +287,7 @@ bool fastPost(Stack& s, Entry& e, PyObject* args, PyObject* kwargs, PyObject* ou
   }
   e.versions.clear();  // hold no tensor past the call
   bool has_kwargs = kwargs && PyDict_Check(kwargs) && PyDict_GET_SIZE(kwargs) > 0;
-  static thread_local std::vector<const void*> seen;
+  std::vector<const void*>& seen = s.seen;
   seen.clear();
   int64_t in_bytes = tensorBytes(args, seen);
   if (in_bytes < 0) return false;
@@ -280,8 +301,10 @@ bool fastPost(Stack& s, Entry& e, PyObject* args, PyObject* kwargs, PyObject* ou
   if (out_bytes < 0) return false;
   if (e.range_id) g_range_end_io(e.range_id, in_bytes, out_bytes);
   if (output == Py_None || !e.grad || !torch::autograd::GradMode::is_enabled()) return true;
-  static thread_local std::vector<NodePtr> outputs, kw_inputs;
-  static thread_local std::vector<Node*> out_raw, in_raw;
+  std::vector<NodePtr>& outputs = s.outputs;
+  std::vector<NodePtr>& kw_inputs = s.kw_inputs;
+  std::vector<Node*>& out_raw = s.out_raw;
+  std::vector<Node*>& in_raw = s.in_raw;
   outputs.clear();
   if (!gradNodes(output, outputs)) return false;
   if (outputs.empty()) return true;
@@ -315,7 +338,7 @@ namespace gcprof_hooks {
 bool forwardPost(PyObject* args, PyObject* kwargs, PyObject* output) {
   if (!g_shim) return true;
   HookTimer timer(false);
-  Stack& s = t_stack;
+  Stack& s = threadStack();
   if (s.depth == 0) return true;  // the call began before the hooks were installed
   Entry& e = s.entries[--s.depth];
   if (e.scope) s.scopes--;
@@ -377,8 +400,9 @@ PyObject* py_forward_disable(PyObject*, PyObject*) {
   Py_CLEAR(g_shim);  // the hooks return at once from now on
   gcprof_hooks::forgetModuleNames();
   // Calls in flight when it failed never reach the post-hook: let their tensors go.
-  for (size_t i = 0; i < t_stack.depth; ++i) t_stack.entries[i].clear();
-  t_stack.depth = t_stack.scopes = 0;
+  Stack& s = threadStack();
+  for (size_t i = 0; i < s.depth; ++i) s.entries[i].clear();
+  s.depth = s.scopes = 0;
   Py_RETURN_NONE;
 }
 
@@ -390,7 +414,7 @@ PyObject* py_take_hook_cost(PyObject*, PyObject*) {
 }
 
 PyObject* py_forward_depth(PyObject*, PyObject*) {
-  return PyLong_FromSize_t(t_stack.depth);
+  return PyLong_FromSize_t(threadStack().depth);
 }
 
 PyMethodDef kForwardMethods[] = {
@@ -412,6 +436,13 @@ PyMethodDef kForwardMethods[] = {
 
 namespace gcprof_hooks {
 bool addForwardHooks(PyObject* module) {
+  static bool keyed = pthread_key_create(&g_stack_key, [](void* s) {
+                        delete static_cast<Stack*>(s);
+                      }) == 0;
+  if (!keyed) {
+    PyErr_SetString(PyExc_RuntimeError, "gcprof_backward_hooks: no pthread key left");
+    return false;
+  }
   return PyModule_AddFunctions(module, kForwardMethods) == 0 && addNameFunctions(module);
 }
 }  // namespace gcprof_hooks
