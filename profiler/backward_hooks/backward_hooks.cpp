@@ -256,14 +256,15 @@ struct NodeRan final : torch::autograd::FunctionPostHook {
 std::atomic<uint64_t> g_next_token{1};
 pthread_key_t g_token_key;
 
-void nextToken() {
-  pthread_setspecific(g_token_key, reinterpret_cast<void*>(
-                                       static_cast<uintptr_t>(g_next_token.fetch_add(1))));
+uint64_t nextToken() {
+  uint64_t token = g_next_token.fetch_add(1);
+  pthread_setspecific(g_token_key, reinterpret_cast<void*>(static_cast<uintptr_t>(token)));
+  return token;
 }
 
 uint64_t currentToken() {
-  if (!pthread_getspecific(g_token_key)) nextToken();
-  return reinterpret_cast<uintptr_t>(pthread_getspecific(g_token_key));
+  auto token = reinterpret_cast<uintptr_t>(pthread_getspecific(g_token_key));
+  return token ? token : nextToken();
 }
 
 Dispatcher& dispatcherOf(Node& node, uint64_t token) {

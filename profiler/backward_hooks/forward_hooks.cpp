@@ -174,18 +174,18 @@ bool fastPre(Stack& s, PyObject* module, PyObject* args) {
   return true;
 }
 
-// Python's part of a root call (_native_root: names the tree, may open a
-// step): 1 when this call is then recorded like any other, 0 when python
-// records it (_native_pre), -1 on a python error; a call not recorded is
-// pushed as such (1). Through python, the rest of a root call cost ~40 us a
-// step (bench/RESULTS.md).
-int rootPre(Stack& s, PyObject* module, long root) {
+// Who records a root call once python has done its part (_native_root:
+// names the tree, may open a step). Through python, the rest of a root call
+// cost ~40 us a step (bench/RESULTS.md).
+enum class RootCall { Here, Python, NotRecorded };
+
+// False with a python error set.
+bool rootPre(PyObject* module, long root, RootCall& who) {
   PyObject* r = PyObject_CallMethod(g_shim, "_native_root", "Ol", module, root);
-  if (!r) return -1;
-  int taken = r != Py_False;
-  if (r == Py_None) s.push();  // Skip
+  if (!r) return false;
+  who = r == Py_None ? RootCall::NotRecorded : r == Py_False ? RootCall::Python : RootCall::Here;
   Py_DECREF(r);
-  return taken;
+  return true;
 }
 
 // Python's _native_pre(module, args, root) -> _Frame or None (not recorded);
@@ -220,13 +220,14 @@ bool forwardPre(PyObject* module, PyObject* args, bool frameless) {
     long root = s.depth == 0 ? (frameless ? 2 : 1) : 0;
     bool done = false;
     if (torch::autograd::get_current_graph_task_id() == -1) {
-      size_t depth = s.depth;
-      if (root) {
-        int r = rootPre(s, module, root);
-        if (r < 0) return false;
-        if (r > 0) root = 0;  // named: recorded below like any other call
+      RootCall who = RootCall::Here;
+      if (root && !rootPre(module, root, who)) return false;
+      if (who == RootCall::NotRecorded) {
+        s.push();  // Skip
+        return true;
       }
-      done = s.depth > depth || (!root && fastPre(s, module, args));
+      if (who == RootCall::Here) root = 0;  // named: recorded like any other call
+      done = !root && fastPre(s, module, args);
     }
     if (!done && !slowPre(s, module, args, root)) return false;
   } catch (const std::exception& e) {

@@ -246,10 +246,7 @@ class ModuleRanges:
         mode). root: 1, or 2 for a call made by module_call.cpp."""
         if self.ops is not None:
             return False
-        if self._call_impl is not None and self._begun_before_the_hooks(root == 2):
-            return _SKIP  # the rest of a forward the hooks never saw begin
-        self._root_call(module)
-        return True
+        return True if self._enter_root(module, root) else _SKIP
 
     def _native_post(self, frame, args, kwargs, output, has_caller):
         """The end of a call _native_pre opened (the C++ post-hook popped its frame)."""
@@ -264,10 +261,8 @@ class ModuleRanges:
         return _Frame(name, rid, None, recompute=True)
 
     def _open(self, module, args, root):
-        if root:
-            if self._call_impl is not None and self._begun_before_the_hooks(root == 2):
-                return _SKIP  # the rest of a forward the hooks never saw begin
-            self._root_call(module)
+        if root and not self._enter_root(module, root):
+            return _SKIP
         name = self._names.get(id(module)) if self._recording else None
         if name is None:
             return _SKIP
@@ -287,6 +282,15 @@ class ModuleRanges:
             frame.ops = True
             self.ops.begin()
         return frame
+
+    def _enter_root(self, module, root):
+        """A root call's own part (root: 1, or 2 for a call made by
+        module_call.cpp); False for the rest of a forward the hooks never saw
+        begin (attach), which is not recorded."""
+        if self._call_impl is not None and self._begun_before_the_hooks(root == 2):
+            return False
+        self._root_call(module)
+        return True
 
     def _begun_before_the_hooks(self, frameless=False):
         """attach: True when this thread's call that looks like a root is
