@@ -58,7 +58,6 @@
 #include <cstdio>
 #include <memory>
 #include <mutex>
-#include <string>
 #include <utility>
 #include <vector>
 
@@ -69,6 +68,8 @@ namespace gcprof_hooks {
 RangeStartFn g_range_start = nullptr;
 RangeEndFn g_range_end = nullptr;
 RangeEndIoFn g_range_end_io = nullptr;
+InternFn g_intern = nullptr;
+RangeStartFn g_range_start_interned = nullptr;
 std::atomic<bool> g_enabled{false};
 }  // namespace gcprof_hooks
 
@@ -90,8 +91,8 @@ std::mutex g_mutex;
 enum class State { Waiting, Open, Closed };
 
 struct BackwardRange {
-  BackwardRange(std::string n, size_t p, bool e) : name(std::move(n)), pending(p), empty(e) {}
-  std::string name;
+  BackwardRange(const char* n, size_t p, bool e) : name(n), pending(p), empty(e) {}
+  const char* name;  // interned (hooks.h): outlives the range
   uint64_t range_id = 0;
   State state = State::Waiting;
   size_t pending;  // end nodes still to fire
@@ -174,7 +175,7 @@ void backwardDone(int task) {
 bool startRange(const RangePtr& br) {
   if (br->state != State::Waiting) return false;
   br->state = State::Open;
-  br->range_id = g_range_start(br->name.c_str(), kBackwardPhase);
+  br->range_id = rangeStartInterned(br->name, kBackwardPhase);
   if (br->empty) {
     closeRange(*br);
     return false;
@@ -317,7 +318,7 @@ std::vector<Node*> ownSubgraph(const std::vector<Node*>& outputs) {
   return seen;
 }
 
-void arm(const std::string& name, const std::vector<Node*>& outputs,
+void arm(const char* name, const std::vector<Node*>& outputs,
          const std::vector<Node*>& inputs) {
   std::lock_guard<std::mutex> lock(g_mutex);
   uint64_t token = currentToken();  // one read a call, not one a node
@@ -354,10 +355,10 @@ Node* nodeOf(PyObject* obj) {
   return nullptr;
 }
 
-void armBackward(const std::string& name, const std::vector<Node*>& outputs,
+void armBackward(const char* interned_name, const std::vector<Node*>& outputs,
                  const std::vector<Node*>& inputs, bool root) {
   if (!g_enabled.load(std::memory_order_relaxed)) return;
-  arm(name, outputs, inputs);
+  arm(interned_name, outputs, inputs);
   // A root call's dispatchers are not shared with the next root call.
   if (root) nextToken();
 }
@@ -368,7 +369,7 @@ namespace {
 
 PyObject* py_arm(PyObject*, PyObject* args) {
   const char* name = nullptr;
-  Py_ssize_t name_len = 0;
+  Py_ssize_t name_len = 0;  // a NUL inside ends the name, as it ends a range's name
   PyObject *outputs = nullptr, *inputs = nullptr;
   int root = 0;
   if (!PyArg_ParseTuple(args, "s#OOp", &name, &name_len, &outputs, &inputs, &root)) return nullptr;
@@ -376,7 +377,7 @@ PyObject* py_arm(PyObject*, PyObject* args) {
   std::vector<Node*> out_nodes, in_nodes;
   if (!nodesOf(outputs, out_nodes) || !nodesOf(inputs, in_nodes)) return nullptr;
   try {
-    armBackward(std::string(name, static_cast<size_t>(name_len)), out_nodes, in_nodes, root);
+    armBackward(internName(name), out_nodes, in_nodes, root);
   } catch (const std::exception& e) {
     PyErr_SetString(PyExc_RuntimeError, e.what());
     return nullptr;
@@ -389,6 +390,7 @@ PyObject* py_install(PyObject*, PyObject* args) {
   if (!PyArg_ParseTuple(args, "KK|K", &start, &end, &end_io)) return nullptr;
   if (!start && !end_io)  // the injector's, found beside range_start (forward_hooks.cpp uses it)
     end_io = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_end_io"));
+  bool injector = !start;
   if (!start) start = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_start"));
   if (!end) end = reinterpret_cast<uintptr_t>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_end"));
   if (!start || !end) {
@@ -399,6 +401,12 @@ PyObject* py_install(PyObject*, PyObject* args) {
   g_range_start = reinterpret_cast<RangeStartFn>(static_cast<uintptr_t>(start));
   g_range_end = reinterpret_cast<RangeEndFn>(static_cast<uintptr_t>(end));
   g_range_end_io = reinterpret_cast<RangeEndIoFn>(static_cast<uintptr_t>(end_io));
+  g_intern = injector ? reinterpret_cast<InternFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_intern"))
+                      : nullptr;
+  g_range_start_interned =
+      g_intern ? reinterpret_cast<RangeStartFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_start_interned"))
+               : nullptr;
+  if (!g_range_start_interned) g_intern = nullptr;  // both or neither
   g_enabled = true;
   Py_RETURN_NONE;
 }

@@ -57,7 +57,7 @@ namespace {
 using gcprof_hooks::g_range_end;
 using gcprof_hooks::g_range_end_io;
 using gcprof_hooks::g_range_start;
-using gcprof_hooks::NamePtr;
+using gcprof_hooks::Name;
 using gcprof_hooks::NodePtr;
 using gcprof_hooks::gradNodes;
 using gcprof_hooks::tensorBytes;
@@ -77,7 +77,7 @@ struct Entry {
   bool scope = false;  // a recorded forward call (a caller for arm's `root`)
   bool grad = false;   // grad mode was on: inputs were captured
   uint64_t range_id = 0;
-  NamePtr name;
+  const Name* name = nullptr;
   std::vector<NodePtr> inputs;
   std::vector<std::pair<at::Tensor, int64_t>> versions;  // held only during the call
   PyObject* frame = nullptr;  // Kind::Python: python's _Frame (owned)
@@ -86,7 +86,7 @@ struct Entry {
     kind = Kind::Skip;
     scope = grad = false;
     range_id = 0;
-    name.reset();
+    name = nullptr;
     inputs.clear();
     versions.clear();
     Py_CLEAR(frame);
@@ -146,7 +146,7 @@ struct HookTimer {
 bool fastPre(Stack& s, PyObject* module, PyObject* args) {
   Entry& e = s.push();
   if (!gcprof_hooks::recordingModules()) return true;  // Skip
-  const NamePtr* name = gcprof_hooks::moduleName(module);
+  const Name* name = gcprof_hooks::moduleName(module);
   if (!name) return true;  // Skip: outside every named tree
   e.grad = torch::autograd::GradMode::is_enabled();
   if (e.grad) {
@@ -168,8 +168,8 @@ bool fastPre(Stack& s, PyObject* module, PyObject* args) {
   }
   e.kind = Kind::Native;
   e.scope = true;
-  e.name = *name;
-  e.range_id = g_range_start(e.name->utf8.c_str(), kForwardPhase);
+  e.name = name;
+  e.range_id = gcprof_hooks::rangeStartInterned(name->interned, kForwardPhase);
   s.scopes++;
   return true;
 }
@@ -327,7 +327,7 @@ bool fastPost(Stack& s, Entry& e, PyObject* args, PyObject* kwargs, PyObject* ou
   in_raw.clear();
   for (const auto& n : outputs) out_raw.push_back(n.get());
   for (const auto& n : *inputs) in_raw.push_back(n.get());
-  gcprof_hooks::armBackward(e.name->utf8, out_raw, in_raw, s.scopes == 0);
+  gcprof_hooks::armBackward(e.name->interned, out_raw, in_raw, s.scopes == 0);
   outputs.clear();
   kw_inputs.clear();
   return true;

@@ -2,17 +2,53 @@
 #define PY_SSIZE_T_CLEAN
 #include "module_names.h"
 
-#include <Python.h>
-
+#include <cstdint>
+#include <deque>
+#include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "hooks.h"
 
 namespace gcprof_hooks {
 namespace {
 
-// module object -> name; replaced by set_names at each root call (python's
-// _names dict, keyed by id(module) the same way).
-std::unordered_map<PyObject*, NamePtr> g_names;
+// module object -> name, in an open-addressing table (python's _names dict,
+// keyed by id(module) the same way), replaced by set_names when a root call's
+// tree changed. A module call's lookup reads one or two cache lines; an
+// unordered_map's bucket and node cost ~0.3 us a call with the step's work
+// evicting them (bench/RESULTS.md).
+struct Slot {
+  PyObject* module = nullptr;  // null: empty
+  const Name* name = nullptr;
+};
+std::vector<Slot> g_slots;  // a power of two in size, at most half full
 bool g_recording = true;
+
+size_t slotOf(PyObject* module, size_t mask) {
+  // Objects are 16-byte aligned: drop the always-zero bits.
+  return static_cast<size_t>((reinterpret_cast<uintptr_t>(module) >> 4) * 0x9E3779B97F4A7C15ull >> 32) & mask;
+}
+
+void put(std::vector<Slot>& slots, PyObject* module, const Name* name) {
+  size_t mask = slots.size() - 1;
+  size_t i = slotOf(module, mask);
+  while (slots[i].module && slots[i].module != module) i = (i + 1) & mask;
+  slots[i] = {module, name};
+}
+
+// Every distinct name once, by its interned pointer.
+const Name* nameFor(const char* interned, PyObject* py) {
+  static auto* names = new std::deque<Name>();  // never destroyed: see Name
+  static auto* by_interned = new std::unordered_map<const char*, const Name*>();
+  auto it = by_interned->find(interned);
+  if (it != by_interned->end()) return it->second;
+  Py_INCREF(py);
+  const Name* name = &names->emplace_back(Name{interned, py});
+  by_interned->emplace(interned, name);
+  return name;
+}
 
 PyObject* py_set_names(PyObject*, PyObject* args) {
   PyObject* names;
@@ -26,27 +62,27 @@ PyObject* py_set_names(PyObject*, PyObject* args) {
     PyErr_SetString(PyExc_TypeError, "set_names(names: dict or None, recording)");
     return nullptr;
   }
-  std::unordered_map<PyObject*, NamePtr> fresh;
-  fresh.reserve(static_cast<size_t>(PyDict_GET_SIZE(names)));
+  size_t size = 16;
+  while (size < 2 * static_cast<size_t>(PyDict_GET_SIZE(names))) size *= 2;
+  std::vector<Slot> fresh(size);
   Py_ssize_t pos = 0;
   PyObject *key, *value;
-  // Names repeat root call after root call: keep the entry when unchanged.
   while (PyDict_Next(names, &pos, &key, &value)) {
     void* id = PyLong_AsVoidPtr(key);
     if (!id && PyErr_Occurred()) return nullptr;
     auto* module = static_cast<PyObject*>(id);
-    auto old = g_names.find(module);
-    if (old != g_names.end() && PyUnicode_Compare(old->second->py, value) == 0) {
-      fresh.emplace(module, old->second);
+    // Names repeat root call after root call: no need to intern them again.
+    const Name* old = moduleName(module);
+    if (old && PyUnicode_Compare(old->py, value) == 0) {
+      put(fresh, module, old);
       continue;
     }
     if (PyErr_Occurred()) return nullptr;
-    Py_ssize_t len = 0;
-    const char* utf8 = PyUnicode_AsUTF8AndSize(value, &len);
+    const char* utf8 = PyUnicode_AsUTF8(value);
     if (!utf8) return nullptr;
-    fresh.emplace(module, std::make_shared<const Name>(std::string(utf8, len), value));
+    put(fresh, module, nameFor(internName(utf8), value));
   }
-  g_names.swap(fresh);
+  g_slots.swap(fresh);
   g_recording = recording != 0;
   Py_RETURN_NONE;
 }
@@ -58,14 +94,24 @@ PyMethodDef kNameMethods[] = {
 
 }  // namespace
 
-const NamePtr* moduleName(PyObject* module) {
-  auto it = g_names.find(module);
-  return it == g_names.end() ? nullptr : &it->second;
+const char* internName(const char* name) {
+  if (g_intern) return g_intern(name);
+  // Under the GIL (set_names, arm); never destroyed: see Name.
+  static auto* kept = new std::unordered_set<std::string>();
+  return kept->emplace(name).first->c_str();
+}
+
+const Name* moduleName(PyObject* module) {
+  if (g_slots.empty()) return nullptr;
+  size_t mask = g_slots.size() - 1;
+  for (size_t i = slotOf(module, mask); g_slots[i].module; i = (i + 1) & mask)
+    if (g_slots[i].module == module) return g_slots[i].name;
+  return nullptr;
 }
 
 bool recordingModules() { return g_recording; }
 
-void forgetModuleNames() { g_names.clear(); }
+void forgetModuleNames() { std::vector<Slot>().swap(g_slots); }
 
 bool addNameFunctions(PyObject* module) { return PyModule_AddFunctions(module, kNameMethods) == 0; }
 

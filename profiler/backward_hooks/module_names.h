@@ -6,27 +6,19 @@
 
 #include <Python.h>
 
-#include <memory>
-#include <string>
-
 namespace gcprof_hooks {
 
-// A module's qualified name: UTF-8 for the injector, the str for python.
+// A module's qualified name. One per distinct name, never freed (a name's
+// calls may outlive the table that named them: another thread's root call
+// replaces it, a backward pass runs later), so the hooks hold plain pointers.
 struct Name {
-  Name(std::string u, PyObject* p) : utf8(std::move(u)), py(p) { Py_INCREF(py); }
-  ~Name() {
-    if (Py_IsInitialized() && PyGILState_Check()) Py_DECREF(py);  // else left: exit
-  }
-  Name(const Name&) = delete;
-  Name& operator=(const Name&) = delete;
-  std::string utf8;
-  PyObject* py;
-  mutable bool inplace_noted = false;  // python's _note_inplace has seen this module
+  const char* interned;  // UTF-8, as the injector keeps it (hooks.h's internName)
+  PyObject* py;          // the str, for python (owned)
+  mutable bool inplace_noted = false;  // python's _note_inplace has seen this name
 };
-using NamePtr = std::shared_ptr<const Name>;
 
 // The name of `module` in the trees named so far; null outside them.
-const NamePtr* moduleName(PyObject* module);
+const Name* moduleName(PyObject* module);
 // Python's _recording, refreshed at each root call.
 bool recordingModules();
 void forgetModuleNames();

@@ -2,6 +2,7 @@
 // the python shim binds with ctypes.
 #define GCPROF_INJECTOR_BUILD 1
 #include "gcprof/gcprof.h"
+#include "name_table.h"
 #include "recorder.h"
 #include "trace.h"
 
@@ -19,6 +20,13 @@ extern "C" {
 
 GCPROF_EXPORT uint64_t gcprof_inject_range_start(const char* name, int phase) {
   return rangeStart(name, phase, domainOf(phase));
+}
+// For the C++ module hooks (profiler/backward_hooks), not the public API: a
+// module's name interned once (a stable pointer, equal for equal names), then
+// a range started with it at each call, without hashing the name again.
+GCPROF_EXPORT const char* gcprof_inject_intern(const char* name) { return internName(name); }
+GCPROF_EXPORT uint64_t gcprof_inject_range_start_interned(const char* interned, int phase) {
+  return rangeStartInterned(interned, phase, domainOf(phase));
 }
 GCPROF_EXPORT void gcprof_inject_range_end(uint64_t id) { rangeEnd(id); }
 GCPROF_EXPORT void gcprof_inject_range_io(uint64_t id, int64_t in, int64_t out) {

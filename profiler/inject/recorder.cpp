@@ -109,6 +109,10 @@ void recordFree(uint64_t addr, int device, Ns time, int kind) {
 }
 
 uint64_t rangeStart(const char* name, int phase, int domain) {
+  return active() ? rangeStartInterned(internName(name), phase, domain) : 0;
+}
+
+uint64_t rangeStartInterned(const char* interned, int phase, int domain) {
   if (!active()) return 0;
   ThreadState* ts = threadState();
   if (!ts) return 0;
@@ -116,7 +120,7 @@ uint64_t rangeStart(const char* name, int phase, int domain) {
   uint64_t parent = ts->currentRange();
   // (The shared buffer of exited threads keeps no range stack.)
   if (!ts->shared && ts->depth < kMaxRangeDepth) ts->ranges[ts->depth++] = id;
-  push(ts, EventType::RangeStart, id, reinterpret_cast<int64_t>(internName(name)),
+  push(ts, EventType::RangeStart, id, reinterpret_cast<int64_t>(interned),
        (phase & 0xff) | (domain << 8), static_cast<int64_t>(parent));
   return id;
 }

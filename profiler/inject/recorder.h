@@ -37,6 +37,9 @@ constexpr int kApiC10CachingAllocator = 25;
 
 // Ranges (phase: gcprof_phase); ids are process-unique and never 0.
 uint64_t rangeStart(const char* name, int phase, int domain);
+// The same for a name internName() returned: the C++ module hooks intern a
+// module's name once, not at each of its calls (a hash and two cache misses).
+uint64_t rangeStartInterned(const char* interned, int phase, int domain);
 void rangeEnd(uint64_t id);
 uint64_t currentRange();  // innermost open range of the calling thread, 0 = none
 
