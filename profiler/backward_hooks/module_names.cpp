@@ -38,14 +38,18 @@ void put(std::vector<Slot>& slots, PyObject* module, const Name* name) {
   slots[i] = {module, name};
 }
 
-// Every distinct name once, by its interned pointer.
+// Every distinct name once, by its interned pointer; never destroyed (see Name).
+std::deque<Name>& allNames() {
+  static auto* names = new std::deque<Name>();
+  return *names;
+}
+
 const Name* nameFor(const char* interned, PyObject* py) {
-  static auto* names = new std::deque<Name>();  // never destroyed: see Name
   static auto* by_interned = new std::unordered_map<const char*, const Name*>();
   auto it = by_interned->find(interned);
   if (it != by_interned->end()) return it->second;
   Py_INCREF(py);
-  const Name* name = &names->emplace_back(Name{interned, py});
+  const Name* name = &allNames().emplace_back(Name{interned, py});
   by_interned->emplace(interned, name);
   return name;
 }
@@ -111,7 +115,12 @@ const Name* moduleName(PyObject* module) {
 
 bool recordingModules() { return g_recording; }
 
-void forgetModuleNames() { std::vector<Slot>().swap(g_slots); }
+void forgetModuleNames() {
+  std::vector<Slot>().swap(g_slots);
+  // The next recording (attached again) has a fresh python side that has
+  // reported no module as in place yet.
+  for (Name& name : allNames()) name.inplace_noted = false;
+}
 
 bool addNameFunctions(PyObject* module) { return PyModule_AddFunctions(module, kNameMethods) == 0; }
 

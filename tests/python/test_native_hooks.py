@@ -178,6 +178,25 @@ def test_the_failsafe_stops_hooks_already_on_a_graph():
     assert proc.stdout.split() == ["native", "0", "0"], proc.stdout + proc.stderr
 
 
+def test_a_second_recording_in_the_process_reports_in_place_modules_again():
+    # Detached, then attached again (failsafe.remove_all, as `gcprof attach`
+    # does): the C++ name table keeps its names, but the new python side has
+    # reported nothing yet, so the in-place ReLU is reported in both.
+    _library()
+    probe = ("import torch, fake_recorder; from gcprof import startup, failsafe\n"
+             "def session():\n"
+             "    rec = fake_recorder.FakeRecorder(); startup.install_profiler(torch, rec)\n"
+             "    m = torch.nn.Sequential(torch.nn.Linear(4, 4), torch.nn.ReLU(inplace=True))\n"
+             "    for _ in range(2):\n"
+             "        m(torch.randn(2, 4, requires_grad=True)).sum().backward()\n"
+             "    failsafe.remove_all()\n"
+             "    return [e[1] for e in rec.events if e[0] == 'scalar' and e[1].startswith('inplace ')]\n"
+             "print(session(), session())")
+    proc, _ = run_python(["-c", probe])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert proc.stdout.strip() == "['inplace 1'] ['inplace 1']", proc.stdout + proc.stderr
+
+
 def test_gcprof_record_finds_them_beside_the_injector():
     _library()
     gcprof = os.path.join(BUILD, "bin", "gcprof")
