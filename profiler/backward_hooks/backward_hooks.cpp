@@ -404,12 +404,13 @@ PyObject* py_install(PyObject*, PyObject* args) {
   g_range_start = reinterpret_cast<RangeStartFn>(static_cast<uintptr_t>(start));
   g_range_end = reinterpret_cast<RangeEndFn>(static_cast<uintptr_t>(end));
   g_range_end_io = reinterpret_cast<RangeEndIoFn>(static_cast<uintptr_t>(end_io));
-  g_intern = injector ? reinterpret_cast<InternFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_intern"))
-                      : nullptr;
-  g_range_start_interned =
-      g_intern ? reinterpret_cast<RangeStartFn>(dlsym(RTLD_DEFAULT, "gcprof_inject_range_start_interned"))
-               : nullptr;
-  if (!g_range_start_interned) g_intern = nullptr;  // both or neither
+  // Module names interned once (hooks.h); tests' recorders keep the plain entry point.
+  void* intern = injector ? dlsym(RTLD_DEFAULT, "gcprof_inject_intern") : nullptr;
+  void* start_interned =
+      injector ? dlsym(RTLD_DEFAULT, "gcprof_inject_range_start_interned") : nullptr;
+  bool both = intern && start_interned;
+  g_intern = both ? reinterpret_cast<InternFn>(intern) : nullptr;
+  g_range_start_interned = both ? reinterpret_cast<RangeStartFn>(start_interned) : nullptr;
   g_enabled = true;
   Py_RETURN_NONE;
 }

@@ -28,7 +28,8 @@ bool g_recording = true;
 
 size_t slotOf(PyObject* module, size_t mask) {
   // Objects are 16-byte aligned: drop the always-zero bits.
-  return static_cast<size_t>((reinterpret_cast<uintptr_t>(module) >> 4) * 0x9E3779B97F4A7C15ull >> 32) & mask;
+  uint64_t h = (reinterpret_cast<uintptr_t>(module) >> 4) * 0x9E3779B97F4A7C15ull;
+  return static_cast<size_t>(h >> 32) & mask;
 }
 
 void put(std::vector<Slot>& slots, PyObject* module, const Name* name) {
@@ -38,19 +39,21 @@ void put(std::vector<Slot>& slots, PyObject* module, const Name* name) {
   slots[i] = {module, name};
 }
 
-// Every distinct name once, by its interned pointer; never destroyed (see Name).
+// Every distinct name once; never destroyed (see Name).
 std::deque<Name>& allNames() {
   static auto* names = new std::deque<Name>();
   return *names;
 }
 
-const Name* nameFor(const char* interned, PyObject* py) {
-  static auto* by_interned = new std::unordered_map<const char*, const Name*>();
-  auto it = by_interned->find(interned);
-  if (it != by_interned->end()) return it->second;
+// Found by the text, not the interned pointer: an injector whose name space
+// is full interns every new name as the same "<names full>".
+const Name* nameFor(const char* utf8, PyObject* py) {
+  static auto* by_text = new std::unordered_map<std::string, const Name*>();
+  auto it = by_text->find(utf8);
+  if (it != by_text->end()) return it->second;
   Py_INCREF(py);
-  const Name* name = &allNames().emplace_back(Name{interned, py});
-  by_interned->emplace(interned, name);
+  const Name* name = &allNames().emplace_back(Name{internName(utf8), py});
+  by_text->emplace(utf8, name);
   return name;
 }
 
@@ -84,7 +87,7 @@ PyObject* py_set_names(PyObject*, PyObject* args) {
     if (PyErr_Occurred()) return nullptr;
     const char* utf8 = PyUnicode_AsUTF8(value);
     if (!utf8) return nullptr;
-    put(fresh, module, nameFor(internName(utf8), value));
+    put(fresh, module, nameFor(utf8, value));
   }
   g_slots.swap(fresh);
   g_recording = recording != 0;
