@@ -3,7 +3,6 @@
 #include "module_names.h"
 
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -39,22 +38,21 @@ void put(std::vector<Slot>& slots, PyObject* module, const Name* name) {
   slots[i] = {module, name};
 }
 
-// Every distinct name once; never destroyed (see Name).
-std::deque<Name>& allNames() {
-  static auto* names = new std::deque<Name>();
+// Every distinct name once, by its text (a map's entries stay where they
+// are); never destroyed (see Name). The text, not the interned pointer: an
+// injector out of name space interns every new name as one "<names full>".
+std::unordered_map<std::string, Name>& allNames() {
+  static auto* names = new std::unordered_map<std::string, Name>();
   return *names;
 }
 
-// Found by the text, not the interned pointer: an injector whose name space
-// is full interns every new name as the same "<names full>".
 const Name* nameFor(const char* utf8, PyObject* py) {
-  static auto* by_text = new std::unordered_map<std::string, const Name*>();
-  auto it = by_text->find(utf8);
-  if (it != by_text->end()) return it->second;
-  Py_INCREF(py);
-  const Name* name = &allNames().emplace_back(Name{internName(utf8), py});
-  by_text->emplace(utf8, name);
-  return name;
+  auto [it, added] = allNames().try_emplace(utf8, Name{nullptr, py});
+  if (added) {
+    Py_INCREF(py);
+    it->second.interned = internName(utf8);
+  }
+  return &it->second;
 }
 
 PyObject* py_set_names(PyObject*, PyObject* args) {
@@ -122,7 +120,7 @@ void forgetModuleNames() {
   std::vector<Slot>().swap(g_slots);
   // The next recording (attached again) has a fresh python side that has
   // reported no module as in place yet.
-  for (Name& name : allNames()) name.inplace_noted = false;
+  for (auto& [text, name] : allNames()) name.inplace_noted = false;
 }
 
 bool addNameFunctions(PyObject* module) { return PyModule_AddFunctions(module, kNameMethods) == 0; }

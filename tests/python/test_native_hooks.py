@@ -144,6 +144,13 @@ def test_an_installation_without_them_says_what_is_missing_and_what_it_costs():
     assert "50 us more" in said[0] and "--no-build-isolation" in said[0], said
 
 
+def _probe(code):
+    """What python code printed, run with the fake recorder's tests on the path."""
+    proc, _ = run_python(["-c", code])
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc.stdout
+
+
 def test_no_range_stays_open_after_the_passes():
     _library()
     probe = ("import torch, fake_recorder, backward_ranges_job as j;"
@@ -153,15 +160,14 @@ def test_no_range_stays_open_after_the_passes():
              "from gcprof import native_hooks;"
              "import sys; m = sys.modules['gcprof_backward_hooks'];"
              "print('open', m.open_ranges())")
-    proc, _ = run_python(["-c", probe])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["open", "0"], proc.stdout + proc.stderr
+    out = _probe(probe)
+    assert out.split() == ["open", "0"], out
 
 
 def test_the_failsafe_stops_hooks_already_on_a_graph():
-    # Armed in the forward, then an internal error elsewhere: the backward records nothing.
-    _library()
-    # And the C++ forward hooks stop too: a forward after it records nothing.
+    # Armed in the forward, then an internal error elsewhere: the backward
+    # records nothing. And the C++ forward hooks stop too: a forward after it
+    # records nothing.
     _library()
     probe = ("import torch, fake_recorder; from gcprof import startup, failsafe;"
              "rec = fake_recorder.FakeRecorder(); startup.install_profiler(torch, rec);"
@@ -173,9 +179,8 @@ def test_the_failsafe_stops_hooks_already_on_a_graph():
              "import sys; print('native' if 'gcprof_backward_hooks' in sys.modules else 'python',"
              " sum(1 for e in rec.events if e[0] == 'start' and e[3] == 2),"
              " len(rec.events) - before)")
-    proc, _ = run_python(["-c", probe])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.split() == ["native", "0", "0"], proc.stdout + proc.stderr
+    out = _probe(probe)
+    assert out.split() == ["native", "0", "0"], out
 
 
 def test_a_second_recording_in_the_process_reports_in_place_modules_again():
@@ -192,9 +197,8 @@ def test_a_second_recording_in_the_process_reports_in_place_modules_again():
              "    failsafe.remove_all()\n"
              "    return [e[1] for e in rec.events if e[0] == 'scalar' and e[1].startswith('inplace ')]\n"
              "print(session(), session())")
-    proc, _ = run_python(["-c", probe])
-    assert proc.returncode == 0, proc.stderr[-3000:]
-    assert proc.stdout.strip() == "['inplace 1'] ['inplace 1']", proc.stdout + proc.stderr
+    out = _probe(probe)
+    assert out.strip() == "['inplace 1'] ['inplace 1']", out
 
 
 def test_gcprof_record_finds_them_beside_the_injector():
