@@ -51,6 +51,7 @@ void resolve() {
   resolve1(g_real.valloc, "valloc");
   resolve1(g_real.pvalloc, "pvalloc");
   resolve1(g_real.usable_size, "malloc_usable_size");
+  g_real.glibc_chunks = glibcChunks(g_real);
   g_resolved.store(2);
 }
 

@@ -48,6 +48,22 @@ int small() {
   return 0;
 }
 
+// Blocks from just under to just over --min-bytes 1KiB, by three functions,
+// all allocated, then all freed (no address is reused in between, which would
+// close a block whose free was missed): the free hook's size test must let
+// every recorded one through.
+int threshold() {
+  static void* blocks[3 * 101];
+  int k = 0;
+  for (size_t n = 1000; n <= 1100; ++n) {
+    blocks[k++] = keep(malloc(n));
+    if (posix_memalign(&blocks[k++], 64, n) != 0) blocks[k - 1] = nullptr;
+    blocks[k++] = keep(memalign(4096, n));
+  }
+  for (void* p : blocks) free(p);
+  return 0;
+}
+
 int apis() {
   void* p = nullptr;
   free(keep(calloc(10, 6100)));                      // 61000
@@ -329,6 +345,7 @@ int main(int argc, char** argv) {
   if (mode == "threads") return threads();
   if (mode == "small") return small();
   if (mode == "apis") return apis();
+  if (mode == "threshold") return threshold();
   if (mode == "fork") return forkChild();
   if (mode == "steps") return steps();
   if (mode == "sigterm") return sigterm();

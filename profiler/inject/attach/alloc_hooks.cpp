@@ -99,12 +99,14 @@ bool resolveHooks() {
 }  // namespace
 
 bool resolveAllocator() {
-  return find(g_real.malloc, "malloc") && find(g_real.free, "free") &&
-         find(g_real.calloc, "calloc") && find(g_real.realloc, "realloc") &&
-         find(g_real.posix_memalign, "posix_memalign") &&
-         find(g_real.aligned_alloc, "aligned_alloc") && find(g_real.memalign, "memalign") &&
-         find(g_real.valloc, "valloc") && find(g_real.pvalloc, "pvalloc") &&
-         find(g_real.usable_size, "malloc_usable_size") && resolveHooks();
+  bool found = find(g_real.malloc, "malloc") && find(g_real.free, "free") &&
+               find(g_real.calloc, "calloc") && find(g_real.realloc, "realloc") &&
+               find(g_real.posix_memalign, "posix_memalign") &&
+               find(g_real.aligned_alloc, "aligned_alloc") && find(g_real.memalign, "memalign") &&
+               find(g_real.valloc, "valloc") && find(g_real.pvalloc, "pvalloc") &&
+               find(g_real.usable_size, "malloc_usable_size") && resolveHooks();
+  g_real.glibc_chunks = found && glibcChunks(g_real);
+  return found;
 }
 
 const GotHook* allocationHooks(size_t* count) {
