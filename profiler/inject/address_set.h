@@ -1,5 +1,7 @@
 // The addresses of allocations we recorded and that are still live, so that a
-// free is reported only for memory we reported allocating. Lock-striped (no
+// free is reported only for memory we reported allocating: device memory, and
+// all memory of an attached job (recorder.cpp, matchesFreesHere; the writer
+// matches the rest). Lock-striped (no
 // global lock), no malloc inside malloc. Its entries are addressKey()s
 // (address_key.h): host and device apart.
 //

@@ -75,9 +75,11 @@ inline void reportAlloc(void* p, size_t n, gcprof::AllocApi api) {
 
 // Reported before the real free so the address cannot be handed out again
 // (and reported by another thread) in between. Blocks smaller than
-// --min-bytes were never recorded: one header read skips them. A block
-// allocated before recording began (or before attach) is not in the live
-// set: its free costs one probe and is ignored.
+// --min-bytes were never recorded: one header read skips them (and lets
+// through a few just under it, in a chunk as large as a recorded block's).
+// Under `record` the writer matches what passes, and counts a free it cannot
+// match (runs.unmatched_frees); when attached, a block from before attach is
+// not in the live set: its free costs one probe and is ignored.
 inline void reportFree(const RealAllocator& real, void* p) {
   if (!p || (t_in_gcprof && !t_frees_are_the_jobs)) return;
   if (static_cast<int64_t>(usableSizeBound(real, p)) < config().min_bytes) return;

@@ -17,7 +17,8 @@ struct Config {
   bool rank_of_root = false;   // a rank the root launched (RANK set, the root is its parent)
   int64_t run_id = 0;          // GCPROF_RUN_ID: the run `gcprof record` made for the root
   char backend[16] = "auto";   // GCPROF_BACKEND: auto | host | cuda
-  bool steps_relative = false; // `gcprof attach`: the window counts from the first step seen
+  bool attached = false;       // `gcprof attach`: the --steps window counts from the first
+                               //   step seen; the heap from before is told apart (recorder.cpp)
   int flush_wait_ms = 5000;    // GCPROF_FLUSH_WAIT_MS: on SIGTERM/SIGINT, how long the job
                                //   waits for its events to reach the trace before it dies
 };

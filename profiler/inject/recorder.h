@@ -3,8 +3,8 @@
 // buffer without allocation or syscalls, and the writer thread (writer.cpp)
 // drains the buffers into the trace. The only locks are spinlocks held for a
 // few instructions: one stripe of the live-address set (address_set.h) per
-// allocation and free, and the name table's (name_table.h) when a name is
-// seen for the first time.
+// allocation and free of device memory (and of any memory when attached),
+// and the name table's (name_table.h) when a name is seen for the first time.
 #pragma once
 
 #include <cstdint>

@@ -214,7 +214,7 @@ bool startRecording(std::string& why) {
   c.min_bytes = g_request.min_bytes;
   c.steps_from = 0;  // the window opens at the first step after attach
   c.steps_to = g_request.steps > 0 ? g_request.steps : -1;
-  c.steps_relative = true;
+  c.attached = true;
   c.root = true;
   c.run_id = g_request.run_id;
   snprintf(c.backend, sizeof c.backend, "%s", g_request.backend.c_str());
