@@ -41,12 +41,15 @@ void deferredSignalHandlers() __attribute__((weak));
 
 namespace {
 
-// One drain + transaction per round. Most of a quiet round's cost is its
-// commit (the WAL frames of every page it touched, the file locks), not its
-// rows: 100 ms rounds took the writer of the python jobs from 1.5-2.3% of the
-// training thread's CPU to 1.0-1.5% (bench/history/recording-overhead.md). Longer
-// rounds save more but a killed job would lose more of its youngest memory.
-constexpr int kRoundMs = 100;
+// One drain + transaction per round. Much of a round's cost is its commit
+// (the WAL frames of every table and index page it touched: ~13 pages besides
+// the rows' own), not its rows: 100 ms rounds took the writer of the python
+// jobs from 1.5-2.3% of the training thread's CPU to 1.0-1.5%, 200 ms rounds
+// a short-step job's writer from 1.02 to 0.82 ms a step when the job is
+// stopped between steps (bench/RESULTS.md). Longer rounds save more, but a
+// killed job loses its youngest blocks: those of the last ~0.35 s now
+// (docs/recording.md).
+constexpr int kRoundMs = 200;
 constexpr Ns kWatermarkNs = 20000000; // events younger than this wait a round
 constexpr size_t kKeptScratch = 16384;  // events (~0.9 MiB): a quiet round's merge buffer is kept
 // Events the writer takes from the rings regardless of age (~3.5 MiB): past
@@ -93,6 +96,19 @@ bool lastThreadLeft() {
   for (int field = 3; field <= 20 && p; ++field) p = std::strchr(p + 1, ' ');  // the space before it
   if (p) threads = std::strtol(p + 1, nullptr, 10);
   return threads == 1 || (state == 'Z' && threads == 2);
+}
+
+// Events pushed so far by every thread but the writer (the sum of their
+// rings' heads). The job's threads can only all be gone after a round in
+// which none of them pushed one: lastThreadLeft (an open and read of
+// /proc/self/stat, 7% of the writer's CPU on a short-step job that the
+// harness stops after each step, bench/RESULTS.md) is asked only then.
+uint64_t eventsPushedByTheJob() {
+  const ThreadState* mine = t_thread_state;  // the writer's own (CUPTI records it flushes)
+  uint64_t pushed = 0;
+  for (ThreadState* s = allThreadStates(); s; s = s->next.load())
+    if (s != mine) pushed += s->head.load(std::memory_order_relaxed);
+  return pushed;
 }
 
 // A terminating signal sent to the process while the job's last thread had
@@ -287,6 +303,7 @@ void* writerMain(void*) {
   std::vector<Stamped> staged, scratch;
   bool failed = false, orphaned = false;
   int round_ms = kRoundMs;
+  uint64_t pushed = eventsPushedByTheJob();
   for (;;) {
     // One wake-up per round (each one can preempt a compute thread), but an
     // exiting process wakes us at once: launchers run many short processes.
@@ -304,7 +321,10 @@ void* writerMain(void*) {
       }
       continue;
     }
-    if (!stopping && lastThreadLeft()) {
+    uint64_t pushed_now = eventsPushedByTheJob();
+    bool quiet = pushed_now == pushed;
+    pushed = pushed_now;
+    if (!stopping && quiet && lastThreadLeft()) {
       int sig = pendingTermination();
       std::strcpy(g_final_status, sig ? "interrupted" : "complete");
       g_exit_code = sig ? 128 + sig : 0;

@@ -8,7 +8,7 @@ namespace gcprof::inject {
 
 bool startWriter();      // false when the trace cannot be opened (warning printed)
 bool writerRunning();
-// Ends the writer's sleep before its 100 ms round is over: a thread's buffer is
+// Ends the writer's sleep before its 200 ms round is over: a thread's buffer is
 // half full (an allocation storm). A futex wake, no descriptor; async-signal-safe.
 void wakeWriter();
 // In a forked child: there is no writer thread to wait for.

@@ -183,7 +183,7 @@ class ControlAndSteps(unittest.TestCase):
             while printed < 2:
                 printed += rec.stdout.readline().startswith("step ")
             p.gcprof("ctl", db, "resume")
-            time.sleep(1.5)  # the writer polls the .ctl every 100 ms
+            time.sleep(1.5)  # the writer polls the .ctl every 200 ms
             job = int(subprocess.check_output(["pgrep", "-P", str(rec.pid)], text=True).split()[0])
         finally:
             if job:

@@ -259,7 +259,7 @@ int churn(int n) {
 }
 
 // Many blocks alive at once: `live N` allocates N blocks of 1 KiB, holds
-// them for 0.5 s (five writer rounds: every one is in the writer's live map
+// them for 0.5 s (two writer rounds: every one is in the writer's live map
 // and written as live), prints the peak RSS, then frees them.
 int live(int n) {
   std::vector<void*> blocks(static_cast<size_t>(n));
