@@ -16,8 +16,8 @@ thread of gcprof and heaptrack's separate interpreter process are counted.
 In a round the modes of one job run side by side, taking turns step by step
 (run_lockstep): all four processes are alive, one runs one step while the
 others are stopped. The k-th steps of the four modes therefore run within a
-second or two of each other, and a round's ratio is the median over steps of
-mode / plain for the same k. Runs one after another (before: one whole run per
+second or two of each other, and a round's ratio is the median over windows
+of 16 steps of mode / plain summed over the same steps (paired_ratio). Runs one after another (before: one whole run per
 mode) let the machine's load drift between the runs being compared: on a quiet
 machine one job's ratio spread 0.83-1.27 from round to round with 3 rounds x
 10 steps, on a loaded one 0.96-1.28 with 30 steps; side by side, at load 8,
@@ -349,7 +349,7 @@ def main():
                 for m, (w, c) in runs.items():
                     results[j][m].append((w, c))
                     print(f"round {r} {j:9} {m:15} step cpu {statistics.median(c):.3f} s  "
-                          f"/ plain, step by step: {paired_median(c, runs['plain'][1]):.3f}",
+                          f"/ plain, in {WINDOW_STEPS}-step windows: {paired_ratio(c, runs['plain'][1]):.3f}",
                           file=sys.stderr, flush=True)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -359,10 +359,25 @@ def main():
     report(results, modes, a, steps, time.monotonic() - started)
 
 
-def paired_median(cpus, plain_cpus):
-    """Median over steps of (this mode's k-th step / plain's k-th step): the two
-    ran side by side (run_lockstep)."""
-    return statistics.median(c / p for c, p in zip(cpus, plain_cpus))
+# Consecutive steps summed into one window of a round's ratio (paired_ratio).
+WINDOW_STEPS = 16
+
+
+def paired_ratio(cpus, plain_cpus, window=WINDOW_STEPS):
+    """A round's ratio to plain (the two ran side by side, run_lockstep): the
+    median over consecutive windows of `window` steps of (this mode's CPU in
+    the window / plain's in the same steps).
+
+    Windows, not single steps: a cost paid every few steps is in every
+    window's sum, where a median over single steps left it out whenever it
+    came on fewer than half of them. gcprof's writer commits every 200 ms, on
+    about every other step of a job these turns stop, and the per-step median
+    read its ~0.8 ms a step as 0.06; the fingerprints of every 8th step were
+    left out alike. A window still keeps one step's hiccup from moving the
+    round. Fewer steps than a window: one window of them all."""
+    w = max(1, min(window, len(cpus)))
+    return statistics.median(sum(cpus[i:i + w]) / sum(plain_cpus[i:i + w])
+                             for i in range(0, len(cpus) - w + 1, w))
 
 
 def median_ci(values, level=0.9, resamples=2000):
@@ -381,8 +396,8 @@ def report(results, modes, a, steps, seconds):
     print(f"{a.rounds} rounds; steps per run: {per_job} (first {a.warmup} dropped); modes of a "
           f"job side by side, taking turns step by step; one intra-op thread; "
           f"{seconds / 60:.0f} min; CPU = whole process tree. A round's ratio is the median over "
-          f"steps of (the mode's k-th step / plain's k-th step); the overall ratio is the median "
-          f"of the rounds' ratios, with a 90% bootstrap interval over rounds\n")
+          f"windows of {WINDOW_STEPS} steps of (the mode's CPU in the window / plain's in the same "
+          f"steps); the overall ratio is the median of the rounds' ratios, with a 90% bootstrap interval over rounds\n")
     print("| job | mode | step CPU (s) | CPU ratio [90% CI] | CPU ratio per round |")
     print("|---|---|---:|---:|---|")
     for j, by_mode in results.items():
@@ -392,7 +407,7 @@ def report(results, modes, a, steps, seconds):
             if not runs:
                 continue
             c = statistics.median(statistics.median(x[1]) for x in runs)
-            ratios = [paired_median(x[1], p[1]) for x, p in zip(runs, plain)]
+            ratios = [paired_ratio(x[1], p[1]) for x, p in zip(runs, plain)]
             med, lo, hi = median_ci(ratios)
             ci = f" [{lo:.3f}-{hi:.3f}]" if lo is not None else ""
             per_round = " ".join(f"{x:.3f}" for x in ratios)
@@ -415,7 +430,7 @@ def control_warning(job, by_mode):
     again = by_mode.get("plain-again")
     if not again:
         return None
-    ratio = statistics.median(paired_median(x[1], p[1]) for x, p in zip(again, by_mode["plain"]))
+    ratio = statistics.median(paired_ratio(x[1], p[1]) for x, p in zip(again, by_mode["plain"]))
     if abs(ratio - 1) <= CONTROL_TOLERANCE:
         return None
     return (f"**{job}: the control plain-again reads {ratio:.3f} of plain (more than "
