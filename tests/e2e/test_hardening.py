@@ -140,7 +140,7 @@ class KilledJob(unittest.TestCase):
                 if os.path.exists(db) and p.query(db, "SELECT count(*) FROM steps")[0][0] >= 2:
                     break
             # docs/recording.md: a killed job's trace holds its memory except blocks
-            # younger than about 0.25 s (the live-write age and the rounds in flight);
+            # younger than about 0.35 s (the live-write age and the rounds in flight);
             # kill once step 1's blocks are past that window.
             time.sleep(0.5)
             job = int(subprocess.check_output(["pgrep", "-P", str(rec.pid)], text=True).split()[0])
