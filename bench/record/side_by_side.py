@@ -17,8 +17,8 @@ In a round the modes of one job run side by side, taking turns step by step
 (run_lockstep): all four processes are alive, one runs one step while the
 others are stopped. The k-th steps of the four modes therefore run within a
 second or two of each other, and a round's ratio is the median over windows
-of 16 steps of mode / plain summed over the same steps (paired_ratio). Runs one after another (before: one whole run per
-mode) let the machine's load drift between the runs being compared: on a quiet
+of 16 steps of mode / plain summed over the same steps (paired_ratio). Runs
+one after another (before: one whole run per mode) let the machine's load drift between the runs being compared: on a quiet
 machine one job's ratio spread 0.83-1.27 from round to round with 3 rounds x
 10 steps, on a loaded one 0.96-1.28 with 30 steps; side by side, at load 8,
 1.09-1.12 (bench/RESULTS.md). The first --warmup steps of a run are dropped;
@@ -397,7 +397,8 @@ def report(results, modes, a, steps, seconds):
           f"job side by side, taking turns step by step; one intra-op thread; "
           f"{seconds / 60:.0f} min; CPU = whole process tree. A round's ratio is the median over "
           f"windows of {WINDOW_STEPS} steps of (the mode's CPU in the window / plain's in the same "
-          f"steps); the overall ratio is the median of the rounds' ratios, with a 90% bootstrap interval over rounds\n")
+          f"steps); the overall ratio is the median of the rounds' ratios, with a 90% bootstrap "
+          f"interval over rounds\n")
     print("| job | mode | step CPU (s) | CPU ratio [90% CI] | CPU ratio per round |")
     print("|---|---|---:|---:|---|")
     for j, by_mode in results.items():

@@ -8,8 +8,8 @@ the job prints, the CPU time of each thread of the job's process tree.
 
 Per job it prints, per step (median over the steps after the warm-up, the
 writer's mean over them, then medians over --runs runs): the CPU of gcprof's
-writer thread (named `gcprof-writer`), of the job's other threads (the training thread, its intra-op and autograd
-threads), the writer's share of them, and from the trace the job wrote how many
+writer thread (named `gcprof-writer`), of the job's other threads (the
+training thread, its intra-op and autograd threads), the writer's share of them, and from the trace the job wrote how many
 allocation rows and ranges each step recorded, and the writer's CPU per row.
 With --plain, also plain and recorded runs in turn: the job's own threads' CPU
 and minor page faults per step in each.
