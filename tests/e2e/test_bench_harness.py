@@ -1,6 +1,7 @@
 """The side-by-side harness's own rules (bench/record/side_by_side.py):
-the order the modes take turns in, and the walk over a job's threads that
-both side_by_side.py and threads.py measure with."""
+the order the modes take turns in, the walk over a job's threads that
+both side_by_side.py and threads.py measure with, and how step_profile.py
+groups a step's perf samples."""
 import collections
 import os
 import subprocess
@@ -9,6 +10,7 @@ import unittest
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "bench", "record"))
 import side_by_side  # noqa: E402
+import step_profile  # noqa: E402
 
 
 class Harness(unittest.TestCase):
@@ -75,6 +77,15 @@ class Harness(unittest.TestCase):
         finally:
             child.kill()
             child.wait()
+
+    def test_step_profile_counts_gcprof_work_in_any_thread_and_the_rest_as_the_jobs(self):
+        self.assertEqual(step_profile.group("gcprof-writer", "libsqlite3.so.0.8.6"), "writer thread")
+        self.assertEqual(step_profile.group("pt_autograd_0", "libgcprof_inject.so"),
+                         "injector on the job's threads")
+        self.assertEqual(step_profile.group("python3", "gcprof_backward_hooks.so"), "module hooks (C++)")
+        self.assertEqual(step_profile.group("python3", "[vdso]"), "clock reads (vDSO)")
+        self.assertEqual(step_profile.group("python3", "libtorch_cpu.so"), step_profile.OWN)
+        self.assertEqual(step_profile.group("python3", "libc.so.6"), step_profile.OWN)
 
 
 if __name__ == "__main__":
