@@ -18,12 +18,13 @@ In a round the modes of one job run side by side, taking turns step by step
 others are stopped. The k-th steps of the four modes therefore run within a
 second or two of each other, and a round's ratio is the median over windows
 of 16 steps of mode / plain summed over the same steps (paired_ratio). Runs
-one after another (before: one whole run per mode) let the machine's load drift between the runs being compared: on a quiet
-machine one job's ratio spread 0.83-1.27 from round to round with 3 rounds x
-10 steps, on a loaded one 0.96-1.28 with 30 steps; side by side, at load 8,
-1.09-1.12 (bench/RESULTS.md). The first --warmup steps of a run are dropped;
-the overall ratio is the median of the rounds' ratios, with a 90% bootstrap
-interval over rounds. Wall time is not reported: a stopped job's clock runs on.
+one after another (before: one whole run per mode) let the machine's load
+drift between the runs being compared: on a quiet machine one job's ratio
+spread 0.83-1.27 from round to round with 3 rounds x 10 steps, on a loaded one
+0.96-1.28 with 30 steps; side by side, at load 8, 1.09-1.12 (bench/RESULTS.md).
+The first --warmup steps of a run are dropped; the overall ratio is the median
+of the rounds' ratios, with a 90% bootstrap interval over rounds. Wall time is
+not reported: a stopped job's clock runs on.
 
 Jobs run with one intra-op thread (job.py; OMP_NUM_THREADS=1 for LibTorch):
 the development machine has 2 cores shared by several engineers.

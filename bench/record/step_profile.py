@@ -31,7 +31,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from side_by_side import JOB, JOBS, ROOT  # noqa: E402
+from side_by_side import JOBS, ROOT, command  # noqa: E402  (the same jobs, the same commands)
 
 HZ = 2999
 GCPROF_GROUPS = ("writer thread", "injector on the job's threads", "module hooks (C++)",
@@ -101,22 +101,16 @@ def main():
     ap.add_argument("--last", type=int, default=480)
     a = ap.parse_args()
     steps = a.last - a.first
-    job = [sys.executable, JOB, *JOBS[a.job], "--steps", str(a.last + 40)]
     per_step = {m: collections.defaultdict(list) for m in ("plain", "gcprof")}
     with tempfile.TemporaryDirectory(prefix="gcprof-steps-") as tmp:
-        trace = os.path.join(tmp, "trace.db")
         for p in range(a.pairs):
             for mode in ("plain", "gcprof"):
-                argv = job if mode == "plain" else [os.path.join(a.build, "bin", "gcprof"), "record",
-                                                    "-o", trace, "--", *job]
-                for f in (trace, trace + "-wal", trace + "-shm"):
-                    if os.path.exists(f):
-                        os.remove(f)
+                argv = command(a.job, mode, a.build, a.last + 40, tmp, p)
                 got = run(argv, os.path.join(tmp, "perf.data"), a.first, a.last, mode == "gcprof")
                 for g in GCPROF_GROUPS + (OWN,):
                     per_step[mode][g].append(got[g] / steps / HZ * 1000)
-                per_step[mode]["total"].append(sum(got.values()) / steps / HZ * 1000)
-                print(f"pair {p} {mode}: {per_step[mode]['total'][-1]:.2f} ms a step", file=sys.stderr)
+                print(f"pair {p} {mode}: {sum(got.values()) / steps / HZ * 1000:.2f} ms a step",
+                      file=sys.stderr)
     plain = statistics.median(per_step["plain"][OWN])
     print(f"{a.job}, steps {a.first}-{a.last} free-running, {a.pairs} runs of each, perf at {HZ} Hz; "
           f"ms a step (median over runs; % of plain's step)\n")

@@ -9,8 +9,9 @@ the job prints, the CPU time of each thread of the job's process tree.
 Per job it prints, per step (median over the steps after the warm-up, the
 writer's mean over them, then medians over --runs runs): the CPU of gcprof's
 writer thread (named `gcprof-writer`), of the job's other threads (the
-training thread, its intra-op and autograd threads), the writer's share of them, and from the trace the job wrote how many
-allocation rows and ranges each step recorded, and the writer's CPU per row.
+training thread, its intra-op and autograd threads), the writer's share of
+them, and from the trace the job wrote how many allocation rows and ranges
+each step recorded, and the writer's CPU per row.
 With --plain, also plain and recorded runs in turn: the job's own threads' CPU
 and minor page faults per step in each.
 
@@ -152,7 +153,8 @@ def main():
     tmp = a.keep or tempfile.mkdtemp(prefix="gcprof-threads-")
     os.makedirs(tmp, exist_ok=True)
     print(f"{a.runs} run(s) x {a.steps} steps (first {a.warmup} dropped) per job, recorded, "
-          f"one intra-op thread; per step medians (the writer's: means); load average {os.getloadavg()[0]:.1f} at the start\n")
+          f"one intra-op thread; per step medians (the writer's: means); "
+          f"load average {os.getloadavg()[0]:.1f} at the start\n")
     print("| job | writer CPU / step (ms) | job threads CPU / step (ms) | writer / job | "
           "allocation rows / step | ranges / step | writer µs / row |")
     print("|---|---:|---:|---:|---:|---:|---:|")

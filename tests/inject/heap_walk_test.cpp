@@ -79,10 +79,10 @@ TEST(HeapWalk, FindsEveryKindOfBlockAtItsAddressAndSize) {
       allocate(1500),                // a small chunk of the main arena
       allocate(60000),               // a larger one
       allocate(50000, 64),           // c10's alignment
-      allocate(3 << 20),             // mmapped
+      allocate(3 << 20),             // mmapped (in a fresh process)
       allocate((5 << 20) + 100, 64), // mmapped through memalign (a lead before the chunk)
       allocate(1 << 20, 4096),
-      allocate(96 << 20),            // past a thread arena's heap (64 MiB) and the trim threshold
+      allocate(96 << 20),            // mmapped always: more than an arena's free space can be
   };
   // Another thread allocates from an arena of its own (a heap of 64 MiB).
   std::vector<Block> other_thread;
